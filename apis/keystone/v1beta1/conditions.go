@@ -1,0 +1,105 @@
+package v1beta1
+
+import (
+	"github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+)
+
+// Step conditions of KeystoneAPI, in declared order (shared/CONDITIONS.md). The types
+// lib-common already names are reused so that dependent operators find them.
+const (
+	// KeystoneAPIInputReady: the admin password Secret and key exist.
+	KeystoneAPIInputReady = condition.InputReadyCondition
+	// KeystoneAPIDBReady mirrors the MariaDBDatabase.
+	KeystoneAPIDBReady = condition.DBReadyCondition
+	// KeystoneAPIMemcachedReady mirrors the Memcached.
+	KeystoneAPIMemcachedReady = condition.MemcachedReadyCondition
+	// KeystoneAPIServiceConfigReady: the configuration is rendered into its Secret.
+	KeystoneAPIServiceConfigReady = condition.ServiceConfigReadyCondition
+	// KeystoneAPIFernetKeysReady: the fernet and credential keys exist.
+	KeystoneAPIFernetKeysReady condition.Type = "FernetKeysReady"
+	// KeystoneAPIDBSyncReady: the db-sync job succeeded for the current configuration.
+	KeystoneAPIDBSyncReady = condition.DBSyncReadyCondition
+	// KeystoneAPIExposeServiceReady: the public and internal Services exist.
+	KeystoneAPIExposeServiceReady = condition.ExposeServiceReadyCondition
+	// KeystoneAPIBootstrapReady: the bootstrap job succeeded.
+	KeystoneAPIBootstrapReady = condition.BootstrapReadyCondition
+	// KeystoneAPIDeploymentReady: the deployment rolled out.
+	KeystoneAPIDeploymentReady = condition.DeploymentReadyCondition
+	// KeystoneAPIEndpointReady: in external mode, the admin can authenticate at the
+	// internal override URL.
+	KeystoneAPIEndpointReady condition.Type = "KeystoneEndpointReady"
+)
+
+// KeystoneAPISteps lists the step conditions of KeystoneAPI in declared order.
+var KeystoneAPISteps = []condition.Type{
+	KeystoneAPIInputReady,
+	KeystoneAPIDBReady,
+	KeystoneAPIMemcachedReady,
+	KeystoneAPIServiceConfigReady,
+	KeystoneAPIFernetKeysReady,
+	KeystoneAPIDBSyncReady,
+	KeystoneAPIExposeServiceReady,
+	KeystoneAPIBootstrapReady,
+	KeystoneAPIDeploymentReady,
+	KeystoneAPIEndpointReady,
+}
+
+// Step conditions of KeystoneService, in declared order.
+const (
+	// KeystoneServiceKeystoneAPIReady mirrors the namespace's KeystoneAPI.
+	KeystoneServiceKeystoneAPIReady condition.Type = "KeystoneAPIReady"
+	// KeystoneServiceInputReady: the service user's password Secret and key exist.
+	KeystoneServiceInputReady = condition.InputReadyCondition
+	// KeystoneServiceServiceReady: the service is registered.
+	KeystoneServiceServiceReady condition.Type = "KeystoneServiceReady"
+	// KeystoneServiceEndpointsReady: the endpoints match the spec.
+	KeystoneServiceEndpointsReady condition.Type = "KeystoneEndpointsReady"
+	// KeystoneServiceUserReady: the service user exists with the current password.
+	KeystoneServiceUserReady condition.Type = "ServiceUserReady"
+	// KeystoneServiceRolesReady: the roles exist.
+	KeystoneServiceRolesReady condition.Type = "RolesReady"
+	// KeystoneServiceRoleAssignmentReady: the roles are assigned to the service user.
+	KeystoneServiceRoleAssignmentReady condition.Type = "RoleAssignmentReady"
+)
+
+// KeystoneServiceSteps lists the step conditions of KeystoneService in declared order.
+var KeystoneServiceSteps = []condition.Type{
+	KeystoneServiceKeystoneAPIReady,
+	KeystoneServiceInputReady,
+	KeystoneServiceServiceReady,
+	KeystoneServiceEndpointsReady,
+	KeystoneServiceUserReady,
+	KeystoneServiceRolesReady,
+	KeystoneServiceRoleAssignmentReady,
+}
+
+// Reasons specific to Keystone (shared/CONDITIONS.md); the generic ones are lib-common's.
+const (
+	FernetCreatedReason         condition.Reason = "FernetCreated"
+	ServiceCreatedReason        condition.Reason = "ServiceCreated"
+	ServiceFailedReason         condition.Reason = "ServiceFailed"
+	EndpointCreatedReason       condition.Reason = "EndpointCreated"
+	EndpointFailedReason        condition.Reason = "EndpointFailed"
+	UserCreatedReason           condition.Reason = "UserCreated"
+	UserFailedReason            condition.Reason = "UserFailed"
+	RoleCreatedReason           condition.Reason = "RoleCreated"
+	RoleFailedReason            condition.Reason = "RoleFailed"
+	AssignUserRoleCreatedReason condition.Reason = "AssignUserRoleCreated"
+	AssignUserRoleFailedReason  condition.Reason = "AssignUserRoleFailed"
+)
+
+// ReasonSeverity gives each Keystone-specific reason its one severity: Created
+// reasons are progress (Info), Failed reasons will not fix themselves (Error).
+var ReasonSeverity = map[condition.Reason]condition.Severity{
+	FernetCreatedReason:         condition.SeverityInfo,
+	ServiceCreatedReason:        condition.SeverityInfo,
+	ServiceFailedReason:         condition.SeverityError,
+	EndpointCreatedReason:       condition.SeverityInfo,
+	EndpointFailedReason:        condition.SeverityError,
+	UserCreatedReason:           condition.SeverityInfo,
+	UserFailedReason:            condition.SeverityError,
+	RoleCreatedReason:           condition.SeverityInfo,
+	RoleFailedReason:            condition.SeverityError,
+	AssignUserRoleCreatedReason: condition.SeverityInfo,
+	AssignUserRoleFailedReason:  condition.SeverityError,
+}

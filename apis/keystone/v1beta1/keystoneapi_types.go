@@ -1,0 +1,237 @@
+package v1beta1
+
+import (
+	"github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Endpoint interfaces of the Keystone catalog.
+const (
+	EndpointPublic   = "public"
+	EndpointInternal = "internal"
+	EndpointAdmin    = "admin"
+)
+
+// KeystoneAPISpec describes a Keystone deployment. Field names follow the
+// openstack-k8s-operators keystone-operator so that its manifests apply unchanged.
+//
+// +kubebuilder:validation:XValidation:rule="!self.externalKeystoneAPI || (has(self.override.service) && has(self.override.service.public) && has(self.override.service.public.endpointURL) && has(self.override.service.internal) && has(self.override.service.internal.endpointURL))",message="externalKeystoneAPI needs both override.service.public.endpointURL and override.service.internal.endpointURL: they say where the existing Keystone is"
+// +kubebuilder:validation:XValidation:rule="self.externalKeystoneAPI || (has(self.databaseInstance) && size(self.databaseInstance) > 0)",message="databaseInstance is required unless externalKeystoneAPI is set: it names the MariaDB instance for Keystone's database"
+type KeystoneAPISpec struct {
+	// ContainerImage is the Keystone image run by the deployment and its jobs.
+	// +kubebuilder:validation:MinLength=1
+	ContainerImage string `json:"containerImage"`
+
+	// Replicas of the Keystone API deployment.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=32
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Secret names the Secret that holds the admin password.
+	// +kubebuilder:validation:MinLength=1
+	Secret string `json:"secret"`
+
+	// PasswordSelectors names the keys of Secret that hold passwords.
+	// +kubebuilder:default={admin: AdminPassword}
+	// +optional
+	PasswordSelectors PasswordSelector `json:"passwordSelectors"`
+
+	// DatabaseInstance names the MariaDB (Galera) instance that hosts Keystone's database.
+	// Required unless externalKeystoneAPI is set.
+	// +optional
+	DatabaseInstance string `json:"databaseInstance,omitempty"`
+
+	// DatabaseAccount names the MariaDBAccount Keystone connects with.
+	// +kubebuilder:default=keystone
+	// +optional
+	DatabaseAccount string `json:"databaseAccount"`
+
+	// MemcachedInstance names the Memcached that caches tokens.
+	// +kubebuilder:default=memcached
+	// +optional
+	MemcachedInstance string `json:"memcachedInstance"`
+
+	// Region of the endpoints Keystone registers for itself.
+	// +kubebuilder:default=regionOne
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Region string `json:"region"`
+
+	// AdminProject is the project of the admin user created by the bootstrap.
+	// +kubebuilder:default=admin
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	AdminProject string `json:"adminProject"`
+
+	// AdminUser is the name of the admin user created by the bootstrap.
+	// +kubebuilder:default=admin
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	AdminUser string `json:"adminUser"`
+
+	// CustomServiceConfig is appended to keystone.conf (ini format); it wins over the
+	// rendered defaults.
+	// +optional
+	CustomServiceConfig string `json:"customServiceConfig,omitempty"`
+
+	// DefaultConfigOverwrite replaces whole rendered files, by file name
+	// (for example keystone.conf or policy.yaml).
+	// +optional
+	DefaultConfigOverwrite map[string]string `json:"defaultConfigOverwrite,omitempty"`
+
+	// FernetRotationDays is how often the fernet keys rotate.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	FernetRotationDays *int32 `json:"fernetRotationDays,omitempty"`
+
+	// FernetMaxActiveKeys is the number of fernet keys kept, staged and primary included.
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=3
+	// +optional
+	FernetMaxActiveKeys *int32 `json:"fernetMaxActiveKeys,omitempty"`
+
+	// Override sets the endpoint URLs registered for Keystone instead of the ones of
+	// the Services the operator creates.
+	// +optional
+	Override APIOverrideSpec `json:"override,omitempty"`
+
+	// ExternalKeystoneAPI uses an existing Keystone at the override URLs instead of
+	// deploying one: only the input and the endpoint are checked, nothing is created.
+	// +kubebuilder:default=false
+	// +optional
+	ExternalKeystoneAPI bool `json:"externalKeystoneAPI"`
+
+	// Resources of the Keystone API containers.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// NodeSelector places the Keystone pods.
+	// +optional
+	NodeSelector *map[string]string `json:"nodeSelector,omitempty"`
+
+	// PreserveJobs keeps finished db-sync and bootstrap jobs instead of deleting them.
+	// +kubebuilder:default=false
+	// +optional
+	PreserveJobs bool `json:"preserveJobs"`
+}
+
+// PasswordSelector names the keys of the Secret that hold passwords.
+type PasswordSelector struct {
+	// Admin is the key of the admin password.
+	// +kubebuilder:default=AdminPassword
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Admin string `json:"admin"`
+}
+
+// APIOverrideSpec overrides what the operator would otherwise derive.
+type APIOverrideSpec struct {
+	// Service overrides the endpoints of the public and internal Services.
+	// +optional
+	Service *ServiceOverrides `json:"service,omitempty"`
+}
+
+// ServiceOverrides overrides each exposed interface.
+type ServiceOverrides struct {
+	// Public overrides the public endpoint.
+	// +optional
+	Public *EndpointOverride `json:"public,omitempty"`
+	// Internal overrides the internal endpoint.
+	// +optional
+	Internal *EndpointOverride `json:"internal,omitempty"`
+}
+
+// EndpointOverride sets the URL registered for one interface.
+type EndpointOverride struct {
+	// EndpointURL is the URL Keystone is reached at on this interface, for example
+	// https://keystone.example.com.
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHost() != ''",message="endpointURL must be an absolute http or https URL, for example https://keystone.example.com"
+	// +optional
+	EndpointURL *string `json:"endpointURL,omitempty"`
+}
+
+// KeystoneAPIStatus is what the operator observed of a KeystoneAPI.
+type KeystoneAPIStatus struct {
+	// ReadyCount is the number of Keystone pods ready to serve.
+	// +optional
+	ReadyCount int32 `json:"readyCount,omitempty"`
+
+	// Hash records input hashes, by name (for example the rendered configuration and
+	// the db-sync and bootstrap jobs that ran for it).
+	// +optional
+	Hash map[string]string `json:"hash,omitempty"`
+
+	// APIEndpoints are Keystone's URLs by interface (public, internal).
+	// +optional
+	APIEndpoints map[string]string `json:"apiEndpoints,omitempty"`
+
+	// DatabaseHostname is the host Keystone's database is reached at.
+	// +optional
+	DatabaseHostname string `json:"databaseHostname,omitempty"`
+
+	// Conditions: Ready first, then each step in order.
+	// +optional
+	Conditions condition.Conditions `json:"conditions,omitempty"`
+
+	// ObservedGeneration is the generation the conditions describe.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// KeystoneAPI deploys OpenStack Keystone, or points at an existing one.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=openstack
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type KeystoneAPI struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   KeystoneAPISpec   `json:"spec,omitempty"`
+	Status KeystoneAPIStatus `json:"status,omitempty"`
+}
+
+// KeystoneAPIList is a list of KeystoneAPI.
+//
+// +kubebuilder:object:root=true
+type KeystoneAPIList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []KeystoneAPI `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&KeystoneAPI{}, &KeystoneAPIList{})
+}
+
+// IsReady tells whether the KeystoneAPI is Ready for its current generation.
+func (k *KeystoneAPI) IsReady() bool {
+	return k.Status.ObservedGeneration == k.Generation && k.Status.Conditions.IsTrue(condition.ReadyCondition)
+}
+
+// EndpointOverrideURL returns the override URL of an interface, or "" when none is set.
+func (k *KeystoneAPI) EndpointOverrideURL(iface string) string {
+	s := k.Spec.Override.Service
+	if s == nil {
+		return ""
+	}
+	var o *EndpointOverride
+	switch iface {
+	case EndpointPublic:
+		o = s.Public
+	case EndpointInternal:
+		o = s.Internal
+	}
+	if o == nil || o.EndpointURL == nil {
+		return ""
+	}
+	return *o.EndpointURL
+}

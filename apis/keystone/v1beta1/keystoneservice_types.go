@@ -1,0 +1,107 @@
+package v1beta1
+
+import (
+	"github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// KeystoneServiceSpec describes a service to register in Keystone's catalog, with
+// its endpoints, its service user and the roles of that user.
+type KeystoneServiceSpec struct {
+	// ServiceType is the catalog type, for example image or compute.
+	// +kubebuilder:validation:MinLength=1
+	ServiceType string `json:"serviceType"`
+
+	// ServiceName is the catalog name, for example glance.
+	// +kubebuilder:validation:MinLength=1
+	ServiceName string `json:"serviceName"`
+
+	// ServiceDescription is shown in the catalog.
+	// +optional
+	ServiceDescription string `json:"serviceDescription,omitempty"`
+
+	// Enabled registers the service as enabled.
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// ServiceUser is the name of the user the service authenticates as.
+	// +kubebuilder:validation:MinLength=1
+	ServiceUser string `json:"serviceUser"`
+
+	// Secret names the Secret that holds the service user's password.
+	// +kubebuilder:validation:MinLength=1
+	Secret string `json:"secret"`
+
+	// PasswordSelector is the key of Secret that holds the password.
+	// +kubebuilder:validation:MinLength=1
+	PasswordSelector string `json:"passwordSelector"`
+
+	// Endpoints maps an interface (public, internal, admin) to its URL.
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['public', 'internal', 'admin'])",message="endpoints keys must be public, internal or admin"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, isURL(self[k]) && url(self[k]).getScheme() in ['http', 'https'] && url(self[k]).getHost() != '')",message="every endpoint must be an absolute http or https URL, for example http://glance-internal:9292"
+	// +optional
+	Endpoints map[string]string `json:"endpoints,omitempty"`
+
+	// Roles are assigned to the service user on the service project.
+	// +kubebuilder:default={admin,service}
+	// +kubebuilder:validation:items:MinLength=1
+	// +listType=set
+	// +optional
+	Roles []string `json:"roles,omitempty"`
+}
+
+// KeystoneServiceStatus is what the operator observed of a KeystoneService.
+type KeystoneServiceStatus struct {
+	// ServiceID is the ID of the service in Keystone.
+	// +optional
+	ServiceID string `json:"serviceID,omitempty"`
+
+	// EndpointIDs are the IDs of the endpoints in Keystone, by interface.
+	// +optional
+	EndpointIDs map[string]string `json:"endpointIDs,omitempty"`
+
+	// Conditions: Ready first, then each step in order.
+	// +optional
+	Conditions condition.Conditions `json:"conditions,omitempty"`
+
+	// ObservedGeneration is the generation the conditions describe.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// KeystoneService registers an OpenStack service in Keystone.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=openstack
+// +kubebuilder:printcolumn:name="ServiceID",type=string,JSONPath=`.status.serviceID`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type KeystoneService struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   KeystoneServiceSpec   `json:"spec,omitempty"`
+	Status KeystoneServiceStatus `json:"status,omitempty"`
+}
+
+// KeystoneServiceList is a list of KeystoneService.
+//
+// +kubebuilder:object:root=true
+type KeystoneServiceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []KeystoneService `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&KeystoneService{}, &KeystoneServiceList{})
+}
+
+// IsReady tells whether the KeystoneService is Ready for its current generation.
+func (k *KeystoneService) IsReady() bool {
+	return k.Status.ObservedGeneration == k.Generation && k.Status.Conditions.IsTrue(condition.ReadyCondition)
+}

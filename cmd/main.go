@@ -1,0 +1,34 @@
+// Command manager runs the Keystone operator's controllers.
+package main
+
+import (
+	"flag"
+	"os"
+
+	"github.com/keystone-stepwise/keystone-operator/internal/manager"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+func main() {
+	var opts manager.Options
+	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
+	flag.BoolVar(&opts.LeaderElection, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	log := ctrl.Log.WithName("setup")
+
+	mgr, err := manager.New(ctrl.GetConfigOrDie(), opts)
+	if err != nil {
+		log.Error(err, "setting up")
+		os.Exit(1)
+	}
+	log.Info("starting manager")
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		log.Error(err, "running manager")
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,2 @@
+// Package keystoneservice reconciles KeystoneService objects into Keystone's catalog, one condition per step.
+package keystoneservice

@@ -1,0 +1,109 @@
+package controlplane
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+const modulePath = "github.com/keystone-stepwise/keystone-operator"
+
+// dependencyCRDs are the CRDs of the kinds the operator uses from other operators,
+// as their Go modules ship them: module path, then file under it.
+var dependencyCRDs = [][2]string{
+	{"github.com/openstack-k8s-operators/mariadb-operator/api", "bases/mariadb.openstack.org_mariadbdatabases.yaml"},
+	{"github.com/openstack-k8s-operators/mariadb-operator/api", "bases/mariadb.openstack.org_mariadbaccounts.yaml"},
+	{"github.com/openstack-k8s-operators/infra-operator/apis", "bases/memcached.openstack.org_memcacheds.yaml"},
+}
+
+// RepoRoot finds the root of this repository from the working directory.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("finding the working directory: %w", err)
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.HasPrefix(string(data), "module "+modulePath+"\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside the keystone-operator repository")
+		}
+		dir = parent
+	}
+}
+
+// CRDPaths lists the CRD files to install: this repository's and the dependencies'.
+func CRDPaths(root string) ([]string, error) {
+	paths := []string{filepath.Join(root, "config", "crd", "bases")}
+	dirs := map[string]string{}
+	for _, dep := range dependencyCRDs {
+		dir, ok := dirs[dep[0]]
+		if !ok {
+			cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", dep[0])
+			cmd.Dir = root
+			out, err := cmd.Output()
+			if err != nil {
+				return nil, fmt.Errorf("locating module %s (run 'go mod download'): %w", dep[0], err)
+			}
+			dir = strings.TrimSpace(string(out))
+			dirs[dep[0]] = dir
+		}
+		paths = append(paths, filepath.Join(dir, dep[1]))
+	}
+	return paths, nil
+}
+
+// Environment returns an envtest environment that installs every CRD the operator
+// needs; KUBEBUILDER_ASSETS names the binaries (see `make envtest`).
+func Environment(root string) (*envtest.Environment, error) {
+	paths, err := CRDPaths(root)
+	if err != nil {
+		return nil, err
+	}
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		return nil, errors.New("KUBEBUILDER_ASSETS is not set: run through make, which builds etcd and kube-apiserver")
+	}
+	return &envtest.Environment{
+		CRDInstallOptions: envtest.CRDInstallOptions{Paths: paths, ErrorIfPathMissing: true},
+	}, nil
+}
+
+// InstallCRDs installs every CRD the operator needs into the cluster of cfg.
+func InstallCRDs(cfg *rest.Config, root string) error {
+	paths, err := CRDPaths(root)
+	if err != nil {
+		return err
+	}
+	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: paths, ErrorIfPathMissing: true}); err != nil {
+		return fmt.Errorf("installing CRDs: %w", err)
+	}
+	return nil
+}
+
+// WriteKubeconfig adds a cluster-admin user to env and writes its kubeconfig to path.
+func WriteKubeconfig(env *envtest.Environment, path string) error {
+	user, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return fmt.Errorf("adding an admin user: %w", err)
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		return fmt.Errorf("building kubeconfig: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,2 @@
+// Package manager builds the operator's controller manager, shared by the binary, `make run` and the tests.
+package manager

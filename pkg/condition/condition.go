@@ -1,0 +1,259 @@
+package condition
+
+import (
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Condition types the engine maintains besides the declared steps.
+const (
+	// ReadyCondition summarises all steps.
+	ReadyCondition lc.Type = lc.ReadyCondition
+	// StalledCondition is True, only while a step is False with severity Error, so that
+	// kstatus reports Failed.
+	StalledCondition lc.Type = "Stalled"
+	// ReconcilingCondition is True while Ready is not True and nothing is stalled, so that
+	// kstatus reports InProgress.
+	ReconcilingCondition lc.Type = "Reconciling"
+)
+
+// MaxMessageLength bounds every condition message, in bytes.
+const MaxMessageLength = 1024
+
+const (
+	initMessage    = "not evaluated yet"
+	waitingMessage = "waiting for %s"
+)
+
+// Steps is the declared, ordered list of step conditions of a kind.
+type Steps []lc.Type
+
+// Round is one reconcile's view of an object's conditions: it starts from the
+// conditions read from the API server, re-initialises every applicable step and
+// collects what the phases observe. It is not safe for concurrent use.
+type Round struct {
+	steps   []lc.Type
+	saved   lc.Conditions
+	current map[lc.Type]*lc.Condition
+	now     time.Time
+}
+
+// Begin starts a reconcile: it keeps a copy of saved, and re-initialises Ready and
+// every declared step that is not in skip to Unknown (reason Init). Skipped steps do
+// not apply to this spec and are left out of the list. now stamps transitions.
+func (s Steps) Begin(saved lc.Conditions, now time.Time, skip ...lc.Type) *Round {
+	r := &Round{
+		saved:   append(lc.Conditions(nil), saved...),
+		current: map[lc.Type]*lc.Condition{},
+		now:     now.UTC().Truncate(time.Second),
+	}
+	for _, t := range s {
+		if slices.Contains(skip, t) {
+			continue
+		}
+		r.steps = append(r.steps, t)
+		r.current[t] = &lc.Condition{Type: t, Status: corev1.ConditionUnknown, Reason: InitReason, Message: initMessage}
+	}
+	return r
+}
+
+// Steps returns the applicable steps in declared order.
+func (r *Round) Steps() []lc.Type { return append([]lc.Type(nil), r.steps...) }
+
+// Get returns the condition of step t as marked so far in this round, or nil when t
+// is not an applicable step.
+func (r *Round) Get(t lc.Type) *lc.Condition {
+	c, ok := r.current[t]
+	if !ok {
+		return nil
+	}
+	cp := *c
+	return &cp
+}
+
+// IsTrue tells whether step t was marked True in this round.
+func (r *Round) IsTrue(t lc.Type) bool {
+	c := r.current[t]
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// MarkTrue marks step t done.
+func (r *Round) MarkTrue(t lc.Type, format string, args ...any) {
+	r.set(t, corev1.ConditionTrue, ReadyReason, lc.SeverityNone, fmt.Sprintf(format, args...))
+}
+
+// MarkFalse marks step t not done, for reason, whose severity the catalogue fixes.
+func (r *Round) MarkFalse(t lc.Type, reason Reason, format string, args ...any) {
+	r.set(t, corev1.ConditionFalse, reason.Name, reason.Severity, fmt.Sprintf(format, args...))
+}
+
+// Mirror marks step t from the Ready condition of another object, identified by kind
+// and name for the message. An object without a Ready condition yet is waited for
+// (False/Info, Requested); a False Ready keeps its reason and severity.
+func (r *Round) Mirror(t lc.Type, kind, name string, other lc.Conditions) {
+	prefix := kind + " " + name
+	ready := other.Get(ReadyCondition)
+	switch {
+	case ready == nil:
+		r.MarkFalse(t, Requested, "%s: waiting for its status", prefix)
+	case ready.Status == corev1.ConditionTrue:
+		r.MarkTrue(t, "%s is ready", prefix)
+	default:
+		severity := ready.Severity
+		if severity == lc.SeverityNone {
+			severity = lc.SeverityInfo
+		}
+		reason := ready.Reason
+		if reason == "" {
+			reason = Requested.Name
+		}
+		r.set(t, corev1.ConditionFalse, reason, severity, prefix+": "+ready.Message)
+	}
+}
+
+func (r *Round) set(t lc.Type, status corev1.ConditionStatus, reason lc.Reason, severity lc.Severity, message string) {
+	c, ok := r.current[t]
+	if !ok {
+		panic(fmt.Sprintf("condition %q is not an applicable step of this round", t))
+	}
+	c.Status, c.Reason, c.Severity, c.Message = status, reason, severity, truncate(message)
+}
+
+// Transition is a change of a condition's status or reason, for an Event.
+type Transition struct {
+	Type     lc.Type
+	Status   corev1.ConditionStatus
+	Reason   lc.Reason
+	Severity lc.Severity
+	Message  string
+}
+
+// Warning tells whether the transition deserves a Warning event.
+func (t Transition) Warning() bool {
+	return t.Severity == lc.SeverityWarning || t.Severity == lc.SeverityError
+}
+
+// Outcome is the result of a round.
+type Outcome struct {
+	// Conditions is the list to store: Ready, the steps in declared order, then Stalled or
+	// Reconciling.
+	Conditions lc.Conditions
+	// Changed tells whether Conditions differs from what Begin was given.
+	Changed bool
+	// Transitions lists the conditions whose status or reason changed.
+	Transitions []Transition
+	// Stalled tells whether a step failed with severity Error.
+	Stalled bool
+	// Blocking is the first step that is not True, empty when Ready.
+	Blocking lc.Type
+}
+
+// Finish ends the round: a step still Unknown when the reconcile failed with err is
+// marked ReconcileError; Ready is computed from the blocking step; steps after it
+// say what they wait for; transition times are restored where the status did not
+// change. It can be called on every path, errors included.
+func (r *Round) Finish(err error) Outcome {
+	blocking, done := r.blocking()
+	if blocking != nil && blocking.Status == corev1.ConditionUnknown && err != nil {
+		r.MarkFalse(blocking.Type, ReconcileError, "%v", err)
+	}
+	ready := lc.Condition{Type: ReadyCondition, Status: corev1.ConditionTrue, Reason: ReadyReason,
+		Message: fmt.Sprintf("all %d steps ready", len(r.steps))}
+	var out Outcome
+	if blocking != nil {
+		out.Blocking = blocking.Type
+		severity := blocking.Severity
+		if severity == lc.SeverityNone {
+			severity = lc.SeverityInfo
+		}
+		ready = lc.Condition{Type: ReadyCondition, Status: corev1.ConditionFalse, Reason: blocking.Reason, Severity: severity,
+			Message: truncate(fmt.Sprintf("%s (%d/%d ready): %s", blocking.Type, done, len(r.steps), blocking.Message))}
+	}
+	list := lc.Conditions{ready}
+	var stalledBy *lc.Condition
+	for _, t := range r.steps {
+		c := *r.current[t]
+		if blocking != nil && c.Status == corev1.ConditionUnknown && c.Reason == InitReason && t != blocking.Type {
+			c.Message = fmt.Sprintf(waitingMessage, blocking.Type)
+		}
+		if stalledBy == nil && c.Status == corev1.ConditionFalse && c.Severity == lc.SeverityError {
+			stalledBy = &c
+		}
+		list = append(list, c)
+	}
+	switch {
+	case stalledBy != nil:
+		out.Stalled = true
+		list = append(list, lc.Condition{Type: StalledCondition, Status: corev1.ConditionTrue, Reason: stalledBy.Reason,
+			Message: truncate(fmt.Sprintf("%s: %s", stalledBy.Type, stalledBy.Message))})
+	case blocking != nil:
+		list = append(list, lc.Condition{Type: ReconcilingCondition, Status: corev1.ConditionTrue, Reason: ready.Reason,
+			Message: ready.Message})
+	}
+	for i := range list {
+		c := &list[i]
+		prev := r.saved.Get(c.Type)
+		if prev != nil && prev.Status == c.Status {
+			c.LastTransitionTime = prev.LastTransitionTime
+		} else {
+			c.LastTransitionTime = metav1.NewTime(r.now)
+		}
+		if prev == nil || prev.Status != c.Status || prev.Reason != c.Reason {
+			out.Transitions = append(out.Transitions, Transition{Type: c.Type, Status: c.Status, Reason: c.Reason,
+				Severity: c.Severity, Message: c.Message})
+		}
+	}
+	out.Conditions = list
+	out.Changed = !Equal(list, r.saved)
+	return out
+}
+
+// blocking returns the first applicable step that is not True, and how many steps are True.
+func (r *Round) blocking() (*lc.Condition, int) {
+	var first *lc.Condition
+	done := 0
+	for _, t := range r.steps {
+		c := r.current[t]
+		if c.Status == corev1.ConditionTrue {
+			done++
+		} else if first == nil {
+			first = c
+		}
+	}
+	return first, done
+}
+
+// Equal tells whether two condition lists are the same, in the same order, with equal
+// transition times.
+func Equal(a, b lc.Conditions) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Severity != y.Severity ||
+			x.Message != y.Message || !x.LastTransitionTime.Equal(&y.LastTransitionTime) {
+			return false
+		}
+	}
+	return true
+}
+
+// truncate cuts a message to MaxMessageLength bytes on a rune boundary.
+func truncate(s string) string {
+	if len(s) <= MaxMessageLength {
+		return s
+	}
+	const ellipsis = "…"
+	cut := MaxMessageLength - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}

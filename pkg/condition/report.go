@@ -1,0 +1,68 @@
+package condition
+
+import (
+	"context"
+	"fmt"
+
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Reporter writes the outcome of a round: conditions and observedGeneration into the
+// object, one status patch only when the status differs from what was read, an Event
+// per transition, and the metrics.
+type Reporter struct {
+	Client   client.Client
+	Recorder record.EventRecorder
+	Metrics  *Metrics
+	// Kind names the reported kind in metrics.
+	Kind string
+}
+
+// Status is where an object keeps what the contract reports.
+type Status struct {
+	Conditions         *lc.Conditions
+	ObservedGeneration *int64
+}
+
+// Finish ends round for obj, whose state as read from the API server is base, and
+// returns reconcileErr, or the error of the status write when there was none.
+func (r Reporter) Finish(ctx context.Context, obj, base client.Object, status Status, round *Round, reconcileErr error) (Outcome, error) {
+	out := round.Finish(reconcileErr)
+	*status.Conditions = out.Conditions
+	*status.ObservedGeneration = obj.GetGeneration()
+
+	patch := client.MergeFrom(base)
+	data, err := patch.Data(obj)
+	if err != nil {
+		return out, joinErr(reconcileErr, fmt.Errorf("computing status patch: %w", err))
+	}
+	if string(data) != "{}" {
+		if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
+			if client.IgnoreNotFound(err) == nil {
+				return out, reconcileErr
+			}
+			return out, joinErr(reconcileErr, fmt.Errorf("writing status: %w", err))
+		}
+		for _, t := range out.Transitions {
+			eventType := corev1.EventTypeNormal
+			if t.Warning() {
+				eventType = corev1.EventTypeWarning
+			}
+			r.Recorder.Eventf(obj, eventType, string(t.Reason), "%s is %s: %s", t.Type, t.Status, t.Message)
+		}
+	}
+	if r.Metrics != nil {
+		r.Metrics.Observe(r.Kind, obj, out.Conditions)
+	}
+	return out, reconcileErr
+}
+
+func joinErr(reconcileErr, err error) error {
+	if reconcileErr != nil {
+		return fmt.Errorf("%w (and %w)", reconcileErr, err)
+	}
+	return err
+}
