@@ -210,7 +210,7 @@ func (r *Round) Finish(err error) Outcome {
 		}
 	}
 	out.Conditions = list
-	out.Changed = !Equal(list, r.saved)
+	out.Changed = !SameConditions(list, r.saved)
 	return out
 }
 
@@ -229,9 +229,9 @@ func (r *Round) blocking() (*lc.Condition, int) {
 	return first, done
 }
 
-// Equal tells whether two condition lists are the same, in the same order, with equal
+// SameConditions tells whether two condition lists are the same, in the same order, with equal
 // transition times.
-func Equal(a, b lc.Conditions) bool {
+func SameConditions(a, b lc.Conditions) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -1,0 +1,305 @@
+package condition
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	. "github.com/onsi/gomega"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
+)
+
+const (
+	stepA lc.Type = "AReady"
+	stepB lc.Type = "BReady"
+	stepC lc.Type = "CReady"
+)
+
+var (
+	testSteps = Steps{stepA, stepB, stepC}
+	t0        = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	t1        = t0.Add(time.Minute)
+)
+
+// brief is the part of a condition a table compares.
+type brief struct {
+	Type     lc.Type
+	Status   corev1.ConditionStatus
+	Reason   lc.Reason
+	Severity lc.Severity
+	Message  string
+}
+
+func briefs(cs lc.Conditions) []brief {
+	out := make([]brief, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, brief{c.Type, c.Status, c.Reason, c.Severity, c.Message})
+	}
+	return out
+}
+
+func TestRoundFinish(t *testing.T) {
+	tests := []struct {
+		name string
+		skip []lc.Type
+		mark func(r *Round)
+		err  error
+		want []brief
+	}{
+		{
+			name: "nothing marked: Ready False/Info from the first step, later steps wait for it",
+			mark: func(*Round) {},
+			want: []brief{
+				{ReadyCondition, corev1.ConditionFalse, InitReason, lc.SeverityInfo, "AReady (0/3 ready): not evaluated yet"},
+				{stepA, corev1.ConditionUnknown, InitReason, "", "not evaluated yet"},
+				{stepB, corev1.ConditionUnknown, InitReason, "", "waiting for AReady"},
+				{stepC, corev1.ConditionUnknown, InitReason, "", "waiting for AReady"},
+				{ReconcilingCondition, corev1.ConditionTrue, InitReason, "", "AReady (0/3 ready): not evaluated yet"},
+			},
+		},
+		{
+			name: "all steps True: Ready True, no Reconciling",
+			mark: func(r *Round) {
+				r.MarkTrue(stepA, "a done")
+				r.MarkTrue(stepB, "b done")
+				r.MarkTrue(stepC, "c done")
+			},
+			want: []brief{
+				{ReadyCondition, corev1.ConditionTrue, ReadyReason, "", "all 3 steps ready"},
+				{stepA, corev1.ConditionTrue, ReadyReason, "", "a done"},
+				{stepB, corev1.ConditionTrue, ReadyReason, "", "b done"},
+				{stepC, corev1.ConditionTrue, ReadyReason, "", "c done"},
+			},
+		},
+		{
+			name: "blocking step waiting: Ready takes its reason and severity and counts progress",
+			mark: func(r *Round) {
+				r.MarkTrue(stepA, "a done")
+				r.MarkFalse(stepB, Created, "job %s running", "b-1")
+			},
+			want: []brief{
+				{ReadyCondition, corev1.ConditionFalse, "Created", lc.SeverityInfo, "BReady (1/3 ready): job b-1 running"},
+				{stepA, corev1.ConditionTrue, ReadyReason, "", "a done"},
+				{stepB, corev1.ConditionFalse, "Created", lc.SeverityInfo, "job b-1 running"},
+				{stepC, corev1.ConditionUnknown, InitReason, "", "waiting for BReady"},
+				{ReconcilingCondition, corev1.ConditionTrue, "Created", "", "BReady (1/3 ready): job b-1 running"},
+			},
+		},
+		{
+			name: "a step with severity Error stalls the object",
+			mark: func(r *Round) {
+				r.MarkTrue(stepA, "a done")
+				r.MarkFalse(stepB, CreationFailed, "job b-1 failed")
+			},
+			want: []brief{
+				{ReadyCondition, corev1.ConditionFalse, lc.CreationFailedReason, lc.SeverityError, "BReady (1/3 ready): job b-1 failed"},
+				{stepA, corev1.ConditionTrue, ReadyReason, "", "a done"},
+				{stepB, corev1.ConditionFalse, lc.CreationFailedReason, lc.SeverityError, "job b-1 failed"},
+				{stepC, corev1.ConditionUnknown, InitReason, "", "waiting for BReady"},
+				{StalledCondition, corev1.ConditionTrue, lc.CreationFailedReason, "", "BReady: job b-1 failed"},
+			},
+		},
+		{
+			name: "Ready names the first step that is not True even when a later one is",
+			mark: func(r *Round) {
+				r.MarkFalse(stepA, DependencyNotFound, "secret x not found")
+				r.MarkTrue(stepC, "c done")
+			},
+			want: []brief{
+				{ReadyCondition, corev1.ConditionFalse, "DependencyNotFound", lc.SeverityWarning, "AReady (1/3 ready): secret x not found"},
+				{stepA, corev1.ConditionFalse, "DependencyNotFound", lc.SeverityWarning, "secret x not found"},
+				{stepB, corev1.ConditionUnknown, InitReason, "", "waiting for AReady"},
+				{stepC, corev1.ConditionTrue, ReadyReason, "", "c done"},
+				{ReconcilingCondition, corev1.ConditionTrue, "DependencyNotFound", "", "AReady (1/3 ready): secret x not found"},
+			},
+		},
+		{
+			name: "skipped steps are left out and do not count",
+			skip: []lc.Type{stepB},
+			mark: func(r *Round) {
+				r.MarkTrue(stepA, "a done")
+				r.MarkTrue(stepC, "c done")
+			},
+			want: []brief{
+				{ReadyCondition, corev1.ConditionTrue, ReadyReason, "", "all 2 steps ready"},
+				{stepA, corev1.ConditionTrue, ReadyReason, "", "a done"},
+				{stepC, corev1.ConditionTrue, ReadyReason, "", "c done"},
+			},
+		},
+		{
+			name: "an error before the blocking step was evaluated is a Warning on that step",
+			mark: func(r *Round) { r.MarkTrue(stepA, "a done") },
+			err:  errors.New("connection refused"),
+			want: []brief{
+				{ReadyCondition, corev1.ConditionFalse, "ReconcileError", lc.SeverityWarning, "BReady (1/3 ready): connection refused"},
+				{stepA, corev1.ConditionTrue, ReadyReason, "", "a done"},
+				{stepB, corev1.ConditionFalse, "ReconcileError", lc.SeverityWarning, "connection refused"},
+				{stepC, corev1.ConditionUnknown, InitReason, "", "waiting for BReady"},
+				{ReconcilingCondition, corev1.ConditionTrue, "ReconcileError", "", "BReady (1/3 ready): connection refused"},
+			},
+		},
+		{
+			name: "an error does not override what the blocking step reported",
+			mark: func(r *Round) { r.MarkFalse(stepA, ServiceUnavailable, "keystone answered 503") },
+			err:  errors.New("keystone answered 503"),
+			want: []brief{
+				{ReadyCondition, corev1.ConditionFalse, "ServiceUnavailable", lc.SeverityWarning, "AReady (0/3 ready): keystone answered 503"},
+				{stepA, corev1.ConditionFalse, "ServiceUnavailable", lc.SeverityWarning, "keystone answered 503"},
+				{stepB, corev1.ConditionUnknown, InitReason, "", "waiting for AReady"},
+				{stepC, corev1.ConditionUnknown, InitReason, "", "waiting for AReady"},
+				{ReconcilingCondition, corev1.ConditionTrue, "ServiceUnavailable", "", "AReady (0/3 ready): keystone answered 503"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			r := testSteps.Begin(nil, t0, tt.skip...)
+			tt.mark(r)
+			out := r.Finish(tt.err)
+			g.Expect(briefs(out.Conditions)).To(Equal(tt.want))
+			g.Expect(out.Changed).To(BeTrue())
+			g.Expect(out.Stalled).To(Equal(out.Conditions.Has(StalledCondition)))
+		})
+	}
+}
+
+func TestBeginReinitialisesEveryStep(t *testing.T) {
+	g := NewWithT(t)
+	prev := testSteps.Begin(nil, t0)
+	prev.MarkTrue(stepA, "a done")
+	prev.MarkTrue(stepB, "b done")
+	saved := prev.Finish(nil).Conditions
+
+	r := testSteps.Begin(saved, t1)
+	for _, s := range testSteps {
+		g.Expect(r.Get(s).Status).To(Equal(corev1.ConditionUnknown), "step %s", s)
+		g.Expect(r.Get(s).Reason).To(Equal(InitReason))
+	}
+	g.Expect(r.IsTrue(stepA)).To(BeFalse(), "nothing from a previous reconcile is trusted")
+	g.Expect(testSteps.Begin(saved, t1, stepB).Get(stepB)).To(BeNil())
+}
+
+func TestTransitionTimes(t *testing.T) {
+	g := NewWithT(t)
+	first := testSteps.Begin(nil, t0)
+	first.MarkTrue(stepA, "a done")
+	first.MarkFalse(stepB, Created, "job running")
+	saved := first.Finish(nil).Conditions
+	for _, c := range saved {
+		g.Expect(c.LastTransitionTime.Time).To(Equal(t0), "new condition %s gets the round's time", c.Type)
+	}
+
+	second := testSteps.Begin(saved, t1)
+	second.MarkTrue(stepA, "a done, again")
+	second.MarkFalse(stepB, CreationFailed, "job failed")
+	out := second.Finish(nil)
+	byType := map[lc.Type]lc.Condition{}
+	for _, c := range out.Conditions {
+		byType[c.Type] = c
+	}
+	g.Expect(byType[stepA].LastTransitionTime.Time).To(Equal(t0), "status True→True keeps its time though the message changed")
+	g.Expect(byType[stepB].LastTransitionTime.Time).To(Equal(t0), "status False→False keeps its time though the reason changed")
+	g.Expect(byType[ReadyCondition].LastTransitionTime.Time).To(Equal(t0))
+	g.Expect(byType[StalledCondition].LastTransitionTime.Time).To(Equal(t1), "a new condition transitions now")
+
+	third := testSteps.Begin(out.Conditions, t1.Add(time.Minute))
+	third.MarkTrue(stepA, "a done")
+	third.MarkTrue(stepB, "b done")
+	third.MarkTrue(stepC, "c done")
+	for _, c := range third.Finish(nil).Conditions {
+		want := t1.Add(time.Minute)
+		if c.Type == stepA {
+			want = t0
+		}
+		g.Expect(c.LastTransitionTime.Time).To(Equal(want), "%s", c.Type)
+	}
+}
+
+func TestConvergedRoundChangesNothing(t *testing.T) {
+	g := NewWithT(t)
+	mark := func(r *Round) {
+		r.MarkTrue(stepA, "a done")
+		r.MarkTrue(stepB, "b done")
+		r.MarkTrue(stepC, "c done")
+	}
+	r := testSteps.Begin(nil, t0)
+	mark(r)
+	saved := r.Finish(nil).Conditions
+
+	again := testSteps.Begin(saved, t1)
+	mark(again)
+	out := again.Finish(nil)
+	g.Expect(out.Changed).To(BeFalse())
+	g.Expect(out.Transitions).To(BeEmpty())
+	g.Expect(SameConditions(out.Conditions, saved)).To(BeTrue())
+}
+
+func TestTransitions(t *testing.T) {
+	g := NewWithT(t)
+	first := testSteps.Begin(nil, t0)
+	first.MarkFalse(stepA, Requested, "db requested")
+	saved := first.Finish(nil).Conditions
+
+	second := testSteps.Begin(saved, t1)
+	second.MarkFalse(stepA, Requested, "db still requested, new message")
+	out := second.Finish(nil)
+	g.Expect(out.Transitions).To(BeEmpty(), "a new message alone is not a transition")
+
+	third := testSteps.Begin(saved, t1)
+	third.MarkFalse(stepA, DependencyNotFound, "db gone")
+	out = third.Finish(nil)
+	var types []lc.Type
+	for _, tr := range out.Transitions {
+		types = append(types, tr.Type)
+		if tr.Type == stepA {
+			g.Expect(tr.Warning()).To(BeTrue())
+		}
+	}
+	g.Expect(types).To(ConsistOf(ReadyCondition, stepA, ReconcilingCondition))
+}
+
+func TestMirror(t *testing.T) {
+	tests := []struct {
+		name  string
+		other lc.Conditions
+		want  brief
+	}{
+		{"no status yet", nil, brief{stepA, corev1.ConditionFalse, lc.RequestedReason, lc.SeverityInfo, "MariaDBDatabase keystone: waiting for its status"}},
+		{"ready", lc.Conditions{*lc.TrueCondition(lc.ReadyCondition, "Setup complete")},
+			brief{stepA, corev1.ConditionTrue, ReadyReason, "", "MariaDBDatabase keystone is ready"}},
+		{"failing with a severity", lc.Conditions{*lc.FalseCondition(lc.ReadyCondition, lc.ErrorReason, lc.SeverityWarning, "galera down")},
+			brief{stepA, corev1.ConditionFalse, lc.ErrorReason, lc.SeverityWarning, "MariaDBDatabase keystone: galera down"}},
+		{"unknown without severity is waiting", lc.Conditions{*lc.UnknownCondition(lc.ReadyCondition, lc.InitReason, "starting")},
+			brief{stepA, corev1.ConditionFalse, lc.InitReason, lc.SeverityInfo, "MariaDBDatabase keystone: starting"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			r := testSteps.Begin(nil, t0)
+			r.Mirror(stepA, "MariaDBDatabase", "keystone", tt.other)
+			c := r.Get(stepA)
+			g.Expect(brief{c.Type, c.Status, c.Reason, c.Severity, c.Message}).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestMessagesAreBounded(t *testing.T) {
+	g := NewWithT(t)
+	r := testSteps.Begin(nil, t0)
+	r.MarkFalse(stepA, CreationFailed, "%s", strings.Repeat("é", 2000))
+	for _, c := range r.Finish(nil).Conditions {
+		g.Expect(len(c.Message)).To(BeNumerically("<=", MaxMessageLength), "%s", c.Type)
+		g.Expect(utf8.ValidString(c.Message)).To(BeTrue())
+	}
+}
+
+func TestMarkingAnUndeclaredStepPanics(t *testing.T) {
+	g := NewWithT(t)
+	r := testSteps.Begin(nil, t0, stepC)
+	g.Expect(func() { r.MarkTrue(stepC, "skipped step") }).To(Panic())
+	g.Expect(func() { r.MarkTrue("Other", "undeclared") }).To(Panic())
+}

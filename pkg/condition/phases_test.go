@@ -1,0 +1,68 @@
+package condition
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+func TestRunPhases(t *testing.T) {
+	errBoom := errors.New("boom")
+	done := func(step lc.Type) Phase[*Round] {
+		return Phase[*Round]{Step: step, Run: func(_ context.Context, r *Round) (ctrl.Result, error) {
+			r.MarkTrue(step, "done")
+			return ctrl.Result{}, nil
+		}}
+	}
+	waiting := func(step lc.Type) Phase[*Round] {
+		return Phase[*Round]{Step: step, Run: func(_ context.Context, r *Round) (ctrl.Result, error) {
+			r.MarkFalse(step, Created, "running")
+			return ctrl.Result{}, nil
+		}}
+	}
+	failing := Phase[*Round]{Step: stepB, Run: func(context.Context, *Round) (ctrl.Result, error) { return ctrl.Result{}, errBoom }}
+	requeue := Phase[*Round]{Step: stepB, Run: func(_ context.Context, r *Round) (ctrl.Result, error) {
+		r.MarkTrue(stepB, "done, check again later")
+		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	}}
+
+	tests := []struct {
+		name    string
+		skip    []lc.Type
+		phases  []Phase[*Round]
+		wantErr error
+		wantRes ctrl.Result
+		ran     []lc.Type
+	}{
+		{"all done", nil, []Phase[*Round]{done(stepA), done(stepB), done(stepC)}, nil, ctrl.Result{}, []lc.Type{stepA, stepB, stepC}},
+		{"stops at a wait", nil, []Phase[*Round]{done(stepA), waiting(stepB), done(stepC)}, nil, ctrl.Result{}, []lc.Type{stepA}},
+		{"stops at an error", nil, []Phase[*Round]{done(stepA), failing, done(stepC)}, errBoom, ctrl.Result{}, []lc.Type{stepA}},
+		{"stops at a requeue", nil, []Phase[*Round]{done(stepA), requeue, done(stepC)}, nil, ctrl.Result{RequeueAfter: time.Minute}, []lc.Type{stepA, stepB}},
+		{"passes over skipped steps", []lc.Type{stepB}, []Phase[*Round]{done(stepA), failing, done(stepC)}, nil, ctrl.Result{}, []lc.Type{stepA, stepC}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			r := testSteps.Begin(nil, t0, tt.skip...)
+			res, err := RunPhases(context.Background(), r, r, tt.phases)
+			if tt.wantErr == nil {
+				g.Expect(err).NotTo(HaveOccurred())
+			} else {
+				g.Expect(err).To(MatchError(tt.wantErr))
+			}
+			g.Expect(res).To(Equal(tt.wantRes))
+			var ran []lc.Type
+			for _, s := range r.Steps() {
+				if r.IsTrue(s) {
+					ran = append(ran, s)
+				}
+			}
+			g.Expect(ran).To(Equal(tt.ran))
+		})
+	}
+}
