@@ -37,7 +37,7 @@ type KeystoneAPISpec struct {
 	// PasswordSelectors names the keys of Secret that hold passwords.
 	// +kubebuilder:default={admin: AdminPassword}
 	// +optional
-	PasswordSelectors PasswordSelector `json:"passwordSelectors"`
+	PasswordSelectors PasswordSelector `json:"passwordSelectors,omitempty"`
 
 	// DatabaseInstance names the MariaDB (Galera) instance that hosts Keystone's database.
 	// Required unless externalKeystoneAPI is set.
@@ -47,30 +47,30 @@ type KeystoneAPISpec struct {
 	// DatabaseAccount names the MariaDBAccount Keystone connects with.
 	// +kubebuilder:default=keystone
 	// +optional
-	DatabaseAccount string `json:"databaseAccount"`
+	DatabaseAccount string `json:"databaseAccount,omitempty"`
 
 	// MemcachedInstance names the Memcached that caches tokens.
 	// +kubebuilder:default=memcached
 	// +optional
-	MemcachedInstance string `json:"memcachedInstance"`
+	MemcachedInstance string `json:"memcachedInstance,omitempty"`
 
 	// Region of the endpoints Keystone registers for itself.
 	// +kubebuilder:default=regionOne
 	// +kubebuilder:validation:MinLength=1
 	// +optional
-	Region string `json:"region"`
+	Region string `json:"region,omitempty"`
 
 	// AdminProject is the project of the admin user created by the bootstrap.
 	// +kubebuilder:default=admin
 	// +kubebuilder:validation:MinLength=1
 	// +optional
-	AdminProject string `json:"adminProject"`
+	AdminProject string `json:"adminProject,omitempty"`
 
 	// AdminUser is the name of the admin user created by the bootstrap.
 	// +kubebuilder:default=admin
 	// +kubebuilder:validation:MinLength=1
 	// +optional
-	AdminUser string `json:"adminUser"`
+	AdminUser string `json:"adminUser,omitempty"`
 
 	// CustomServiceConfig is appended to keystone.conf (ini format); it wins over the
 	// rendered defaults.
@@ -125,7 +125,7 @@ type PasswordSelector struct {
 	// +kubebuilder:default=AdminPassword
 	// +kubebuilder:validation:MinLength=1
 	// +optional
-	Admin string `json:"admin"`
+	Admin string `json:"admin,omitempty"`
 }
 
 // APIOverrideSpec overrides what the operator would otherwise derive.

@@ -38,6 +38,7 @@ type KeystoneServiceSpec struct {
 	PasswordSelector string `json:"passwordSelector"`
 
 	// Endpoints maps an interface (public, internal, admin) to its URL.
+	// +kubebuilder:validation:MaxProperties=3
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['public', 'internal', 'admin'])",message="endpoints keys must be public, internal or admin"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, isURL(self[k]) && url(self[k]).getScheme() in ['http', 'https'] && url(self[k]).getHost() != '')",message="every endpoint must be an absolute http or https URL, for example http://glance-internal:9292"
 	// +optional

@@ -1,0 +1,2 @@
+// Package functional tests the operator on a real kube-apiserver and etcd (envtest) with Ginkgo.
+package functional

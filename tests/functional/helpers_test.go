@@ -1,0 +1,87 @@
+package functional
+
+import (
+	"context"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	. "github.com/onsi/gomega"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+// keystoneAPI returns a minimal KeystoneAPI that the schema accepts.
+func keystoneAPI(ns string) *keystonev1.KeystoneAPI {
+	return &keystonev1.KeystoneAPI{
+		ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns},
+		Spec: keystonev1.KeystoneAPISpec{
+			ContainerImage:   "quay.io/podified-antelope-centos9/openstack-keystone:current-podified",
+			Secret:           "osp-secret",
+			DatabaseInstance: "openstack",
+		},
+	}
+}
+
+// externalKeystoneAPI returns a KeystoneAPI in external mode.
+func externalKeystoneAPI(ns string) *keystonev1.KeystoneAPI {
+	api := keystoneAPI(ns)
+	api.Spec.DatabaseInstance = ""
+	api.Spec.ExternalKeystoneAPI = true
+	api.Spec.Override.Service = &keystonev1.ServiceOverrides{
+		Public:   &keystonev1.EndpointOverride{EndpointURL: ptr.To("https://keystone.example.com")},
+		Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To("http://keystone-internal.example.com:5000")},
+	}
+	return api
+}
+
+// keystoneService returns a minimal KeystoneService that the schema accepts.
+func keystoneService(ns string) *keystonev1.KeystoneService {
+	return &keystonev1.KeystoneService{
+		ObjectMeta: metav1.ObjectMeta{Name: "glance", Namespace: ns},
+		Spec: keystonev1.KeystoneServiceSpec{
+			ServiceType:      "image",
+			ServiceName:      "glance",
+			ServiceUser:      "glance",
+			Secret:           "osp-secret",
+			PasswordSelector: "GlancePassword",
+			Endpoints: map[string]string{
+				"public":   "https://glance.example.com",
+				"internal": "http://glance-internal.openstack.svc:9292",
+			},
+		},
+	}
+}
+
+// condition is what a spec expects of one condition.
+type condition struct {
+	Type     lc.Type
+	Status   corev1.ConditionStatus
+	Reason   lc.Reason
+	Severity lc.Severity
+}
+
+func summary(cs lc.Conditions) []condition {
+	out := make([]condition, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, condition{c.Type, c.Status, c.Reason, c.Severity})
+	}
+	return out
+}
+
+func getAPI(key types.NamespacedName) func(g Gomega) *keystonev1.KeystoneAPI {
+	return func(g Gomega) *keystonev1.KeystoneAPI {
+		api := &keystonev1.KeystoneAPI{}
+		g.Expect(k8sClient.Get(context.Background(), key, api)).To(Succeed())
+		return api
+	}
+}
+
+func getService(key types.NamespacedName) func(g Gomega) *keystonev1.KeystoneService {
+	return func(g Gomega) *keystonev1.KeystoneService {
+		svc := &keystonev1.KeystoneService{}
+		g.Expect(k8sClient.Get(context.Background(), key, svc)).To(Succeed())
+		return svc
+	}
+}

@@ -1,0 +1,191 @@
+package functional
+
+import (
+	"context"
+	"strings"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var _ = Describe("The keystone.openstack.org schema", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	DescribeTable("rejects an invalid KeystoneAPI with a message the user understands",
+		func(mutate func(*keystonev1.KeystoneAPI), external bool, want string) {
+			api := keystoneAPI(ns)
+			if external {
+				api = externalKeystoneAPI(ns)
+			}
+			mutate(api)
+			err := k8sClient.Create(context.Background(), api)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(want))
+		},
+		Entry("too many replicas", func(a *keystonev1.KeystoneAPI) { a.Spec.Replicas = ptr.To[int32](33) }, false,
+			"spec.replicas in body should be less than or equal to 32"),
+		Entry("negative replicas", func(a *keystonev1.KeystoneAPI) { a.Spec.Replicas = ptr.To[int32](-1) }, false,
+			"spec.replicas in body should be greater than or equal to 0"),
+		Entry("no image", func(a *keystonev1.KeystoneAPI) { a.Spec.ContainerImage = "" }, false,
+			"spec.containerImage in body should be at least 1 chars long"),
+		Entry("no secret", func(a *keystonev1.KeystoneAPI) { a.Spec.Secret = "" }, false,
+			"spec.secret in body should be at least 1 chars long"),
+		Entry("no database instance outside external mode", func(a *keystonev1.KeystoneAPI) { a.Spec.DatabaseInstance = "" }, false,
+			"databaseInstance is required unless externalKeystoneAPI is set"),
+		Entry("too few fernet keys", func(a *keystonev1.KeystoneAPI) { a.Spec.FernetMaxActiveKeys = ptr.To[int32](2) }, false,
+			"spec.fernetMaxActiveKeys in body should be greater than or equal to 3"),
+		Entry("fernet rotation of zero days", func(a *keystonev1.KeystoneAPI) { a.Spec.FernetRotationDays = ptr.To[int32](0) }, false,
+			"spec.fernetRotationDays in body should be greater than or equal to 1"),
+		Entry("external mode without an internal URL", func(a *keystonev1.KeystoneAPI) { a.Spec.Override.Service.Internal = nil }, true,
+			"externalKeystoneAPI needs both override.service.public.endpointURL and override.service.internal.endpointURL"),
+		Entry("external mode without any override", func(a *keystonev1.KeystoneAPI) { a.Spec.Override.Service = nil }, true,
+			"externalKeystoneAPI needs both"),
+		Entry("an override that is not a URL", func(a *keystonev1.KeystoneAPI) {
+			a.Spec.Override.Service.Public.EndpointURL = ptr.To("keystone dot example")
+		}, true, "endpointURL must be an absolute http or https URL"),
+		Entry("an override with another scheme", func(a *keystonev1.KeystoneAPI) {
+			a.Spec.Override.Service.Public.EndpointURL = ptr.To("ftp://keystone.example.com")
+		}, true, "endpointURL must be an absolute http or https URL"),
+	)
+
+	DescribeTable("rejects an invalid KeystoneService with a message the user understands",
+		func(mutate func(*keystonev1.KeystoneService), want string) {
+			svc := keystoneService(ns)
+			mutate(svc)
+			err := k8sClient.Create(context.Background(), svc)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(want))
+		},
+		Entry("empty service name", func(s *keystonev1.KeystoneService) { s.Spec.ServiceName = "" },
+			"spec.serviceName in body should be at least 1 chars long"),
+		Entry("empty service type", func(s *keystonev1.KeystoneService) { s.Spec.ServiceType = "" },
+			"spec.serviceType in body should be at least 1 chars long"),
+		Entry("empty service user", func(s *keystonev1.KeystoneService) { s.Spec.ServiceUser = "" },
+			"spec.serviceUser in body should be at least 1 chars long"),
+		Entry("empty password selector", func(s *keystonev1.KeystoneService) { s.Spec.PasswordSelector = "" },
+			"spec.passwordSelector in body should be at least 1 chars long"),
+		Entry("an unknown interface", func(s *keystonev1.KeystoneService) { s.Spec.Endpoints["private"] = "http://glance:9292" },
+			"endpoints keys must be public, internal or admin"),
+		Entry("an endpoint that is not a URL", func(s *keystonev1.KeystoneService) { s.Spec.Endpoints["public"] = "glance:9292" },
+			"every endpoint must be an absolute http or https URL"),
+		Entry("an endpoint with a relative URL", func(s *keystonev1.KeystoneService) { s.Spec.Endpoints["public"] = "/v2" },
+			"every endpoint must be an absolute http or https URL"),
+		Entry("an empty role", func(s *keystonev1.KeystoneService) { s.Spec.Roles = []string{"admin", ""} },
+			"spec.roles[1] in body should be at least 1 chars long"),
+	)
+
+	It("applies the keystone-operator defaults to a KeystoneAPI", func() {
+		Expect(k8sClient.Create(context.Background(), keystoneAPI(ns))).To(Succeed())
+		api := getAPI(types.NamespacedName{Namespace: ns, Name: "keystone"})(Default)
+		Expect(api.Spec.Replicas).To(HaveValue(BeEquivalentTo(1)))
+		Expect(api.Spec.PasswordSelectors.Admin).To(Equal("AdminPassword"))
+		Expect(api.Spec.DatabaseAccount).To(Equal("keystone"))
+		Expect(api.Spec.MemcachedInstance).To(Equal("memcached"))
+		Expect(api.Spec.Region).To(Equal("regionOne"))
+		Expect(api.Spec.AdminProject).To(Equal("admin"))
+		Expect(api.Spec.AdminUser).To(Equal("admin"))
+		Expect(api.Spec.FernetRotationDays).To(HaveValue(BeEquivalentTo(1)))
+		Expect(api.Spec.FernetMaxActiveKeys).To(HaveValue(BeEquivalentTo(5)))
+		Expect(api.Spec.ExternalKeystoneAPI).To(BeFalse())
+	})
+
+	It("applies the defaults to a KeystoneService", func() {
+		Expect(k8sClient.Create(context.Background(), keystoneService(ns))).To(Succeed())
+		svc := getService(types.NamespacedName{Namespace: ns, Name: "glance"})(Default)
+		Expect(svc.Spec.Enabled).To(HaveValue(BeTrue()))
+		Expect(svc.Spec.Roles).To(Equal([]string{"admin", "service"}))
+	})
+
+	It("shows Ready, Reason, Message and Age in kubectl get", func() {
+		Expect(k8sClient.Create(context.Background(), keystoneAPI(ns))).To(Succeed())
+		Expect(k8sClient.Create(context.Background(), keystoneService(ns))).To(Succeed())
+		Eventually(func(g Gomega) {
+			out := kubectl("get", "keystoneapi", "-n", ns)
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			g.Expect(lines).To(HaveLen(2))
+			g.Expect(strings.Fields(lines[0])).To(Equal([]string{"NAME", "READY", "REASON", "MESSAGE", "AGE"}))
+			g.Expect(strings.Fields(lines[1])[:3]).To(Equal([]string{"keystone", "False", "Init"}))
+			g.Expect(lines[1]).To(ContainSubstring("InputReady (0/9 ready)"))
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			out := kubectl("get", "keystoneservice", "-n", ns)
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			g.Expect(strings.Fields(lines[0])).To(Equal([]string{"NAME", "SERVICEID", "READY", "REASON", "MESSAGE", "AGE"}))
+			g.Expect(lines[1]).To(ContainSubstring("KeystoneAPIReady (0/7 ready)"))
+		}).Should(Succeed())
+	})
+
+	It("lists both kinds in the openstack category", func() {
+		Expect(k8sClient.Create(context.Background(), keystoneAPI(ns))).To(Succeed())
+		Expect(kubectl("get", "openstack", "-n", ns, "-o", "name")).To(ContainSubstring("keystoneapi.keystone.openstack.org/keystone"))
+	})
+})
+
+var _ = Describe("A KeystoneAPI object", func() {
+	It("reports Unknown steps until a controller runs them, and a converged object is not written again", func() {
+		ns := newNamespace()
+		key := types.NamespacedName{Namespace: ns, Name: "keystone"}
+		Expect(k8sClient.Create(context.Background(), keystoneAPI(ns))).To(Succeed())
+		Eventually(func(g Gomega) {
+			api := getAPI(key)(g)
+			g.Expect(api.Status.ObservedGeneration).To(Equal(api.Generation))
+			g.Expect(api.Status.Conditions).NotTo(BeEmpty())
+		}).Should(Succeed())
+		api := getAPI(key)(Default)
+		Expect(summary(api.Status.Conditions)[:2]).To(Equal([]condition{
+			{"Ready", "False", "Init", "Info"},
+			{keystonev1.KeystoneAPIInputReady, "Unknown", "Init", ""},
+		}))
+		var types []string
+		for _, c := range api.Status.Conditions {
+			types = append(types, string(c.Type))
+		}
+		Expect(types).To(Equal([]string{"Ready", "InputReady", "DBReady", "MemcachedReady", "ServiceConfigReady",
+			"FernetKeysReady", "DBSyncReady", "ExposeServiceReady", "BootstrapReady", "DeploymentReady", "Reconciling"}))
+
+		By("touching an annotation to force reconciles of a converged object")
+		patch := client.MergeFrom(api.DeepCopy())
+		api.Annotations = map[string]string{"test": "touch"}
+		Expect(k8sClient.Patch(context.Background(), api, patch)).To(Succeed())
+		rv := api.ResourceVersion
+		Consistently(func(g Gomega) {
+			g.Expect(getAPI(key)(g).ResourceVersion).To(Equal(rv))
+		}).Should(Succeed())
+	})
+
+	It("declares only the input and endpoint steps in external mode", func() {
+		ns := newNamespace()
+		Expect(k8sClient.Create(context.Background(), externalKeystoneAPI(ns))).To(Succeed())
+		Eventually(func(g Gomega) {
+			api := getAPI(types.NamespacedName{Namespace: ns, Name: "keystone"})(g)
+			g.Expect(summary(api.Status.Conditions)).To(Equal([]condition{
+				{"Ready", "False", "Init", "Info"},
+				{keystonev1.KeystoneAPIInputReady, "Unknown", "Init", ""},
+				{keystonev1.KeystoneAPIEndpointReady, "Unknown", "Init", ""},
+				{"Reconciling", "True", "Init", ""},
+			}))
+		}).Should(Succeed())
+	})
+})
+
+var _ = Describe("A KeystoneService object", func() {
+	It("gets its registration steps initialised in declared order", func() {
+		ns := newNamespace()
+		Expect(k8sClient.Create(context.Background(), keystoneService(ns))).To(Succeed())
+		Eventually(func(g Gomega) {
+			svc := getService(types.NamespacedName{Namespace: ns, Name: "glance"})(g)
+			g.Expect(svc.Status.ObservedGeneration).To(Equal(svc.Generation))
+			var types []string
+			for _, c := range svc.Status.Conditions {
+				types = append(types, string(c.Type))
+			}
+			g.Expect(types).To(Equal([]string{"Ready", "KeystoneAPIReady", "InputReady", "KeystoneServiceReady",
+				"KeystoneEndpointsReady", "ServiceUserReady", "RolesReady", "RoleAssignmentReady", "Reconciling"}))
+		}).Should(Succeed())
+	})
+})

@@ -1,0 +1,89 @@
+package functional
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/keystone-stepwise/keystone-operator/internal/controlplane"
+	"github.com/keystone-stepwise/keystone-operator/internal/manager"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+const (
+	timeout  = 10 * time.Second
+	interval = 50 * time.Millisecond
+)
+
+var (
+	testEnv    *envtest.Environment
+	k8sClient  client.Client
+	kubeconfig string
+	cancel     context.CancelFunc
+)
+
+func TestFunctional(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Functional Suite")
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	SetDefaultEventuallyTimeout(timeout)
+	SetDefaultEventuallyPollingInterval(interval)
+	SetDefaultConsistentlyDuration(2 * time.Second)
+	SetDefaultConsistentlyPollingInterval(interval)
+
+	root, err := controlplane.RepoRoot()
+	Expect(err).NotTo(HaveOccurred())
+	testEnv, err = controlplane.Environment(root)
+	Expect(err).NotTo(HaveOccurred())
+	cfg, err := testEnv.Start()
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(testEnv.Stop()).To(Succeed()) })
+
+	kubeconfig = filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+	Expect(controlplane.WriteKubeconfig(testEnv, kubeconfig)).To(Succeed())
+
+	k8sClient, err = client.New(cfg, client.Options{Scheme: manager.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+
+	mgr, err := manager.New(cfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0"})
+	Expect(err).NotTo(HaveOccurred())
+	var ctx context.Context
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() {
+		defer GinkgoRecover()
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+	DeferCleanup(func() { cancel() })
+})
+
+// newNamespace creates a namespace for one spec and deletes it afterwards.
+func newNamespace() string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "t-" + string(uuid.NewUUID())[:8]}}
+	Expect(k8sClient.Create(context.Background(), ns)).To(Succeed())
+	DeferCleanup(func() { Expect(k8sClient.Delete(context.Background(), ns)).To(Succeed()) })
+	return ns.Name
+}
+
+// kubectl runs the kubectl built for envtest against the test control plane.
+func kubectl(args ...string) string {
+	path := filepath.Join(testEnv.BinaryAssetsDirectory, "kubectl")
+	if testEnv.BinaryAssetsDirectory == "" {
+		path = "kubectl"
+	}
+	out, err := exec.Command(path, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+	return string(out)
+}
