@@ -83,7 +83,8 @@ build: generate ## Build the manager binary.
 
 .PHONY: run
 run: manifests generate envtest ## Run the operator: against KUBECONFIG, or a local control plane it starts.
-	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go run ./cmd/devrun -- $(RUN_ARGS)
+	go build -o $(LOCALBIN)/devrun ./cmd/devrun
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) exec $(LOCALBIN)/devrun $(RUN_ARGS)
 
 ##@ Tools
 

@@ -146,7 +146,7 @@ type Outcome struct {
 	Conditions lc.Conditions
 	// Changed tells whether Conditions differs from what Begin was given.
 	Changed bool
-	// Transitions lists the conditions whose status or reason changed.
+	// Transitions lists the conditions whose status or reason changed, for Events.
 	Transitions []Transition
 	// Stalled tells whether a step failed with severity Error.
 	Stalled bool
@@ -204,7 +204,7 @@ func (r *Round) Finish(err error) Outcome {
 		} else {
 			c.LastTransitionTime = metav1.NewTime(r.now)
 		}
-		if prev == nil || prev.Status != c.Status || prev.Reason != c.Reason {
+		if eventWorthy(c, prev) {
 			out.Transitions = append(out.Transitions, Transition{Type: c.Type, Status: c.Status, Reason: c.Reason,
 				Severity: c.Severity, Message: c.Message})
 		}
@@ -212,6 +212,19 @@ func (r *Round) Finish(err error) Outcome {
 	out.Conditions = list
 	out.Changed = !SameConditions(list, r.saved)
 	return out
+}
+
+// eventWorthy tells whether c changed status or reason since prev. A condition that
+// first appears Unknown has not happened yet, and Reconciling and Stalled repeat what
+// Ready and the failing step already say.
+func eventWorthy(c *lc.Condition, prev *lc.Condition) bool {
+	if c.Type == ReconcilingCondition || c.Type == StalledCondition {
+		return false
+	}
+	if prev == nil {
+		return c.Status != corev1.ConditionUnknown
+	}
+	return prev.Status != c.Status || prev.Reason != c.Reason
 }
 
 // blocking returns the first applicable step that is not True, and how many steps are True.
