@@ -163,39 +163,68 @@ func (r *Round) Finish(err error) Outcome {
 	if blocking != nil && blocking.Status == corev1.ConditionUnknown && err != nil {
 		r.MarkFalse(blocking.Type, ReconcileError, "%v", err)
 	}
-	ready := lc.Condition{Type: ReadyCondition, Status: corev1.ConditionTrue, Reason: ReadyReason,
-		Message: fmt.Sprintf("all %d steps ready", len(r.steps))}
-	var out Outcome
+	ready := r.ready(blocking, done)
+	list := append(lc.Conditions{ready}, r.stepList(blocking)...)
+	out := Outcome{}
 	if blocking != nil {
 		out.Blocking = blocking.Type
-		severity := blocking.Severity
-		if severity == lc.SeverityNone {
-			severity = lc.SeverityInfo
-		}
-		ready = lc.Condition{Type: ReadyCondition, Status: corev1.ConditionFalse, Reason: blocking.Reason, Severity: severity,
-			Message: truncate(fmt.Sprintf("%s (%d/%d ready): %s", blocking.Type, done, len(r.steps), blocking.Message))}
 	}
-	list := lc.Conditions{ready}
-	var stalledBy *lc.Condition
+	if summary := r.summary(list[1:], ready); summary != nil {
+		out.Stalled = summary.Type == StalledCondition
+		list = append(list, *summary)
+	}
+	out.Transitions = r.stamp(list)
+	out.Conditions = list
+	out.Changed = !SameConditions(list, r.saved)
+	return out
+}
+
+// ready computes the Ready condition from the blocking step (nil when every step is True).
+func (r *Round) ready(blocking *lc.Condition, done int) lc.Condition {
+	if blocking == nil {
+		return lc.Condition{Type: ReadyCondition, Status: corev1.ConditionTrue, Reason: ReadyReason,
+			Message: fmt.Sprintf("all %d steps ready", len(r.steps))}
+	}
+	severity := blocking.Severity
+	if severity == lc.SeverityNone {
+		severity = lc.SeverityInfo
+	}
+	return lc.Condition{Type: ReadyCondition, Status: corev1.ConditionFalse, Reason: blocking.Reason, Severity: severity,
+		Message: truncate(fmt.Sprintf("%s (%d/%d ready): %s", blocking.Type, done, len(r.steps), blocking.Message))}
+}
+
+// stepList returns the steps in declared order; those not reached say what they wait for.
+func (r *Round) stepList(blocking *lc.Condition) lc.Conditions {
+	list := make(lc.Conditions, 0, len(r.steps))
 	for _, t := range r.steps {
 		c := *r.current[t]
 		if blocking != nil && c.Status == corev1.ConditionUnknown && c.Reason == InitReason && t != blocking.Type {
 			c.Message = fmt.Sprintf(waitingMessage, blocking.Type)
 		}
-		if stalledBy == nil && c.Status == corev1.ConditionFalse && c.Severity == lc.SeverityError {
-			stalledBy = &c
-		}
 		list = append(list, c)
 	}
-	switch {
-	case stalledBy != nil:
-		out.Stalled = true
-		list = append(list, lc.Condition{Type: StalledCondition, Status: corev1.ConditionTrue, Reason: stalledBy.Reason,
-			Message: truncate(fmt.Sprintf("%s: %s", stalledBy.Type, stalledBy.Message))})
-	case blocking != nil:
-		list = append(list, lc.Condition{Type: ReconcilingCondition, Status: corev1.ConditionTrue, Reason: ready.Reason,
-			Message: ready.Message})
+	return list
+}
+
+// summary returns Stalled when a step failed with severity Error, else Reconciling
+// while Ready is not True, else nil.
+func (r *Round) summary(steps lc.Conditions, ready lc.Condition) *lc.Condition {
+	for _, c := range steps {
+		if c.Status == corev1.ConditionFalse && c.Severity == lc.SeverityError {
+			return &lc.Condition{Type: StalledCondition, Status: corev1.ConditionTrue, Reason: c.Reason,
+				Message: truncate(fmt.Sprintf("%s: %s", c.Type, c.Message))}
+		}
 	}
+	if ready.Status != corev1.ConditionTrue {
+		return &lc.Condition{Type: ReconcilingCondition, Status: corev1.ConditionTrue, Reason: ready.Reason, Message: ready.Message}
+	}
+	return nil
+}
+
+// stamp sets transition times, keeping the saved one where the status did not change,
+// and returns the transitions worth an Event.
+func (r *Round) stamp(list lc.Conditions) []Transition {
+	var transitions []Transition
 	for i := range list {
 		c := &list[i]
 		prev := r.saved.Get(c.Type)
@@ -205,13 +234,11 @@ func (r *Round) Finish(err error) Outcome {
 			c.LastTransitionTime = metav1.NewTime(r.now)
 		}
 		if eventWorthy(c, prev) {
-			out.Transitions = append(out.Transitions, Transition{Type: c.Type, Status: c.Status, Reason: c.Reason,
+			transitions = append(transitions, Transition{Type: c.Type, Status: c.Status, Reason: c.Reason,
 				Severity: c.Severity, Message: c.Message})
 		}
 	}
-	out.Conditions = list
-	out.Changed = !SameConditions(list, r.saved)
-	return out
+	return transitions
 }
 
 // eventWorthy tells whether c changed status or reason since prev. A condition that

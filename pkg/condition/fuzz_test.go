@@ -41,22 +41,7 @@ func FuzzRound(f *testing.F) {
 			}
 			r := fuzzSteps.Begin(saved, now, skip...)
 			for _, s := range r.Steps() {
-				op := next()
-				msg := strings.Repeat("m", int(next())*8)
-				switch op % 7 {
-				case 1:
-					r.MarkTrue(s, "%s", msg)
-				case 2:
-					r.MarkFalse(s, Created, "%s", msg)
-				case 3:
-					r.MarkFalse(s, ServiceUnavailable, "%s", msg)
-				case 4:
-					r.MarkFalse(s, CreationFailed, "%s", msg)
-				case 5:
-					r.Mirror(s, "Kind", "name", lc.Conditions{*lc.FalseCondition(lc.ReadyCondition, "Other", lc.SeverityWarning, "%s", msg)})
-				case 6:
-					r.Mirror(s, "Kind", "name", lc.Conditions{*lc.TrueCondition(lc.ReadyCondition, "ok")})
-				}
+				fuzzMark(r, s, next(), strings.Repeat("m", int(next())*8))
 			}
 			var err error
 			if next()%3 == 0 {
@@ -71,6 +56,24 @@ func FuzzRound(f *testing.F) {
 	})
 }
 
+// fuzzMark marks step s of r as op says.
+func fuzzMark(r *Round, s lc.Type, op byte, msg string) {
+	switch op % 7 {
+	case 1:
+		r.MarkTrue(s, "%s", msg)
+	case 2:
+		r.MarkFalse(s, Created, "%s", msg)
+	case 3:
+		r.MarkFalse(s, ServiceUnavailable, "%s", msg)
+	case 4:
+		r.MarkFalse(s, CreationFailed, "%s", msg)
+	case 5:
+		r.Mirror(s, "Kind", "name", lc.Conditions{*lc.FalseCondition(lc.ReadyCondition, "Other", lc.SeverityWarning, "%s", msg)})
+	case 6:
+		r.Mirror(s, "Kind", "name", lc.Conditions{*lc.TrueCondition(lc.ReadyCondition, "ok")})
+	}
+}
+
 func checkInvariants(r *Round, saved lc.Conditions, out Outcome, now time.Time) string {
 	list := out.Conditions
 	if len(list) == 0 || list[0].Type != ReadyCondition {
@@ -80,40 +83,47 @@ func checkInvariants(r *Round, saved lc.Conditions, out Outcome, now time.Time) 
 	if len(list) < 1+len(steps) {
 		return "a step is missing"
 	}
-	allTrue, stalled := true, false
 	for i, s := range steps {
-		c := list[1+i]
-		if c.Type != s {
-			return fmt.Sprintf("position %d holds %s, want %s", 1+i, c.Type, s)
+		if list[1+i].Type != s {
+			return fmt.Sprintf("position %d holds %s, want %s", 1+i, list[1+i].Type, s)
 		}
-		if c.Status != corev1.ConditionTrue {
-			allTrue = false
-		}
-		if c.Status == corev1.ConditionFalse && c.Severity == lc.SeverityError {
-			stalled = true
-		}
+	}
+	if msg := checkSummary(list, len(steps), out.Stalled); msg != "" {
+		return msg
+	}
+	return checkMessagesAndTimes(list, saved, now)
+}
+
+// checkSummary checks Ready against the steps and the Stalled or Reconciling tail.
+func checkSummary(list lc.Conditions, nSteps int, stalledOut bool) string {
+	allTrue, stalled := true, false
+	for _, c := range list[1 : 1+nSteps] {
+		allTrue = allTrue && c.Status == corev1.ConditionTrue
+		stalled = stalled || (c.Status == corev1.ConditionFalse && c.Severity == lc.SeverityError)
 		if c.Status == corev1.ConditionTrue && c.Severity != lc.SeverityNone {
-			return fmt.Sprintf("%s is True with severity %s", s, c.Severity)
+			return fmt.Sprintf("%s is True with severity %s", c.Type, c.Severity)
 		}
 	}
 	if (list[0].Status == corev1.ConditionTrue) != allTrue {
 		return "Ready is not True exactly when every applicable step is True"
 	}
-	extra := list[1+len(steps):]
+	extra := list[1+nSteps:]
+	want := []lc.Type{}
 	switch {
 	case stalled:
-		if len(extra) != 1 || extra[0].Type != StalledCondition || !out.Stalled {
-			return "a step failed with Error but Stalled is not the last condition"
-		}
+		want = []lc.Type{StalledCondition}
 	case !allTrue:
-		if len(extra) != 1 || extra[0].Type != ReconcilingCondition {
-			return "progressing without Reconciling last"
-		}
-	default:
-		if len(extra) != 0 {
-			return "Ready with extra conditions"
-		}
+		want = []lc.Type{ReconcilingCondition}
 	}
+	if len(extra) != len(want) || (len(want) == 1 && extra[0].Type != want[0]) || stalled != stalledOut {
+		return fmt.Sprintf("after the steps: %v, want %v", extra, want)
+	}
+	return ""
+}
+
+// checkMessagesAndTimes checks message bounds and that a transition time moves only
+// when the status changes.
+func checkMessagesAndTimes(list, saved lc.Conditions, now time.Time) string {
 	for _, c := range list {
 		if len(c.Message) > MaxMessageLength {
 			return fmt.Sprintf("%s has a message of %d bytes", c.Type, len(c.Message))
