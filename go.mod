@@ -20,6 +20,7 @@ replace (
 )
 
 require (
+	github.com/gophercloud/gophercloud/v2 v2.15.0
 	github.com/keystone-stepwise/keystone-operator/apis v0.0.0
 	github.com/onsi/ginkgo/v2 v2.28.2
 	github.com/onsi/gomega v1.42.0

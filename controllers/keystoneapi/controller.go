@@ -2,17 +2,34 @@ package keystoneapi
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // Kind is the reported kind.
 const Kind = "KeystoneAPI"
+
+// Field indexes of KeystoneAPI, to find the objects an input concerns.
+const (
+	secretIndex    = "spec.secret"
+	memcachedIndex = "spec.memcachedInstance"
+	databaseIndex  = "spec.databaseInstance"
+)
 
 var steps = condition.Steps(keystonev1.KeystoneAPISteps)
 
@@ -27,22 +44,102 @@ type Reconciler struct {
 type scope struct {
 	api   *keystonev1.KeystoneAPI
 	round *condition.Round
+
+	adminPassword    string
+	dbUser           string
+	dbPassword       string
+	memcachedServers []string
+	configHash       string
+	dbSyncHash       string
+	// requeueAfter is the soonest time-based step (fernet rotation), 0 for none.
+	requeueAfter time.Duration
+}
+
+// requeueAt asks for a reconcile after d, keeping the soonest request.
+func (s *scope) requeueAt(d time.Duration) {
+	if d <= 0 {
+		d = time.Second
+	}
+	if s.requeueAfter == 0 || d < s.requeueAfter {
+		s.requeueAfter = d
+	}
 }
 
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneapis,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneapis/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneapis/finalizers,verbs=update
+// +kubebuilder:rbac:groups=mariadb.openstack.org,resources=mariadbdatabases;mariadbaccounts,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=memcached.openstack.org,resources=memcacheds,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets;services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
-// SetupWithManager registers the controller and its watches.
+// SetupWithManager registers the controller, its field indexes and a watch on every input.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	ctx := context.Background()
+	indexes := map[string]func(*keystonev1.KeystoneAPI) string{
+		secretIndex:    func(a *keystonev1.KeystoneAPI) string { return a.Spec.Secret },
+		memcachedIndex: func(a *keystonev1.KeystoneAPI) string { return a.Spec.MemcachedInstance },
+		databaseIndex:  func(a *keystonev1.KeystoneAPI) string { return a.Spec.DatabaseInstance },
+	}
+	for field, value := range indexes {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, &keystonev1.KeystoneAPI{}, field, func(o client.Object) []string {
+			return []string{value(o.(*keystonev1.KeystoneAPI))}
+		}); err != nil {
+			return fmt.Errorf("indexing KeystoneAPI by %s: %w", field, err)
+		}
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&keystonev1.KeystoneAPI{}).
+		Owns(&corev1.Secret{}).
+		Owns(&corev1.Service{}).
+		Owns(&batchv1.Job{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&mariadbv1.MariaDBDatabase{}).
+		Owns(&mariadbv1.MariaDBAccount{}).
+		Watches(&corev1.Secret{}, r.enqueueBy(secretIndex, func(o client.Object) string { return o.GetName() })).
+		Watches(&memcachedv1.Memcached{}, r.enqueueBy(memcachedIndex, func(o client.Object) string { return o.GetName() })).
+		Watches(&corev1.Service{}, r.enqueueBy(databaseIndex, func(o client.Object) string {
+			if o.GetLabels()["app"] != "mariadb" {
+				return ""
+			}
+			return trimPrefix(o.GetLabels()["cr"], "mariadb-")
+		})).
 		Complete(r)
 }
 
+// enqueueBy wakes the KeystoneAPIs of an object's namespace whose indexed field equals
+// key(object).
+func (r *Reconciler) enqueueBy(index string, key func(client.Object) string) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		k := key(o)
+		if k == "" {
+			return nil
+		}
+		list := &keystonev1.KeystoneAPIList{}
+		if err := r.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{index: k}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing KeystoneAPIs for a watch event", "index", index)
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(list.Items))
+		for _, a := range list.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&a)})
+		}
+		return reqs
+	})
+}
+
+func trimPrefix(s, prefix string) string {
+	if len(s) > len(prefix) && s[:len(prefix)] == prefix {
+		return s[len(prefix):]
+	}
+	return ""
+}
+
 // Reconcile runs the steps of a KeystoneAPI in order and reports them.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	api := &keystonev1.KeystoneAPI{}
 	if err := r.Get(ctx, req.NamespacedName, api); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -53,13 +150,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		_, err = r.Reporter.Finish(ctx, api, base, condition.Status{
 			Conditions: &api.Status.Conditions, ObservedGeneration: &api.Status.ObservedGeneration,
 		}, s.round, err)
+		if !api.DeletionTimestamp.IsZero() {
+			r.Reporter.Metrics.Forget(Kind, api)
+		}
 	}()
-	return condition.RunPhases(ctx, s.round, s, r.phases())
-}
-
-// phases lists the steps of a KeystoneAPI in declared order.
-func (r *Reconciler) phases() []condition.Phase[*scope] {
-	return nil
+	if !api.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, s)
+	}
+	if controllerutil.AddFinalizer(api, Finalizer) {
+		if err := r.Update(ctx, api); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+	result, err = condition.RunPhases(ctx, s.round, s, r.phases())
+	if err == nil && result.IsZero() && s.requeueAfter > 0 {
+		result.RequeueAfter = s.requeueAfter
+	}
+	return result, err
 }
 
 // skippedSteps lists the steps that do not apply to the spec: in external mode only

@@ -91,6 +91,9 @@ func (m *Metrics) Observe(kind string, obj client.Object, conds lc.Conditions) {
 
 // Forget drops the series of a deleted object.
 func (m *Metrics) Forget(kind string, obj client.Object) {
+	if m == nil {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, t := range m.types[obj.GetUID()] {

@@ -1,0 +1,64 @@
+package keystoneapi
+
+import (
+	"context"
+	"fmt"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
+	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// Finalizer keeps a KeystoneAPI until the finalizers it put on other objects are released.
+const Finalizer = "keystone.openstack.org/keystoneapi"
+
+// reconcileDelete releases our finalizers on the database, account and memcached
+// (whichever still exist), then the KeystoneAPI's own; owned children go with it.
+func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
+	api := s.api
+	for _, obj := range []client.Object{
+		&mariadbv1.MariaDBDatabase{}, &mariadbv1.MariaDBAccount{}, &memcachedv1.Memcached{},
+	} {
+		if err := r.releaseFinalizer(ctx, api, obj, dependencyName(api, obj)); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if controllerutil.RemoveFinalizer(api, Finalizer) {
+		if err := r.Update(ctx, api); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+func dependencyName(api *keystonev1.KeystoneAPI, obj client.Object) string {
+	switch obj.(type) {
+	case *mariadbv1.MariaDBDatabase:
+		return keystone.DatabaseName
+	case *mariadbv1.MariaDBAccount:
+		return api.Spec.DatabaseAccount
+	default:
+		return api.Spec.MemcachedInstance
+	}
+}
+
+func (r *Reconciler) releaseFinalizer(ctx context.Context, api *keystonev1.KeystoneAPI, obj client.Object, name string) error {
+	if err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: name}, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading %T %s: %w", obj, name, err)
+	}
+	if !controllerutil.RemoveFinalizer(obj, finalizerFor(api)) {
+		return nil
+	}
+	if err := r.Update(ctx, obj); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("releasing our finalizer on %T %s: %w", obj, name, err)
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+package keystoneapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// ExternalRecheckInterval is how soon an external Keystone that could not be reached
+// is tried again: it cannot be watched.
+const ExternalRecheckInterval = 10 * time.Second
+
+// reconcileExternalEndpoint marks KeystoneEndpointReady in external mode: the admin
+// can authenticate at the internal override URL.
+func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (ctrl.Result, error) {
+	api := s.api
+	step := keystonev1.KeystoneAPIEndpointReady
+	api.Status.APIEndpoints = keystone.Endpoints(api)
+	url := api.Status.APIEndpoints[keystonev1.EndpointInternal]
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := openstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{
+		IdentityEndpoint: strings.TrimRight(url, "/") + "/v3/",
+		Username:         api.Spec.AdminUser,
+		Password:         s.adminPassword,
+		DomainName:       "Default",
+		Scope:            &gophercloud.AuthScope{ProjectName: api.Spec.AdminProject, DomainName: "Default"},
+	})
+	switch {
+	case err == nil:
+		s.round.MarkTrue(step, "admin %s authenticated at %s", api.Spec.AdminUser, url)
+		return ctrl.Result{}, nil
+	case gophercloud.ResponseCodeIs(err, http.StatusUnauthorized):
+		s.round.MarkFalse(step, condition.InvalidInput, "Keystone at %s refused the credentials of admin %s in project %s",
+			url, api.Spec.AdminUser, api.Spec.AdminProject)
+		return ctrl.Result{}, nil
+	default:
+		s.round.MarkFalse(step, condition.ServiceUnavailable, "Keystone at %s: %v", url, err)
+		return ctrl.Result{RequeueAfter: ExternalRecheckInterval}, nil
+	}
+}

@@ -1,0 +1,123 @@
+package keystoneapi
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// jobTailLength bounds the part of a pod's termination message quoted in a condition.
+const jobTailLength = 300
+
+// runJob drives a job step: done when status.hash[hashKey] equals hash; otherwise it
+// makes sure a Job for hash exists and reports it running, failed (with attempts and
+// the pod's termination reason) or succeeded. A Job built for another hash is replaced.
+func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, hashKey, hash string, desired *batchv1.Job) error {
+	api := s.api
+	if api.Status.Hash[hashKey] == hash {
+		s.round.MarkTrue(step, "job %s succeeded for the current inputs", desired.Name)
+		return nil
+	}
+	job := &batchv1.Job{}
+	err := r.Get(ctx, client.ObjectKeyFromObject(desired), job)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := controllerutil.SetControllerReference(api, desired, r.Scheme()); err != nil {
+			return fmt.Errorf("owning job %s: %w", desired.Name, err)
+		}
+		if err := r.Create(ctx, desired); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating job %s: %w", desired.Name, err)
+		}
+		s.round.MarkFalse(step, condition.Created, "job %s created", desired.Name)
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading job %s: %w", desired.Name, err)
+	}
+	if job.Annotations[keystone.HashAnnotation] != hash {
+		if err := r.Delete(ctx, job, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("replacing job %s: %w", job.Name, err)
+		}
+		s.round.MarkFalse(step, condition.Created, "job %s is replaced for new inputs", job.Name)
+		return nil
+	}
+	if finished(job, batchv1.JobComplete) {
+		if api.Status.Hash == nil {
+			api.Status.Hash = map[string]string{}
+		}
+		api.Status.Hash[hashKey] = hash
+		if !api.Spec.PreserveJobs {
+			if err := r.Delete(ctx, job, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting finished job %s: %w", job.Name, err)
+			}
+		}
+		s.round.MarkTrue(step, "job %s succeeded", job.Name)
+		return nil
+	}
+	if finished(job, batchv1.JobFailed) {
+		s.round.MarkFalse(step, condition.CreationFailed, "%s", r.jobFailure(ctx, job))
+		return nil
+	}
+	s.round.MarkFalse(step, condition.Created, "job %s running (%d failed attempts so far)", job.Name, job.Status.Failed)
+	return nil
+}
+
+func finished(job *batchv1.Job, t batchv1.JobConditionType) bool {
+	for _, c := range job.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// jobFailure describes a failed Job: its name, attempts, the Job's reason and the
+// termination state of its last failed pod.
+func (r *Reconciler) jobFailure(ctx context.Context, job *batchv1.Job) string {
+	msg := fmt.Sprintf("job %s failed after %d attempts", job.Name, job.Status.Failed)
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			msg += fmt.Sprintf(" (%s: %s)", c.Reason, c.Message)
+		}
+	}
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err != nil {
+		return msg + "; its pods could not be read: " + err.Error()
+	}
+	sort.Slice(pods.Items, func(i, j int) bool {
+		return pods.Items[j].CreationTimestamp.Before(&pods.Items[i].CreationTimestamp)
+	})
+	for _, pod := range pods.Items {
+		for _, cs := range pod.Status.ContainerStatuses {
+			if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+				return fmt.Sprintf("%s; last pod %s: %s, exit code %d%s", msg, pod.Name, t.Reason, t.ExitCode, tail(t.Message))
+			}
+		}
+	}
+	return msg
+}
+
+func tail(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	if len(s) > jobTailLength {
+		cut := len(s) - jobTailLength
+		for cut < len(s) && !utf8.RuneStart(s[cut]) {
+			cut++
+		}
+		s = "…" + s[cut:]
+	}
+	return ": " + s
+}

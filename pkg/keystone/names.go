@@ -1,0 +1,95 @@
+package keystone
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+)
+
+// Port is the port Keystone's API listens on and its Services expose.
+const Port = 5000
+
+// Names of the objects a KeystoneAPI owns, and of the files they hold.
+const (
+	ConfigSecretSuffix = "-config-data"
+	KeysSecretSuffix   = "-keys"
+	DBSecretSuffix     = "-db-secret"
+	DBSyncJobSuffix    = "-db-sync"
+	BootstrapJobSuffix = "-bootstrap"
+	PublicSuffix       = "-public"
+	InternalSuffix     = "-internal"
+
+	// DatabaseName is the name of Keystone's database in MariaDB.
+	DatabaseName = "keystone"
+
+	// HashAnnotation records on a Job or pod template the input hash it was built for.
+	HashAnnotation = "keystone.openstack.org/input-hash"
+	// RotatedAtAnnotation records on the keys Secret when the fernet keys last rotated.
+	RotatedAtAnnotation = "keystone.openstack.org/fernet-rotated-at"
+)
+
+// Keys of KeystoneAPIStatus.Hash.
+const (
+	HashConfig    = "config"
+	HashDBSync    = "dbsync"
+	HashBootstrap = "bootstrap"
+)
+
+// ConfigSecretName is the Secret holding the rendered configuration.
+func ConfigSecretName(api *keystonev1.KeystoneAPI) string { return api.Name + ConfigSecretSuffix }
+
+// KeysSecretName is the Secret holding the fernet and credential keys.
+func KeysSecretName(api *keystonev1.KeystoneAPI) string { return api.Name + KeysSecretSuffix }
+
+// DBSecretName is the Secret holding the database account's password, when the operator creates it.
+func DBSecretName(api *keystonev1.KeystoneAPI) string { return api.Name + DBSecretSuffix }
+
+// DBSyncJobName is the db-sync Job.
+func DBSyncJobName(api *keystonev1.KeystoneAPI) string { return api.Name + DBSyncJobSuffix }
+
+// BootstrapJobName is the bootstrap Job.
+func BootstrapJobName(api *keystonev1.KeystoneAPI) string { return api.Name + BootstrapJobSuffix }
+
+// ServiceName is the Service of an interface (public or internal).
+func ServiceName(api *keystonev1.KeystoneAPI, iface string) string {
+	if iface == keystonev1.EndpointPublic {
+		return api.Name + PublicSuffix
+	}
+	return api.Name + InternalSuffix
+}
+
+// Labels select the pods of a KeystoneAPI and mark everything it owns.
+func Labels(api *keystonev1.KeystoneAPI) map[string]string {
+	return map[string]string{"service": "keystone", "keystone.openstack.org/keystoneapi": api.Name}
+}
+
+// Hash is a stable digest of a set of named values.
+func Hash(values map[string]string) string {
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h := sha256.New()
+	for _, k := range keys {
+		_, _ = fmt.Fprintf(h, "%d:%s=%d:%s;", len(k), k, len(values[k]), values[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Endpoints returns the URLs Keystone is registered at, by interface: the override
+// when set, else the Service's cluster DNS name.
+func Endpoints(api *keystonev1.KeystoneAPI) map[string]string {
+	out := map[string]string{}
+	for _, iface := range []string{keystonev1.EndpointPublic, keystonev1.EndpointInternal} {
+		url := api.EndpointOverrideURL(iface)
+		if url == "" {
+			url = fmt.Sprintf("http://%s.%s.svc:%d", ServiceName(api, iface), api.Namespace, Port)
+		}
+		out[iface] = url
+	}
+	return out
+}

@@ -1,0 +1,189 @@
+package keystone
+
+import (
+	"fmt"
+	"strconv"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+// The container contract: the image provides kolla_set_configs, which copies the files
+// that the config.json mounted at KollaConfigMountPath lists from ConfigMountPath into
+// place, and kolla_start, which runs that file's command; keystone-manage; and httpd with
+// mod_wsgi. Keys are mounted, not copied, so a rotation reaches running pods.
+const (
+	// KeystoneUID is the keystone user of the image.
+	KeystoneUID int64 = 42425
+	// JobBackoffLimit is how many failed attempts a db-sync or bootstrap Job makes
+	// before the operator reports it failed.
+	JobBackoffLimit int32 = 3
+	// BootstrapPasswordEnv is read by `keystone-manage bootstrap`.
+	BootstrapPasswordEnv = "OS_BOOTSTRAP_PASSWORD"
+
+	configVolume     = "config-data"
+	kollaVolume      = "kolla-config"
+	fernetVolume     = "fernet-keys"
+	credentialVolume = "credential-keys"
+	kollaStart       = "/usr/local/bin/kolla_set_configs && exec /usr/local/bin/kolla_start"
+)
+
+// JobCommand is the shell command of a job container: copy the configuration, then run cmd.
+func JobCommand(cmd string) string {
+	return "/usr/local/bin/kolla_set_configs && exec " + cmd
+}
+
+// DBSyncJob runs `keystone-manage db_sync` for the configuration of hash.
+func DBSyncJob(api *keystonev1.KeystoneAPI, hash string) *batchv1.Job {
+	return job(api, DBSyncJobName(api), hash, "keystone-manage db_sync", nil)
+}
+
+// BootstrapJob runs `keystone-manage bootstrap`: admin user, project and role, the
+// region, and Keystone's own endpoints. The password comes from the Secret.
+func BootstrapJob(api *keystonev1.KeystoneAPI, hash string, endpoints map[string]string) *batchv1.Job {
+	cmd := fmt.Sprintf("keystone-manage bootstrap --bootstrap-username %s --bootstrap-project-name %s "+
+		"--bootstrap-role-name admin --bootstrap-service-name keystone --bootstrap-region-id %s "+
+		"--bootstrap-admin-url %s --bootstrap-internal-url %s --bootstrap-public-url %s",
+		shellQuote(api.Spec.AdminUser), shellQuote(api.Spec.AdminProject), shellQuote(api.Spec.Region),
+		shellQuote(endpoints[keystonev1.EndpointInternal]), shellQuote(endpoints[keystonev1.EndpointInternal]),
+		shellQuote(endpoints[keystonev1.EndpointPublic]))
+	env := []corev1.EnvVar{{Name: BootstrapPasswordEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: api.Spec.Secret}, Key: api.Spec.PasswordSelectors.Admin,
+	}}}}
+	return job(api, BootstrapJobName(api), hash, cmd, env)
+}
+
+func job(api *keystonev1.KeystoneAPI, name, hash, cmd string, env []corev1.EnvVar) *batchv1.Job {
+	pod := podSpec(api, corev1.Container{
+		Name:    name,
+		Command: []string{"/bin/bash", "-c", JobCommand(cmd)},
+		Env:     env,
+	})
+	pod.RestartPolicy = corev1.RestartPolicyNever
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: api.Namespace, Labels: Labels(api),
+			Annotations: map[string]string{HashAnnotation: hash}},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: ptr.To(JobBackoffLimit),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: Labels(api)},
+				Spec:       pod,
+			},
+		},
+	}
+}
+
+// Services returns the public and internal Services.
+func Services(api *keystonev1.KeystoneAPI) []*corev1.Service {
+	var out []*corev1.Service
+	for _, iface := range []string{keystonev1.EndpointPublic, keystonev1.EndpointInternal} {
+		labels := Labels(api)
+		labels["endpoint"] = iface
+		out = append(out, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: ServiceName(api, iface), Namespace: api.Namespace, Labels: labels},
+			Spec: corev1.ServiceSpec{
+				Selector: Labels(api),
+				Ports: []corev1.ServicePort{{Name: "keystone-" + iface, Port: Port, Protocol: corev1.ProtocolTCP,
+					TargetPort: intstr.FromInt32(Port)}},
+			},
+		})
+	}
+	return out
+}
+
+// Deployment returns the API Deployment; configHash in the pod template rolls the
+// pods when the configuration changes.
+func Deployment(api *keystonev1.KeystoneAPI, configHash string) *appsv1.Deployment {
+	probe := func(initialDelay int32) *corev1.Probe {
+		return &corev1.Probe{
+			ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v3", Port: intstr.FromInt32(Port)}},
+			InitialDelaySeconds: initialDelay, PeriodSeconds: 10, TimeoutSeconds: 5,
+		}
+	}
+	pod := podSpec(api, corev1.Container{
+		Name:           "keystone-api",
+		Command:        []string{"/bin/bash", "-c", kollaStart},
+		Ports:          []corev1.ContainerPort{{Name: "keystone", ContainerPort: Port, Protocol: corev1.ProtocolTCP}},
+		ReadinessProbe: probe(2),
+		LivenessProbe:  probe(20),
+		Resources:      api.Spec.Resources,
+	})
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: api.Name, Namespace: api.Namespace, Labels: Labels(api)},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(ptr.Deref(api.Spec.Replicas, 1)),
+			Selector: &metav1.LabelSelector{MatchLabels: Labels(api)},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: Labels(api), Annotations: map[string]string{HashAnnotation: configHash}},
+				Spec:       pod,
+			},
+		},
+	}
+}
+
+// podSpec completes container c with the image, the configuration and keys, and a
+// restricted security context, and wraps it in a pod spec.
+func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container) corev1.PodSpec {
+	kollaFile := APIKollaConfig
+	c.Image = api.Spec.ContainerImage
+	c.Env = append(c.Env, corev1.EnvVar{Name: "KOLLA_CONFIG_STRATEGY", Value: "COPY_ALWAYS"})
+	c.VolumeMounts = []corev1.VolumeMount{
+		{Name: configVolume, MountPath: ConfigMountPath, ReadOnly: true},
+		{Name: kollaVolume, MountPath: KollaConfigMountPath, SubPath: kollaFile, ReadOnly: true},
+		{Name: fernetVolume, MountPath: FernetKeyRepository, ReadOnly: true},
+		{Name: credentialVolume, MountPath: CredentialKeyRepository, ReadOnly: true},
+	}
+	c.SecurityContext = &corev1.SecurityContext{
+		RunAsUser:                ptr.To(KeystoneUID),
+		RunAsNonRoot:             ptr.To(true),
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	spec := corev1.PodSpec{
+		Containers: []corev1.Container{c},
+		Volumes: []corev1.Volume{
+			secretVolume(configVolume, ConfigSecretName(api), nil),
+			secretVolume(kollaVolume, ConfigSecretName(api), nil),
+			secretVolume(fernetVolume, KeysSecretName(api), keyItems(FernetKeyPrefix, int(fernetMaxActiveKeys(api)))),
+			secretVolume(credentialVolume, KeysSecretName(api), keyItems(CredentialKeyPrefix, CredentialKeyCount)),
+		},
+	}
+	if api.Spec.NodeSelector != nil {
+		spec.NodeSelector = *api.Spec.NodeSelector
+	}
+	return spec
+}
+
+func secretVolume(name, secret string, items []corev1.KeyToPath) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: secret, Items: items, DefaultMode: ptr.To[int32](0o440),
+	}}}
+}
+
+// keyItems maps Secret keys <prefix>0..n-1 to the files 0..n-1 of a key repository.
+func keyItems(prefix string, n int) []corev1.KeyToPath {
+	items := make([]corev1.KeyToPath, n)
+	for i := range items {
+		items[i] = corev1.KeyToPath{Key: prefix + strconv.Itoa(i), Path: strconv.Itoa(i)}
+	}
+	return items
+}
+
+// shellQuote quotes s for bash.
+func shellQuote(s string) string {
+	out := "'"
+	for _, r := range s {
+		if r == '\'' {
+			out += `'\''`
+		} else {
+			out += string(r)
+		}
+	}
+	return out + "'"
+}
