@@ -141,7 +141,7 @@ func trimPrefix(s, prefix string) string {
 // Reconcile runs the steps of a KeystoneAPI in order and reports them.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	api := &keystonev1.KeystoneAPI{}
-	if err := r.Get(ctx, req.NamespacedName, api); err != nil {
+	if err := r.Reporter.Get(ctx, req.NamespacedName, api); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	base := api.DeepCopy()
@@ -152,6 +152,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}, s.round, err)
 		if !api.DeletionTimestamp.IsZero() {
 			r.Reporter.Metrics.Forget(Kind, api)
+			r.Reporter.Versions.Forget(api)
 		}
 	}()
 	if !api.DeletionTimestamp.IsZero() {

@@ -43,7 +43,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile runs the registration steps of a KeystoneService in order and reports them.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 	svc := &keystonev1.KeystoneService{}
-	if err := r.Get(ctx, req.NamespacedName, svc); err != nil {
+	if err := r.Reporter.Get(ctx, req.NamespacedName, svc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	base := svc.DeepCopy()

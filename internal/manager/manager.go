@@ -64,7 +64,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	m := condition.NewMetrics(metrics.Registry, clk.Now)
 	reporter := func(kind string) condition.Reporter {
 		return condition.Reporter{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("keystone-operator"),
-			Metrics: m, Kind: kind}
+			Metrics: m, Versions: condition.NewVersions(), Reader: mgr.GetAPIReader(), Kind: kind}
 	}
 	if err := (&keystoneapi.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneapi.Kind), Clock: clk}).
 		SetupWithManager(mgr); err != nil {

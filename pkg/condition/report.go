@@ -17,8 +17,24 @@ type Reporter struct {
 	Client   client.Client
 	Recorder record.EventRecorder
 	Metrics  *Metrics
+	// Versions records the resourceVersion of each status written.
+	Versions *Versions
+	// Reader reads objects past the cache when it is behind our own writes.
+	Reader client.Reader
 	// Kind names the reported kind in metrics.
 	Kind string
+}
+
+// Get reads obj through the cache, and again from the API server when the cache is
+// older than the last status this Reporter wrote for it.
+func (r Reporter) Get(ctx context.Context, key client.ObjectKey, obj client.Object) error {
+	if err := r.Client.Get(ctx, key, obj); err != nil {
+		return err
+	}
+	if r.Reader != nil && r.Versions.Stale(obj) {
+		return r.Reader.Get(ctx, key, obj)
+	}
+	return nil
 }
 
 // Status is where an object keeps what the contract reports.
@@ -46,6 +62,7 @@ func (r Reporter) Finish(ctx context.Context, obj, base client.Object, status St
 			}
 			return out, joinErr(reconcileErr, fmt.Errorf("writing status: %w", err))
 		}
+		r.Versions.Record(obj)
 		for _, t := range out.Transitions {
 			eventType := corev1.EventTypeNormal
 			if t.Warning() {

@@ -103,6 +103,9 @@ func Deployment(api *keystonev1.KeystoneAPI, configHash string) *appsv1.Deployme
 		return &corev1.Probe{
 			ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v3", Port: intstr.FromInt32(Port)}},
 			InitialDelaySeconds: initialDelay, PeriodSeconds: 10, TimeoutSeconds: 5,
+			// The API server's defaults, set here so that a comparison with the stored
+			// object (integers are compared strictly) finds nothing to change.
+			SuccessThreshold: 1, FailureThreshold: 3,
 		}
 	}
 	pod := podSpec(api, corev1.Container{

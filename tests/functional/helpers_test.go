@@ -8,6 +8,8 @@ import (
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
@@ -84,4 +86,14 @@ func getService(key types.NamespacedName) func(g Gomega) *keystonev1.KeystoneSer
 		g.Expect(k8sClient.Get(context.Background(), key, svc)).To(Succeed())
 		return svc
 	}
+}
+
+type metav1ObjectMeta = metav1.ObjectMeta
+
+func runtimeToUnstructured(obj any) (map[string]any, error) {
+	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+}
+
+func unstructuredOf(m map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: m}
 }

@@ -9,7 +9,6 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 var _ = Describe("The keystone.openstack.org schema", func() {
@@ -109,8 +108,8 @@ var _ = Describe("The keystone.openstack.org schema", func() {
 			lines := strings.Split(strings.TrimSpace(out), "\n")
 			g.Expect(lines).To(HaveLen(2))
 			g.Expect(strings.Fields(lines[0])).To(Equal([]string{"NAME", "READY", "REASON", "MESSAGE", "AGE"}))
-			g.Expect(strings.Fields(lines[1])[:3]).To(Equal([]string{"keystone", "False", "Init"}))
-			g.Expect(lines[1]).To(ContainSubstring("InputReady (0/9 ready)"))
+			g.Expect(strings.Fields(lines[1])[:3]).To(Equal([]string{"keystone", "False", "DependencyNotFound"}))
+			g.Expect(lines[1]).To(ContainSubstring("InputReady (0/9 ready): secret osp-secret with key AdminPassword not found"))
 		}).Should(Succeed())
 		Eventually(func(g Gomega) {
 			out := kubectl("get", "keystoneservice", "-n", ns)
@@ -126,48 +125,17 @@ var _ = Describe("The keystone.openstack.org schema", func() {
 	})
 })
 
-var _ = Describe("A KeystoneAPI object", func() {
-	It("reports Unknown steps until a controller runs them, and a converged object is not written again", func() {
-		ns := newNamespace()
-		key := types.NamespacedName{Namespace: ns, Name: "keystone"}
-		Expect(k8sClient.Create(context.Background(), keystoneAPI(ns))).To(Succeed())
-		Eventually(func(g Gomega) {
-			api := getAPI(key)(g)
-			g.Expect(api.Status.ObservedGeneration).To(Equal(api.Generation))
-			g.Expect(api.Status.Conditions).NotTo(BeEmpty())
-		}).Should(Succeed())
-		api := getAPI(key)(Default)
-		Expect(summary(api.Status.Conditions)[:2]).To(Equal([]condition{
-			{"Ready", "False", "Init", "Info"},
-			{keystonev1.KeystoneAPIInputReady, "Unknown", "Init", ""},
-		}))
-		var types []string
-		for _, c := range api.Status.Conditions {
-			types = append(types, string(c.Type))
-		}
-		Expect(types).To(Equal([]string{"Ready", "InputReady", "DBReady", "MemcachedReady", "ServiceConfigReady",
-			"FernetKeysReady", "DBSyncReady", "ExposeServiceReady", "BootstrapReady", "DeploymentReady", "Reconciling"}))
-
-		By("touching an annotation to force reconciles of a converged object")
-		patch := client.MergeFrom(api.DeepCopy())
-		api.Annotations = map[string]string{"test": "touch"}
-		Expect(k8sClient.Patch(context.Background(), api, patch)).To(Succeed())
-		rv := api.ResourceVersion
-		Consistently(func(g Gomega) {
-			g.Expect(getAPI(key)(g).ResourceVersion).To(Equal(rv))
-		}).Should(Succeed())
-	})
-
-	It("declares only the input and endpoint steps in external mode", func() {
+var _ = Describe("A KeystoneAPI in external mode", func() {
+	It("declares only the input and endpoint steps", func() {
 		ns := newNamespace()
 		Expect(k8sClient.Create(context.Background(), externalKeystoneAPI(ns))).To(Succeed())
 		Eventually(func(g Gomega) {
 			api := getAPI(types.NamespacedName{Namespace: ns, Name: "keystone"})(g)
 			g.Expect(summary(api.Status.Conditions)).To(Equal([]condition{
-				{"Ready", "False", "Init", "Info"},
-				{keystonev1.KeystoneAPIInputReady, "Unknown", "Init", ""},
+				{"Ready", "False", "DependencyNotFound", "Warning"},
+				{keystonev1.KeystoneAPIInputReady, "False", "DependencyNotFound", "Warning"},
 				{keystonev1.KeystoneAPIEndpointReady, "Unknown", "Init", ""},
-				{"Reconciling", "True", "Init", ""},
+				{"Reconciling", "True", "DependencyNotFound", ""},
 			}))
 		}).Should(Succeed())
 	})

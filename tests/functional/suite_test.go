@@ -2,6 +2,10 @@ package functional
 
 import (
 	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -14,6 +18,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -26,6 +32,10 @@ const (
 )
 
 var (
+	// testClock drives the operator's time-based steps (fernet rotation).
+	testClock = clocktesting.NewFakeClock(time.Now())
+	// managerWrites counts the manager's mutating API requests, by "METHOD path".
+	managerWrites sync.Map
 	testEnv    *envtest.Environment
 	k8sClient  client.Client
 	kubeconfig string
@@ -58,7 +68,9 @@ var _ = BeforeSuite(func() {
 	k8sClient, err = client.New(cfg, client.Options{Scheme: manager.Scheme})
 	Expect(err).NotTo(HaveOccurred())
 
-	mgr, err := manager.New(cfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0"})
+	mgrCfg := rest.CopyConfig(cfg)
+	mgrCfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return &writeCounter{next: rt} }
+	mgr, err := manager.New(mgrCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0", Clock: testClock})
 	Expect(err).NotTo(HaveOccurred())
 	var ctx context.Context
 	ctx, cancel = context.WithCancel(context.Background())
@@ -68,6 +80,30 @@ var _ = BeforeSuite(func() {
 	}()
 	DeferCleanup(func() { cancel() })
 })
+
+// writeCounter counts the mutating requests that pass through it.
+type writeCounter struct{ next http.RoundTripper }
+
+func (w *writeCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet {
+		key := req.Method + " " + req.URL.Path
+		n, _ := managerWrites.LoadOrStore(key, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
+	}
+	return w.next.RoundTrip(req)
+}
+
+// writesIn counts the manager's mutating requests whose path contains ns.
+func writesIn(ns string) map[string]int64 {
+	out := map[string]int64{}
+	managerWrites.Range(func(k, v any) bool {
+		if strings.Contains(k.(string), "/namespaces/"+ns+"/") {
+			out[k.(string)] = v.(*atomic.Int64).Load()
+		}
+		return true
+	})
+	return out
+}
 
 // newNamespace creates a namespace for one spec and deletes it afterwards.
 func newNamespace() string {

@@ -1,0 +1,61 @@
+package condition
+
+import (
+	"strconv"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Versions remembers the resourceVersion of the last status each object was written
+// with, so that a reconcile can tell when the cache hands it an object older than its
+// own last write (the watch event of a child can arrive before that of the status).
+// Acting on such an object would redo finished steps.
+type Versions struct {
+	mu      sync.Mutex
+	written map[types.UID]uint64
+}
+
+// NewVersions returns an empty record.
+func NewVersions() *Versions { return &Versions{written: map[types.UID]uint64{}} }
+
+// Record notes obj's resourceVersion after a write.
+func (v *Versions) Record(obj client.Object) {
+	if v == nil {
+		return
+	}
+	rv, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if rv > v.written[obj.GetUID()] {
+		v.written[obj.GetUID()] = rv
+	}
+}
+
+// Stale tells whether obj is older than the last write recorded for it.
+func (v *Versions) Stale(obj client.Object) bool {
+	if v == nil {
+		return false
+	}
+	rv, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return false
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return rv < v.written[obj.GetUID()]
+}
+
+// Forget drops what was recorded for a deleted object.
+func (v *Versions) Forget(obj client.Object) {
+	if v == nil {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.written, obj.GetUID())
+}

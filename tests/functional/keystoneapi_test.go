@@ -1,0 +1,333 @@
+package functional
+
+import (
+	"fmt"
+	"time"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const galera = "openstack"
+
+// expectConditions waits until the KeystoneAPI's conditions include want.
+func expectConditions(key types.NamespacedName, want ...condition) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		api := getAPI(key)(g)
+		g.Expect(api.Status.ObservedGeneration).To(Equal(api.Generation))
+		g.Expect(summary(api.Status.Conditions)).To(ContainElements(want))
+	}).Should(Succeed())
+}
+
+func message(key types.NamespacedName, t lc.Type) string {
+	c := getAPI(key)(Default).Status.Conditions.Get(t)
+	Expect(c).NotTo(BeNil())
+	return c.Message
+}
+
+// deploy walks a KeystoneAPI from nothing to Ready, playing every dependency.
+func deploy(ns string, mutate ...func(*keystonev1.KeystoneAPI)) types.NamespacedName {
+	GinkgoHelper()
+	api := keystoneAPI(ns)
+	for _, m := range mutate {
+		m(api)
+	}
+	Expect(k8sClient.Create(ctx, api)).To(Succeed())
+	key := client.ObjectKeyFromObject(api)
+	createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
+	createMemcached(ns, "memcached")
+	markMemcachedReady(ns, "memcached")
+	markDatabaseReady(ns, galera)
+	finishJob(ns, "keystone-db-sync", true, "")
+	finishJob(ns, "keystone-bootstrap", true, "")
+	rollOut(ns, "keystone", ptr.Deref(api.Spec.Replicas, 1))
+	expectConditions(key, condition{"Ready", "True", "Ready", ""})
+	return key
+}
+
+var _ = Describe("KeystoneAPI", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	It("walks every step forward, each with its reason and severity", func() {
+		Expect(k8sClient.Create(ctx, keystoneAPI(ns))).To(Succeed())
+		key := types.NamespacedName{Namespace: ns, Name: "keystone"}
+
+		By("missing the admin secret")
+		expectConditions(key,
+			condition{"Ready", "False", "DependencyNotFound", "Warning"},
+			condition{"InputReady", "False", "DependencyNotFound", "Warning"},
+			condition{"DBReady", "Unknown", "Init", ""})
+		Expect(message(key, "Ready")).To(Equal("InputReady (0/9 ready): secret osp-secret with key AdminPassword not found"))
+
+		By("the secret arrives: the database is requested")
+		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
+		expectConditions(key,
+			condition{"Ready", "False", "Requested", "Info"},
+			condition{"InputReady", "True", "Ready", ""},
+			condition{"DBReady", "False", "Requested", "Info"})
+		db := &mariadbv1.MariaDBDatabase{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, db)).To(Succeed())
+		Expect(db.Labels).To(HaveKeyWithValue("dbName", galera))
+		Expect(db.Finalizers).To(ContainElement("keystone.openstack.org/keystoneapi-keystone"))
+		acc := &mariadbv1.MariaDBAccount{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, acc)).To(Succeed())
+		Expect(acc.Spec.Secret).To(Equal("keystone-db-secret"))
+
+		By("the database is ready: memcached is missing")
+		markDatabaseReady(ns, galera)
+		expectConditions(key,
+			condition{"DBReady", "True", "Ready", ""},
+			condition{"MemcachedReady", "False", "DependencyNotFound", "Warning"})
+		Expect(getAPI(key)(Default).Status.DatabaseHostname).To(Equal(galera + "." + ns + ".svc"))
+
+		By("memcached exists but is not ready")
+		createMemcached(ns, "memcached")
+		expectConditions(key, condition{"MemcachedReady", "False", "Requested", "Info"})
+
+		By("memcached is ready: config, keys, and the db-sync job runs")
+		markMemcachedReady(ns, "memcached")
+		expectConditions(key,
+			condition{"Ready", "False", "Created", "Info"},
+			condition{"MemcachedReady", "True", "Ready", ""},
+			condition{"ServiceConfigReady", "True", "Ready", ""},
+			condition{"FernetKeysReady", "True", "Ready", ""},
+			condition{"DBSyncReady", "False", "Created", "Info"},
+			condition{"ExposeServiceReady", "Unknown", "Init", ""})
+		cfg := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-config-data"}, cfg)).To(Succeed())
+		Expect(string(cfg.Data["keystone.conf"])).To(ContainSubstring("memcache_servers = memcached-0.memcached." + ns + ".svc:11211"))
+		Expect(string(cfg.Data["keystone.conf"])).To(ContainSubstring("@" + galera + "." + ns + ".svc/keystone"))
+		keys := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-keys"}, keys)).To(Succeed())
+		Expect(keystone.FernetKeys(keys.Data)).To(HaveLen(5))
+		Expect(keystone.CredentialKeys(keys.Data)).To(HaveLen(2))
+		Expect(getAPI(key)(Default).Status.Hash).To(HaveKey("config"))
+
+		By("db-sync succeeds: services exposed, bootstrap runs")
+		finishJob(ns, "keystone-db-sync", true, "")
+		expectConditions(key,
+			condition{"DBSyncReady", "True", "Ready", ""},
+			condition{"ExposeServiceReady", "True", "Ready", ""},
+			condition{"BootstrapReady", "False", "Created", "Info"})
+		api := getAPI(key)(Default)
+		Expect(api.Status.APIEndpoints).To(Equal(map[string]string{
+			"public":   "http://keystone-public." + ns + ".svc:5000",
+			"internal": "http://keystone-internal." + ns + ".svc:5000",
+		}))
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-db-sync"}, &batchv1.Job{}))
+		}).Should(BeTrue(), "a finished job is deleted unless preserveJobs")
+		boot := &batchv1.Job{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-bootstrap"}, boot)).To(Succeed())
+		Expect(boot.Spec.Template.Spec.Containers[0].Command[2]).To(ContainSubstring("--bootstrap-region-id 'regionOne'"))
+
+		By("bootstrap succeeds: the deployment rolls out")
+		finishJob(ns, "keystone-bootstrap", true, "")
+		expectConditions(key,
+			condition{"BootstrapReady", "True", "Ready", ""},
+			condition{"DeploymentReady", "False", "Created", "Info"})
+
+		By("a replica is ready: Ready")
+		rollOut(ns, "keystone", 1)
+		expectConditions(key, condition{"Ready", "True", "Ready", ""}, condition{"DeploymentReady", "True", "Ready", ""})
+		api = getAPI(key)(Default)
+		Expect(api.Status.ReadyCount).To(BeEquivalentTo(1))
+		Expect(api.IsReady()).To(BeTrue())
+		Expect(api.Status.Conditions.Has("Reconciling")).To(BeFalse())
+		Expect(kstatusOf(key)).To(Equal(status.CurrentStatus))
+	})
+
+	It("stalls on a failed db-sync with the job's failure in the message, and recovers on a spec change", func() {
+		api := keystoneAPI(ns)
+		Expect(k8sClient.Create(ctx, api)).To(Succeed())
+		key := client.ObjectKeyFromObject(api)
+		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
+		createMemcached(ns, "memcached")
+		markMemcachedReady(ns, "memcached")
+		markDatabaseReady(ns, galera)
+		finishJob(ns, "keystone-db-sync", false, "sqlalchemy.exc.OperationalError: (1045, \"Access denied for user 'keystone'\")")
+		expectConditions(key,
+			condition{"Ready", "False", "CreationFailed", "Error"},
+			condition{"DBSyncReady", "False", "CreationFailed", "Error"},
+			condition{"Stalled", "True", "CreationFailed", ""})
+		msg := message(key, "DBSyncReady")
+		Expect(msg).To(ContainSubstring("job keystone-db-sync failed after 4 attempts"))
+		Expect(msg).To(ContainSubstring("BackoffLimitExceeded"))
+		Expect(msg).To(ContainSubstring("exit code 1: sqlalchemy.exc.OperationalError: (1045"))
+		Expect(kstatusOf(key)).To(Equal(status.FailedStatus))
+
+		By("no new attempt while nothing changes")
+		job := &batchv1.Job{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-db-sync"}, job)).To(Succeed())
+		uid := job.UID
+		touch(key)
+		Consistently(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-db-sync"}, job)).To(Succeed())
+			g.Expect(job.UID).To(Equal(uid))
+		}, time.Second).Should(Succeed())
+
+		By("a spec change replaces the job")
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.CustomServiceConfig = "[database]\nconnection_recycle_time = 60\n" })
+		expectConditions(key, condition{"DBSyncReady", "False", "Created", "Info"})
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-db-sync"}, job)).To(Succeed())
+			g.Expect(job.UID).NotTo(Equal(uid))
+		}).Should(Succeed())
+		Expect(getAPI(key)(Default).Status.Conditions.Has("Stalled")).To(BeFalse())
+		finishJob(ns, "keystone-db-sync", true, "")
+		expectConditions(key, condition{"DBSyncReady", "True", "Ready", ""})
+	})
+
+	It("reports a rollout past its progress deadline as an Error", func() {
+		key := deploy(ns)
+		exceedDeadline(ns, "keystone")
+		expectConditions(key,
+			condition{"Ready", "False", "CreationFailed", "Error"},
+			condition{"DeploymentReady", "False", "CreationFailed", "Error"})
+		Expect(message(key, "DeploymentReady")).To(ContainSubstring("exceeded its progress deadline"))
+		rollOut(ns, "keystone", 1)
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+	})
+
+	It("goes back to not Ready when the admin secret is deleted, and forward when it returns", func() {
+		key := deploy(ns)
+		Expect(k8sClient.Delete(ctx, &corev1.Secret{ObjectMeta: metaOf(ns, "osp-secret")})).To(Succeed())
+		expectConditions(key,
+			condition{"Ready", "False", "DependencyNotFound", "Warning"},
+			condition{"InputReady", "False", "DependencyNotFound", "Warning"})
+		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+	})
+
+	It("follows a new generation and keeps the transition times of unaffected steps", func() {
+		key := deploy(ns)
+		before := getAPI(key)(Default)
+		inputTime := before.Status.Conditions.Get("InputReady").LastTransitionTime
+		oldHash := before.Status.Hash["config"]
+		time.Sleep(1100 * time.Millisecond) // transition times have a resolution of one second
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.CustomServiceConfig = "[DEFAULT]\ndebug = true\n" })
+		expectConditions(key,
+			condition{"DBSyncReady", "False", "Created", "Info"},
+			condition{"Ready", "False", "Created", "Info"})
+		after := getAPI(key)(Default)
+		Expect(after.Status.ObservedGeneration).To(Equal(after.Generation))
+		Expect(after.Status.Hash["config"]).NotTo(Equal(oldHash))
+		Expect(after.Status.Conditions.Get("InputReady").LastTransitionTime).To(Equal(inputTime))
+		finishJob(ns, "keystone-db-sync", true, "")
+		finishJob(ns, "keystone-bootstrap", true, "")
+		Eventually(func(g Gomega) {
+			dep := &appsv1.Deployment{}
+			g.Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
+			g.Expect(dep.Spec.Template.Annotations).To(HaveKeyWithValue(keystone.HashAnnotation, after.Status.Hash["config"]))
+		}).Should(Succeed())
+		rollOut(ns, "keystone", 1)
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+	})
+
+	It("is Ready scaled to 0, with readyCount 0", func() {
+		key := deploy(ns)
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.Replicas = ptr.To[int32](0) })
+		rollOut(ns, "keystone", 0)
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+		Expect(getAPI(key)(Default).Status.ReadyCount).To(BeZero())
+		dep := &appsv1.Deployment{}
+		Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
+		Expect(dep.Spec.Replicas).To(HaveValue(BeZero()))
+	})
+
+	It("performs no API write when a converged KeystoneAPI is reconciled again", func() {
+		key := deploy(ns)
+		before := settledWrites(ns)
+		for i := 0; i < 5; i++ {
+			touch(key)
+		}
+		Consistently(func() map[string]int64 { return writesIn(ns) }, 2*time.Second).Should(Equal(before))
+	})
+
+	It("releases its finalizers on deletion, with its dependencies present or already gone", func() {
+		key := deploy(ns)
+		Expect(k8sClient.Delete(ctx, getAPI(key)(Default))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneAPI{})) }).Should(BeTrue())
+		mc := &memcachedv1.Memcached{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "memcached"}, mc)).To(Succeed())
+		Expect(mc.Finalizers).To(BeEmpty())
+		db := &mariadbv1.MariaDBDatabase{}
+		err := k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, db)
+		if err == nil {
+			Expect(db.Finalizers).NotTo(ContainElement("keystone.openstack.org/keystoneapi-keystone"))
+		}
+
+		By("a second KeystoneAPI whose memcached is already gone")
+		Expect(k8sClient.Delete(ctx, mc)).To(Succeed())
+		api := keystoneAPI(ns)
+		api.Name = "other"
+		Expect(k8sClient.Create(ctx, api)).To(Succeed())
+		other := client.ObjectKeyFromObject(api)
+		Eventually(func(g Gomega) { g.Expect(getAPI(other)(g).Finalizers).NotTo(BeEmpty()) }).Should(Succeed())
+		Expect(k8sClient.Delete(ctx, api)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, other, &keystonev1.KeystoneAPI{})) }).Should(BeTrue())
+	})
+})
+
+func metaOf(ns, name string) metav1ObjectMeta { return metav1ObjectMeta{Namespace: ns, Name: name} }
+
+// settledWrites waits until the manager's writes in ns stop changing and returns them.
+func settledWrites(ns string) map[string]int64 {
+	GinkgoHelper()
+	last := writesIn(ns)
+	Eventually(func() bool {
+		time.Sleep(300 * time.Millisecond)
+		now := writesIn(ns)
+		same := fmt.Sprint(now) == fmt.Sprint(last)
+		last = now
+		return same
+	}).Should(BeTrue())
+	return last
+}
+
+// touch forces a reconcile without changing the spec.
+func touch(key types.NamespacedName) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		api := getAPI(key)(g)
+		if api.Annotations == nil {
+			api.Annotations = map[string]string{}
+		}
+		api.Annotations["test/touch"] = time.Now().Format(time.RFC3339Nano)
+		g.Expect(k8sClient.Update(ctx, api)).To(Succeed())
+	}).Should(Succeed())
+}
+
+func updateAPI(key types.NamespacedName, mutate func(*keystonev1.KeystoneAPI)) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		api := getAPI(key)(g)
+		mutate(api)
+		g.Expect(k8sClient.Update(ctx, api)).To(Succeed())
+	}).Should(Succeed())
+}
+
+func kstatusOf(key types.NamespacedName) status.Status {
+	GinkgoHelper()
+	api := getAPI(key)(Default)
+	raw, err := runtimeToUnstructured(api)
+	Expect(err).NotTo(HaveOccurred())
+	res, err := status.Compute(unstructuredOf(raw))
+	Expect(err).NotTo(HaveOccurred())
+	return res.Status
+}
