@@ -41,7 +41,7 @@ type Options struct {
 	// LeaderElectionNamespace holds the lease when running outside a cluster.
 	LeaderElectionNamespace string
 	// Clock stamps condition transitions and drives time-based steps; the real clock when nil.
-	Clock clock.Clock
+	Clock clock.PassiveClock
 }
 
 // New builds a manager with both controllers registered.

@@ -149,7 +149,9 @@ func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container) corev1.PodSpec {
 		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
 	spec := corev1.PodSpec{
-		Containers: []corev1.Container{c},
+		// The group of the mounted key and config files, so the keystone user reads them (mode 0440).
+		SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr.To(KeystoneUID)},
+		Containers:      []corev1.Container{c},
 		Volumes: []corev1.Volume{
 			secretVolume(configVolume, ConfigSecretName(api), nil),
 			secretVolume(kollaVolume, ConfigSecretName(api), nil),

@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/rest"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -32,8 +31,9 @@ const (
 )
 
 var (
-	// testClock drives the operator's time-based steps (fernet rotation).
-	testClock = clocktesting.NewFakeClock(time.Now())
+	// testClock is the operator's clock: real time, moved forward by tests of
+	// time-based steps (fernet rotation).
+	testClock = &offsetClock{}
 	// managerWrites counts the manager's mutating API requests, by "METHOD path".
 	managerWrites sync.Map
 	testEnv    *envtest.Environment
@@ -80,6 +80,13 @@ var _ = BeforeSuite(func() {
 	}()
 	DeferCleanup(func() { cancel() })
 })
+
+// offsetClock is the real clock plus an offset that tests advance.
+type offsetClock struct{ offset atomic.Int64 }
+
+func (c *offsetClock) Now() time.Time                  { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *offsetClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+func (c *offsetClock) Advance(d time.Duration)         { c.offset.Add(int64(d)) }
 
 // writeCounter counts the mutating requests that pass through it.
 type writeCounter struct{ next http.RoundTripper }

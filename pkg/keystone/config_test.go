@@ -1,0 +1,101 @@
+package keystone
+
+import (
+	"flag"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func testAPI() *keystonev1.KeystoneAPI {
+	return &keystonev1.KeystoneAPI{
+		ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: "openstack"},
+		Spec: keystonev1.KeystoneAPISpec{
+			ContainerImage: "keystone:test", Replicas: ptr.To[int32](1), Secret: "osp-secret",
+			PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"},
+			DatabaseInstance:  "openstack", DatabaseAccount: "keystone", MemcachedInstance: "memcached",
+			Region: "regionOne", AdminProject: "admin", AdminUser: "admin",
+			FernetRotationDays: ptr.To[int32](1), FernetMaxActiveKeys: ptr.To[int32](5),
+		},
+	}
+}
+
+var testInput = ConfigInput{
+	DatabaseHostname: "openstack.openstack.svc",
+	DatabaseUser:     "keystone",
+	DatabasePassword: "p@ss:w/rd",
+	MemcachedServers: []string{"memcached-0.memcached.openstack.svc:11211", "memcached-1.memcached.openstack.svc:11211"},
+}
+
+func TestRenderConfigGolden(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*keystonev1.KeystoneAPI)
+	}{
+		{"default", func(*keystonev1.KeystoneAPI) {}},
+		{"custom", func(a *keystonev1.KeystoneAPI) {
+			a.Spec.CustomServiceConfig = "[DEFAULT]\ndebug = true\n"
+			a.Spec.FernetMaxActiveKeys = ptr.To[int32](3)
+			a.Spec.DefaultConfigOverwrite = map[string]string{"policy.yaml": "\"identity:list_users\": \"role:admin\"\n"}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			api := testAPI()
+			tt.mutate(api)
+			files, err := RenderConfig(api, testInput)
+			g.Expect(err).NotTo(HaveOccurred())
+			var b strings.Builder
+			for _, name := range sortedKeys(files) {
+				b.WriteString("==> " + name + " <==\n" + files[name] + "\n")
+			}
+			golden := filepath.Join("testdata", "config-"+tt.name+".golden")
+			if *update {
+				g.Expect(os.WriteFile(golden, []byte(b.String()), 0o600)).To(Succeed())
+			}
+			want, err := os.ReadFile(golden)
+			g.Expect(err).NotTo(HaveOccurred(), "run go test ./pkg/keystone -update to create it")
+			g.Expect(b.String()).To(Equal(string(want)))
+		})
+	}
+}
+
+func TestRenderConfig(t *testing.T) {
+	g := NewWithT(t)
+	files, err := RenderConfig(testAPI(), testInput)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(files[KeystoneConf]).To(ContainSubstring("connection = mysql+pymysql://keystone:p%40ss%3Aw%2Frd@openstack.openstack.svc/keystone?read_default_file=/etc/my.cnf"),
+		"the password is escaped in the URL")
+	g.Expect(files[KeystoneConf]).To(ContainSubstring("memcache_servers = memcached-0.memcached.openstack.svc:11211,memcached-1.memcached.openstack.svc:11211"))
+	g.Expect(files[KeystoneConf]).To(ContainSubstring("provider = fernet"))
+	g.Expect(files[KeystoneConf]).To(ContainSubstring("max_active_keys = 5"))
+	g.Expect(files).To(HaveKeyWithValue(CustomConf, ""))
+
+	api := testAPI()
+	api.Spec.DefaultConfigOverwrite = map[string]string{KeystoneConf: "[DEFAULT]\n"}
+	files, err = RenderConfig(api, testInput)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(files[KeystoneConf]).To(Equal("[DEFAULT]\n"), "defaultConfigOverwrite replaces a whole file")
+}
+
+func TestHash(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(Hash(map[string]string{"a": "1", "b": "2"})).To(Equal(Hash(map[string]string{"b": "2", "a": "1"})))
+	g.Expect(Hash(map[string]string{"a": "1b=2"})).NotTo(Equal(Hash(map[string]string{"a": "1", "b": "2"})))
+	g.Expect(Hash(map[string]string{"a": "1"})).NotTo(Equal(Hash(map[string]string{"a": "2"})))
+}
+
+func sortedKeys(m map[string]string) []string {
+	return slices.Sorted(maps.Keys(m))
+}

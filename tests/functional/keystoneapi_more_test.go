@@ -1,0 +1,115 @@
+package functional
+
+import (
+	"net/http"
+	"time"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var _ = Describe("KeystoneAPI fernet keys", func() {
+	It("rotate after fernetRotationDays the way keystone-manage does, without restarting pods", func() {
+		ns := newNamespace()
+		key := deploy(ns)
+		keysKey := types.NamespacedName{Namespace: ns, Name: "keystone-keys"}
+		before := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, keysKey, before)).To(Succeed())
+		oldKeys := keystone.FernetKeys(before.Data)
+		dep := &appsv1.Deployment{}
+		Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
+		template := dep.Spec.Template.DeepCopy()
+
+		By("no rotation before it is due, and no new keys on later reconciles")
+		touch(key)
+		Consistently(func(g Gomega) {
+			s := &corev1.Secret{}
+			g.Expect(k8sClient.Get(ctx, keysKey, s)).To(Succeed())
+			g.Expect(keystone.FernetKeys(s.Data)).To(Equal(oldKeys))
+		}, time.Second).Should(Succeed())
+
+		By("a day later")
+		testClock.Advance(25 * time.Hour)
+		touch(key)
+		Eventually(func(g Gomega) {
+			s := &corev1.Secret{}
+			g.Expect(k8sClient.Get(ctx, keysKey, s)).To(Succeed())
+			keys := keystone.FernetKeys(s.Data)
+			g.Expect(keys).To(HaveLen(5))
+			g.Expect(keys[4]).To(Equal(oldKeys[0]), "the staged key is the new primary")
+			g.Expect(keys[1:4]).To(Equal(oldKeys[2:5]), "the oldest secondary key is dropped")
+			g.Expect(keys[0]).NotTo(BeElementOf(oldKeys))
+			g.Expect(keystone.CredentialKeys(s.Data)).To(Equal(keystone.CredentialKeys(before.Data)))
+		}).Should(Succeed())
+		expectConditions(key, condition{"Ready", "True", "Ready", ""}, condition{"FernetKeysReady", "True", "Ready", ""})
+		Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
+		Expect(dep.Spec.Template).To(Equal(*template), "the pods are not rolled: keys are mounted, not in the config hash")
+
+		By("a smaller fernetMaxActiveKeys drops the oldest keys at once")
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.FernetMaxActiveKeys = ptr.To[int32](3) })
+		Eventually(func(g Gomega) {
+			s := &corev1.Secret{}
+			g.Expect(k8sClient.Get(ctx, keysKey, s)).To(Succeed())
+			g.Expect(keystone.FernetKeys(s.Data)).To(HaveLen(3))
+		}).Should(Succeed())
+	})
+})
+
+var _ = Describe("KeystoneAPI in external mode", func() {
+	var ns string
+	var ks *fakekeystone.Server
+	BeforeEach(func() {
+		ns = newNamespace()
+		ks = fakekeystone.New("admin", "secret-admin")
+		DeferCleanup(ks.Close)
+	})
+
+	external := func() types.NamespacedName {
+		api := externalKeystoneAPI(ns)
+		api.Spec.Override.Service.Internal.EndpointURL = ptr.To(ks.URL)
+		Expect(k8sClient.Create(ctx, api)).To(Succeed())
+		return client.ObjectKeyFromObject(api)
+	}
+
+	It("is Ready when the admin authenticates at the override URL, and creates nothing", func() {
+		key := external()
+		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
+		expectConditions(key, condition{"Ready", "True", "Ready", ""}, condition{"KeystoneEndpointReady", "True", "Ready", ""})
+		api := getAPI(key)(Default)
+		Expect(api.Status.APIEndpoints).To(Equal(map[string]string{"public": "https://keystone.example.com", "internal": ks.URL}))
+		Expect(summary(api.Status.Conditions)).To(HaveLen(3), "Ready, InputReady, KeystoneEndpointReady")
+		Expect(writesIn(ns)).NotTo(HaveKey(ContainSubstring("POST /apis/")), "no child object created")
+		Expect(writesIn(ns)).NotTo(HaveKey(ContainSubstring("/secrets")))
+	})
+
+	It("stalls with an Error when Keystone refuses the admin password, and recovers when the secret is fixed", func() {
+		key := external()
+		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "wrong"})
+		expectConditions(key,
+			condition{"Ready", "False", "InvalidInput", "Error"},
+			condition{"KeystoneEndpointReady", "False", "InvalidInput", "Error"},
+			condition{"Stalled", "True", "InvalidInput", ""})
+		s := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "osp-secret"}, s)).To(Succeed())
+		s.Data["AdminPassword"] = []byte("secret-admin")
+		Expect(k8sClient.Update(ctx, s)).To(Succeed())
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+	})
+
+	It("warns while Keystone is unavailable", func() {
+		ks.Fail(http.StatusServiceUnavailable)
+		key := external()
+		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
+		expectConditions(key,
+			condition{"Ready", "False", "ServiceUnavailable", "Warning"},
+			condition{"KeystoneEndpointReady", "False", "ServiceUnavailable", "Warning"})
+	})
+})
