@@ -67,7 +67,7 @@ verify: manifests generate fmt ## Regenerate everything and fail if the tree cha
 ##@ Test
 
 .PHONY: test
-test: manifests generate vet envtest ## Install what the tests need and run every test.
+test: manifests generate vet envtest debian-deps ## Install what the tests need and run every test.
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test $(ROOT_PKGS) $(TEST_ARGS)
 	cd $(APIS_DIR) && go test ./... $(TEST_ARGS)
 
@@ -87,6 +87,10 @@ run: manifests generate envtest ## Run the operator: against KUBECONFIG, or a lo
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) exec $(LOCALBIN)/devrun $(RUN_ARGS)
 
 ##@ Tools
+
+.PHONY: debian-deps
+debian-deps: ## Install Debian's keystone, uwsgi, MariaDB and memcached for the real-Keystone tests.
+	hack/debian-deps.sh
 
 .PHONY: envtest
 envtest: $(ENVTEST_DIR)/kube-apiserver ## Build etcd, kube-apiserver and kubectl for envtest (cached by version).

@@ -2,6 +2,7 @@ package keystone
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -25,6 +26,8 @@ const (
 	KollaConfigMountPath    = "/var/lib/kolla/config_files/config.json"
 	FernetKeyRepository     = "/etc/keystone/fernet-keys"
 	CredentialKeyRepository = "/etc/keystone/credential-keys"
+	// MyCnfPath is where the API and job containers find my.cnf.
+	MyCnfPath = "/etc/my.cnf"
 	// CacheBackend is oslo.cache's backend for a memcached server list.
 	CacheBackend = "dogpile.cache.pymemcache"
 )
@@ -35,11 +38,15 @@ type ConfigInput struct {
 	DatabaseUser     string
 	DatabasePassword string
 	MemcachedServers []string
+	// MyCnfPath is where the container finds my.cnf; MyCnfPath when empty.
+	MyCnfPath string
 }
 
 type configData struct {
 	Name                    string
 	DatabaseURL             string
+	DatabaseUser            string
+	DatabasePassword        string
 	CacheBackend            string
 	MemcachedServers        string
 	FernetKeyRepository     string
@@ -49,25 +56,38 @@ type configData struct {
 	Processes               int
 }
 
-// DatabaseURL is SQLAlchemy's URL for Keystone's database, password escaped.
+// DatabaseURL is SQLAlchemy's URL for Keystone's database. It holds no credentials:
+// PyMySQL reads them from the [client] section of myCnf, which needs no escaping
+// (a percent-escaped password breaks db_sync: alembic interpolates '%').
 func DatabaseURL(in ConfigInput) string {
 	u := url.URL{
 		Scheme:   "mysql+pymysql",
-		User:     url.UserPassword(in.DatabaseUser, in.DatabasePassword),
 		Host:     in.DatabaseHostname,
 		Path:     "/" + DatabaseName,
-		RawQuery: "read_default_file=/etc/my.cnf",
+		RawQuery: "read_default_file=" + in.myCnfPath(),
 	}
 	return u.String()
+}
+
+func (in ConfigInput) myCnfPath() string {
+	if in.MyCnfPath == "" {
+		return MyCnfPath
+	}
+	return in.MyCnfPath
 }
 
 // RenderConfig renders the files of the configuration Secret: the templates, then
 // customServiceConfig as custom.conf (read after keystone.conf, so it wins), then
 // defaultConfigOverwrite, which replaces or adds whole files.
 func RenderConfig(api *keystonev1.KeystoneAPI, in ConfigInput) (map[string]string, error) {
+	if strings.ContainsAny(in.DatabaseUser+in.DatabasePassword, "\r\n") {
+		return nil, errors.New("the database user name or password contains a line break, which my.cnf cannot hold")
+	}
 	data := configData{
 		Name:                    api.Name,
 		DatabaseURL:             DatabaseURL(in),
+		DatabaseUser:            in.DatabaseUser,
+		DatabasePassword:        in.DatabasePassword,
 		CacheBackend:            CacheBackend,
 		MemcachedServers:        strings.Join(in.MemcachedServers, ","),
 		FernetKeyRepository:     FernetKeyRepository,

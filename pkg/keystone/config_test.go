@@ -75,8 +75,9 @@ func TestRenderConfig(t *testing.T) {
 	g := NewWithT(t)
 	files, err := RenderConfig(testAPI(), testInput)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(files[KeystoneConf]).To(ContainSubstring("connection = mysql+pymysql://keystone:p%40ss%3Aw%2Frd@openstack.openstack.svc/keystone?read_default_file=/etc/my.cnf"),
-		"the password is escaped in the URL")
+	g.Expect(files[KeystoneConf]).To(ContainSubstring("connection = mysql+pymysql://openstack.openstack.svc/keystone?read_default_file=/etc/my.cnf"))
+	g.Expect(files[KeystoneConf]).NotTo(ContainSubstring("p@ss"), "no password in keystone.conf")
+	g.Expect(files[MyCnf]).To(ContainSubstring(`password = "p@ss:w/rd"`))
 	g.Expect(files[KeystoneConf]).To(ContainSubstring("memcache_servers = memcached-0.memcached.openstack.svc:11211,memcached-1.memcached.openstack.svc:11211"))
 	g.Expect(files[KeystoneConf]).To(ContainSubstring("provider = fernet"))
 	g.Expect(files[KeystoneConf]).To(ContainSubstring("max_active_keys = 5"))
@@ -87,6 +88,14 @@ func TestRenderConfig(t *testing.T) {
 	files, err = RenderConfig(api, testInput)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(files[KeystoneConf]).To(Equal("[DEFAULT]\n"), "defaultConfigOverwrite replaces a whole file")
+}
+
+func TestRenderConfigRejectsLineBreaks(t *testing.T) {
+	g := NewWithT(t)
+	in := testInput
+	in.DatabasePassword = "a\nb"
+	_, err := RenderConfig(testAPI(), in)
+	g.Expect(err).To(MatchError(ContainSubstring("line break")))
 }
 
 func TestHash(t *testing.T) {

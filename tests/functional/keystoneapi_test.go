@@ -111,7 +111,8 @@ var _ = Describe("KeystoneAPI", func() {
 		cfg := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-config-data"}, cfg)).To(Succeed())
 		Expect(string(cfg.Data["keystone.conf"])).To(ContainSubstring("memcache_servers = memcached-0.memcached." + ns + ".svc:11211"))
-		Expect(string(cfg.Data["keystone.conf"])).To(ContainSubstring("@" + galera + "." + ns + ".svc/keystone"))
+		Expect(string(cfg.Data["keystone.conf"])).To(ContainSubstring("connection = mysql+pymysql://" + galera + "." + ns + ".svc/keystone?"))
+		Expect(string(cfg.Data["my.cnf"])).To(MatchRegexp(`password = "[0-9a-f]{32}"`), "the generated database password")
 		keys := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-keys"}, keys)).To(Succeed())
 		Expect(keystone.FernetKeys(keys.Data)).To(HaveLen(5))
@@ -182,7 +183,9 @@ var _ = Describe("KeystoneAPI", func() {
 		}, time.Second).Should(Succeed())
 
 		By("a spec change replaces the job")
-		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.CustomServiceConfig = "[database]\nconnection_recycle_time = 60\n" })
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) {
+			a.Spec.CustomServiceConfig = "[database]\nconnection_recycle_time = 60\n"
+		})
 		expectConditions(key, condition{"DBSyncReady", "False", "Created", "Info"})
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-db-sync"}, job)).To(Succeed())
@@ -242,12 +245,14 @@ var _ = Describe("KeystoneAPI", func() {
 	It("is Ready scaled to 0, with readyCount 0", func() {
 		key := deploy(ns)
 		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.Replicas = ptr.To[int32](0) })
+		Eventually(func(g Gomega) {
+			dep := &appsv1.Deployment{}
+			g.Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
+			g.Expect(dep.Spec.Replicas).To(HaveValue(BeZero()))
+		}).Should(Succeed())
 		rollOut(ns, "keystone", 0)
 		expectConditions(key, condition{"Ready", "True", "Ready", ""})
 		Expect(getAPI(key)(Default).Status.ReadyCount).To(BeZero())
-		dep := &appsv1.Deployment{}
-		Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
-		Expect(dep.Spec.Replicas).To(HaveValue(BeZero()))
 	})
 
 	It("performs no API write when a converged KeystoneAPI is reconciled again", func() {

@@ -3,11 +3,11 @@ package functional
 import (
 	"context"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -36,10 +36,10 @@ var (
 	testClock = &offsetClock{}
 	// managerWrites counts the manager's mutating API requests, by "METHOD path".
 	managerWrites sync.Map
-	testEnv    *envtest.Environment
-	k8sClient  client.Client
-	kubeconfig string
-	cancel     context.CancelFunc
+	testEnv       *envtest.Environment
+	k8sClient     client.Client
+	kubeconfig    string
+	cancel        context.CancelFunc
 )
 
 func TestFunctional(t *testing.T) {

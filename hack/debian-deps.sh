@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the real-Keystone tests run (keystone, uwsgi, MariaDB,
+# memcached), unless they are there already. apt-get starts no service here: the tests
+# start their own servers on 127.0.0.1 and stop them afterwards.
+set -euo pipefail
+
+packages=(keystone uwsgi-plugin-python3 python3-pymemcache mariadb-server mariadb-client memcached)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ $(id -u) -ne 0 ]]; then
+	echo "debian-deps: missing ${missing[*]}; run as root or: sudo apt-get install -y ${missing[*]}" >&2
+	exit 1
+fi
+echo "debian-deps: installing ${missing[*]} (about 2 minutes)" >&2
+export DEBIAN_FRONTEND=noninteractive
+# Never start the packaged services: tests run their own.
+policy=/usr/sbin/policy-rc.d
+created_policy=false
+if [[ ! -e $policy ]]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && created_policy=true
+fi
+trap '$created_policy && rm -f "$policy"' EXIT
+apt-get update -qq
+apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -1,0 +1,177 @@
+package localkeystone
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MariaDB is a MariaDB server on 127.0.0.1 with a throwaway data directory.
+type MariaDB struct {
+	*Process
+	Port   int
+	socket string
+}
+
+// StartMariaDB initialises a data directory under dir and starts mariadbd.
+func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
+	data := filepath.Join(dir, "mariadb")
+	if err := run(ctx, nil, "/usr/bin/mariadb-install-db", "--no-defaults", "--user=root", "--datadir="+data,
+		"--auth-root-authentication-method=normal", "--skip-test-db"); err != nil {
+		return nil, err
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	m := &MariaDB{Port: port, socket: filepath.Join(dir, "mariadb.sock")}
+	m.Process, err = start(filepath.Join(dir, "mariadb.log"), "/usr/sbin/mariadbd", []string{
+		"--no-defaults", "--user=root", "--datadir=" + data, "--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port),
+		"--socket=" + m.socket, "--pid-file=" + filepath.Join(dir, "mariadb.pid"), "--skip-log-bin",
+		"--innodb-flush-log-at-trx-commit=0", "--innodb-doublewrite=0",
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.waitFor("mariadbd", 30*time.Second, func() error { return dial(m.Addr()) }); err != nil {
+		m.Stop()
+		return nil, err
+	}
+	return m, nil
+}
+
+// Addr is host:port of the server.
+func (m *MariaDB) Addr() string { return "127.0.0.1:" + strconv.Itoa(m.Port) }
+
+// SQL runs statements as root.
+func (m *MariaDB) SQL(ctx context.Context, statements string) error {
+	return run(ctx, nil, "/usr/bin/mariadb", "--no-defaults", "--socket="+m.socket, "-uroot", "-e", statements)
+}
+
+// CreateDatabase creates a database and a user that owns it, reachable over TCP,
+// as mariadb-operator does for a MariaDBDatabase and MariaDBAccount.
+func (m *MariaDB) CreateDatabase(ctx context.Context, name, user, password string) error {
+	quote := func(s string) string {
+		return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+	}
+	return m.SQL(ctx, fmt.Sprintf("CREATE DATABASE IF NOT EXISTS `%s`; CREATE USER IF NOT EXISTS %s@'%%' IDENTIFIED BY %s; "+
+		"GRANT ALL PRIVILEGES ON `%s`.* TO %s@'%%'; FLUSH PRIVILEGES;", name, quote(user), quote(password), name, quote(user)))
+}
+
+// Memcached is a memcached server on 127.0.0.1.
+type Memcached struct {
+	*Process
+	Port int
+}
+
+// StartMemcached starts memcached.
+func StartMemcached(dir string) (*Memcached, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	m := &Memcached{Port: port}
+	m.Process, err = start(filepath.Join(dir, "memcached.log"), "/usr/bin/memcached",
+		[]string{"-u", "root", "-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-m", "64"}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.waitFor("memcached", 10*time.Second, func() error { return dial(m.Addr()) }); err != nil {
+		m.Stop()
+		return nil, err
+	}
+	return m, nil
+}
+
+// Addr is host:port of the server.
+func (m *Memcached) Addr() string { return "127.0.0.1:" + strconv.Itoa(m.Port) }
+
+// Keystone is Keystone's WSGI application served by uwsgi on 127.0.0.1.
+type Keystone struct {
+	*Process
+	Port int
+	// ConfigFiles are read in order; later files win.
+	ConfigFiles []string
+}
+
+// URL is Keystone's base URL.
+func (k *Keystone) URL() string { return "http://127.0.0.1:" + strconv.Itoa(k.Port) }
+
+// Manage runs keystone-manage with the configuration files and extra environment.
+func (k *Keystone) Manage(ctx context.Context, env []string, args ...string) error {
+	var full []string
+	for _, f := range k.ConfigFiles {
+		full = append(full, "--config-file", f)
+	}
+	return run(ctx, env, "/usr/bin/keystone-manage", append(full, args...)...)
+}
+
+// ManageShell runs a shell command line in which `keystone-manage` is given the
+// configuration files; it runs what a Job's container would run.
+func (k *Keystone) ManageShell(ctx context.Context, env []string, command string) error {
+	var files []string
+	for _, f := range k.ConfigFiles {
+		files = append(files, "--config-file "+f)
+	}
+	command = strings.ReplaceAll(command, "keystone-manage ", "/usr/bin/keystone-manage "+strings.Join(files, " ")+" ")
+	return run(ctx, env, "/bin/bash", "-c", command)
+}
+
+// Serve starts uwsgi with Keystone's public WSGI application on Port (a free one when
+// 0) and waits until it answers.
+func (k *Keystone) Serve(dir string) error {
+	if k.Port == 0 {
+		port, err := FreePort()
+		if err != nil {
+			return err
+		}
+		k.Port = port
+	}
+	port := k.Port
+	var err error
+	k.Process, err = start(filepath.Join(dir, "keystone.log"), "/usr/bin/uwsgi", []string{
+		"--plugin", "python3", "--http-socket", "127.0.0.1:" + strconv.Itoa(port),
+		// Without it Go clients sometimes get "connection reset by peer" on a reused connection.
+		"--add-header", "Connection: close",
+		"--wsgi-file", "/usr/bin/keystone-wsgi-public", "--processes", "1", "--threads", "4",
+		"--die-on-term", "--need-app", "--master",
+	}, []string{"OS_KEYSTONE_CONFIG_FILES=" + strings.Join(k.ConfigFiles, ";")})
+	if err != nil {
+		return err
+	}
+	return k.waitFor("keystone", 60*time.Second, func() error { return dial("127.0.0.1:" + strconv.Itoa(port)) })
+}
+
+// WriteFiles writes name → content into dir and returns the paths in the order given.
+func WriteFiles(dir string, names []string, files map[string]string) ([]string, error) {
+	var paths []string
+	for _, name := range names {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(files[name]), 0o600); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", p, err)
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// WriteKeyRepository writes keys as files 0..n-1 of a key repository in dir,
+// replacing what was there, as a Secret volume would.
+func WriteKeyRepository(dir string, keys []string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("clearing %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	for i, k := range keys {
+		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)), []byte(k), 0o600); err != nil {
+			return fmt.Errorf("writing key %d: %w", i, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package realkeystone
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/localkeystone"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+const adminPassword = "admin-Pa55:word"
+
+// jobShell is what a Job's container runs after kolla_set_configs copied the configuration.
+func jobShell(cmd string) string {
+	return strings.TrimPrefix(cmd, keystone.JobCommand(""))
+}
+
+// TestRenderedConfigServesRealKeystone renders the configuration of a KeystoneAPI,
+// points it at a real MariaDB and memcached, runs the operator's db-sync and bootstrap
+// commands with Debian's keystone-manage, serves Keystone with the fernet keys the
+// operator generated, and authenticates as the admin, before and after a rotation.
+func TestRenderedConfigServesRealKeystone(t *testing.T) {
+	g := NewWithT(t)
+	if missing := localkeystone.Missing(); len(missing) > 0 {
+		t.Fatalf("Debian's keystone, uwsgi, mariadb-server and memcached are needed (make test installs them); missing %v", missing)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+
+	db, err := localkeystone.StartMariaDB(ctx, dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer db.Stop()
+	g.Expect(db.CreateDatabase(ctx, keystone.DatabaseName, "keystone", "db-p@ss/w:rd")).To(Succeed())
+	mc, err := localkeystone.StartMemcached(dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer mc.Stop()
+
+	fernetDir, credentialDir := filepath.Join(dir, "fernet-keys"), filepath.Join(dir, "credential-keys")
+	api := &keystonev1.KeystoneAPI{
+		ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: "openstack"},
+		Spec: keystonev1.KeystoneAPISpec{
+			ContainerImage: "keystone", Secret: "osp-secret", DatabaseInstance: "openstack", DatabaseAccount: "keystone",
+			MemcachedInstance: "memcached", Region: "regionTest", AdminProject: "admin", AdminUser: "admin",
+			PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"}, FernetMaxActiveKeys: ptr.To[int32](5),
+			// In a pod the keys are mounted where keystone.conf says; here customServiceConfig
+			// points Keystone at the test's directories, which also shows it wins over keystone.conf.
+			CustomServiceConfig: fmt.Sprintf("[fernet_tokens]\nkey_repository = %[1]s\n[fernet_receipts]\nkey_repository = %[1]s\n"+
+				"[credential]\nkey_repository = %[2]s\n[identity]\npassword_hash_rounds = 4\n", fernetDir, credentialDir),
+		},
+	}
+	files, err := keystone.RenderConfig(api, keystone.ConfigInput{
+		DatabaseHostname: db.Addr(), DatabaseUser: "keystone", DatabasePassword: "db-p@ss/w:rd",
+		MemcachedServers: []string{mc.Addr()}, MyCnfPath: filepath.Join(dir, keystone.MyCnf),
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(files[keystone.KeystoneConf]).To(ContainSubstring("backend = " + keystone.CacheBackend))
+	paths, err := localkeystone.WriteFiles(dir, []string{keystone.KeystoneConf, keystone.CustomConf, keystone.MyCnf}, files)
+	paths = paths[:2] // my.cnf is read by PyMySQL, not oslo.config
+	g.Expect(err).NotTo(HaveOccurred())
+
+	keys, err := keystone.NewKeysData(5)
+	g.Expect(err).NotTo(HaveOccurred())
+	fernet := keystone.FernetKeys(keys)
+	g.Expect(localkeystone.WriteKeyRepository(fernetDir, fernet)).To(Succeed())
+	g.Expect(localkeystone.WriteKeyRepository(credentialDir, keystone.CredentialKeys(keys))).To(Succeed())
+
+	ks := &localkeystone.Keystone{ConfigFiles: paths}
+	ks.Port, err = localkeystone.FreePort()
+	g.Expect(err).NotTo(HaveOccurred())
+	endpoints := map[string]string{keystonev1.EndpointPublic: ks.URL(), keystonev1.EndpointInternal: ks.URL()}
+
+	t.Log("running the db-sync job's command")
+	sync := keystone.DBSyncJob(api, "h").Spec.Template.Spec.Containers[0].Command[2]
+	g.Expect(ks.ManageShell(ctx, nil, jobShell(sync))).To(Succeed())
+
+	t.Log("running the bootstrap job's command")
+	boot := keystone.BootstrapJob(api, "h", endpoints).Spec.Template.Spec.Containers[0].Command[2]
+	g.Expect(ks.ManageShell(ctx, []string{keystone.BootstrapPasswordEnv + "=" + adminPassword}, jobShell(boot))).To(Succeed())
+
+	g.Expect(ks.Serve(dir)).To(Succeed())
+	defer ks.Stop()
+
+	client, token := authenticate(ctx, g, ks.URL())
+	g.Expect(validate(ctx, client, token)).To(Succeed())
+	g.Expect(signedBy(token, fernet[len(fernet)-1])).To(BeTrue(), "Keystone signs with the operator's primary key (the highest number)")
+	g.Expect(signedBy(token, fernet[0])).To(BeFalse(), "the staged key does not sign")
+
+	catalog, err := tokens.Get(ctx, client, token).ExtractServiceCatalog()
+	g.Expect(err).NotTo(HaveOccurred())
+	var identity []string
+	for _, e := range catalog.Entries {
+		if e.Type == "identity" {
+			for _, ep := range e.Endpoints {
+				identity = append(identity, ep.Interface+" "+ep.RegionID+" "+ep.URL)
+			}
+		}
+	}
+	g.Expect(identity).To(ConsistOf("public regionTest "+ks.URL(), "internal regionTest "+ks.URL(), "admin regionTest "+ks.URL()),
+		"bootstrap registered Keystone in the spec's region at apiEndpoints")
+
+	t.Log("rotating the fernet keys as the operator does")
+	rotated, err := keystone.Rotate(fernet, 5)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(localkeystone.WriteKeyRepository(fernetDir, rotated)).To(Succeed())
+	g.Expect(validate(ctx, client, token)).To(Succeed(), "a token issued before the rotation still validates")
+	_, newToken := authenticate(ctx, g, ks.URL())
+	g.Expect(validate(ctx, client, newToken)).To(Succeed())
+	g.Expect(signedBy(newToken, fernet[0])).To(BeTrue(), "after a rotation the former staged key signs")
+}
+
+// signedBy tells whether a fernet token's HMAC verifies with key (Keystone strips the
+// base64 padding; the first half of a fernet key signs).
+func signedBy(token, key string) bool {
+	raw, err := base64.URLEncoding.DecodeString(token + strings.Repeat("=", (4-len(token)%4)%4))
+	if err != nil || len(raw) < 1+8+16+32 || raw[0] != 0x80 {
+		return false
+	}
+	k, err := base64.URLEncoding.DecodeString(key)
+	if err != nil || len(k) != 32 {
+		return false
+	}
+	mac := hmac.New(sha256.New, k[:16])
+	mac.Write(raw[:len(raw)-32])
+	return hmac.Equal(mac.Sum(nil), raw[len(raw)-32:])
+}
+
+func authenticate(ctx context.Context, g Gomega, url string) (*gophercloud.ServiceClient, string) {
+	provider, err := openstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{
+		IdentityEndpoint: url + "/v3/", Username: "admin", Password: adminPassword, DomainName: "Default",
+		Scope: &gophercloud.AuthScope{ProjectName: "admin", DomainName: "Default"},
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	client, err := openstack.NewIdentityV3(provider, gophercloud.EndpointOpts{})
+	g.Expect(err).NotTo(HaveOccurred())
+	client.Endpoint = url + "/v3/"
+	return client, provider.Token()
+}
+
+func validate(ctx context.Context, client *gophercloud.ServiceClient, token string) error {
+	_, err := tokens.Get(ctx, client, token).Extract()
+	return err
+}
