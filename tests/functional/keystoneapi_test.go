@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 const galera = "openstack"
@@ -151,6 +152,9 @@ var _ = Describe("KeystoneAPI", func() {
 		Expect(api.IsReady()).To(BeTrue())
 		Expect(api.Status.Conditions.Has("Reconciling")).To(BeFalse())
 		Expect(kstatusOf(key)).To(Equal(status.CurrentStatus))
+		Expect(gauge("KeystoneAPI", ns, "keystone", "Ready", "True")).To(Equal(1.0))
+		Expect(gauge("KeystoneAPI", ns, "keystone", "Ready", "False")).To(Equal(0.0))
+		Expect(gauge("KeystoneAPI", ns, "keystone", "DeploymentReady", "True")).To(Equal(1.0))
 	})
 
 	It("stalls on a failed db-sync with the job's failure in the message, and recovers on a spec change", func() {
@@ -171,6 +175,17 @@ var _ = Describe("KeystoneAPI", func() {
 		Expect(msg).To(ContainSubstring("BackoffLimitExceeded"))
 		Expect(msg).To(ContainSubstring("exit code 1: sqlalchemy.exc.OperationalError: (1045"))
 		Expect(kstatusOf(key)).To(Equal(status.FailedStatus))
+		Eventually(func(g Gomega) {
+			events := &corev1.EventList{}
+			g.Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+			var warnings []string
+			for _, e := range events.Items {
+				if e.InvolvedObject.Name == "keystone" && e.Type == corev1.EventTypeWarning {
+					warnings = append(warnings, e.Reason+": "+e.Message)
+				}
+			}
+			g.Expect(warnings).To(ContainElement(HavePrefix("CreationFailed: DBSyncReady is False: job keystone-db-sync failed")))
+		}).Should(Succeed(), "a Warning event for the failed step")
 
 		By("no new attempt while nothing changes")
 		job := &batchv1.Job{}
@@ -290,6 +305,30 @@ var _ = Describe("KeystoneAPI", func() {
 })
 
 func metaOf(ns, name string) metav1ObjectMeta { return metav1ObjectMeta{Namespace: ns, Name: name} }
+
+// gauge reads keystone_operator_condition for one object's condition and status.
+func gauge(kind, ns, name, condType, condStatus string) float64 {
+	GinkgoHelper()
+	families, err := metrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	want := map[string]string{"kind": kind, "namespace": ns, "name": name, "type": condType, "status": condStatus}
+	for _, f := range families {
+		if f.GetName() != "keystone_operator_condition" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if fmt.Sprint(labels) == fmt.Sprint(want) {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	Fail(fmt.Sprintf("no keystone_operator_condition series %v", want))
+	return -1
+}
 
 // settledWrites waits until the manager's writes in ns stop changing and returns them.
 func settledWrites(ns string) map[string]int64 {
