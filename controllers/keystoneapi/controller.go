@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -92,7 +93,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&keystonev1.KeystoneAPI{}).
+		For(&keystonev1.KeystoneAPI{}, builder.WithPredicates(condition.IgnoreStatusUpdates)).
 		Owns(&corev1.Secret{}).
 		Owns(&corev1.Service{}).
 		Owns(&batchv1.Job{}).

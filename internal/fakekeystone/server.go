@@ -2,50 +2,81 @@ package fakekeystone
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Server is a fake Keystone. Its zero value is not usable; call New.
+// Server is an in-memory Keystone (identity v3) for tests: tokens, services, endpoints,
+// projects, users, roles and role assignments, with injected faults. Call New.
 type Server struct {
 	*httptest.Server
 
-	mu    sync.Mutex
-	users map[string]string // name -> password
-	// fault, when set, answers every request instead of the handlers.
-	fault atomic.Value // func(http.ResponseWriter, *http.Request) bool
+	mu       sync.Mutex
+	nextID   int
+	tokens   map[string]string // token -> user name
+	entities map[string]map[string]map[string]any
+	assigned map[string]bool // project/user/role
+	requests map[string]int  // "METHOD /v3/kind" -> count
+	fault    func(http.ResponseWriter, *http.Request) bool
+	delay    time.Duration
 
-	// Authentications counts POST /v3/auth/tokens.
+	// Authentications counts successful POST /v3/auth/tokens.
 	Authentications atomic.Int64
 }
 
-// New starts a fake Keystone on 127.0.0.1 with one user.
-func New(user, password string) *Server {
-	s := &Server{users: map[string]string{user: password}}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v3/auth/tokens", s.issueToken)
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if f, ok := s.fault.Load().(func(http.ResponseWriter, *http.Request) bool); ok && f != nil && f(w, r) {
-			return
-		}
-		mux.ServeHTTP(w, r)
-	}))
+// Kinds of entities, as in Keystone's URLs.
+const (
+	Services  = "services"
+	Endpoints = "endpoints"
+	Projects  = "projects"
+	Users     = "users"
+	Roles     = "roles"
+)
+
+// New starts a fake Keystone on 127.0.0.1 with an admin user, the default domain and
+// an admin project.
+func New(admin, password string) *Server {
+	s := &Server{tokens: map[string]string{}, assigned: map[string]bool{}, requests: map[string]int{},
+		entities: map[string]map[string]map[string]any{}}
+	for _, k := range []string{Services, Endpoints, Projects, Users, Roles} {
+		s.entities[k] = map[string]map[string]any{}
+	}
+	s.put(Projects, map[string]any{"name": "admin", "domain_id": "default"})
+	s.put(Users, map[string]any{"name": admin, "domain_id": "default", "password": password, "enabled": true})
+	s.put(Roles, map[string]any{"name": "admin"})
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
 
-// SetPassword sets (or adds) a user's password.
+func (s *Server) put(kind string, e map[string]any) map[string]any {
+	s.nextID++
+	e["id"] = fmt.Sprintf("%s-%04d", kind[:len(kind)-1], s.nextID)
+	s.entities[kind][e["id"].(string)] = e
+	return e
+}
+
+// SetPassword sets the password of a user, by name.
 func (s *Server) SetPassword(user, password string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.users[user] = password
+	for _, u := range s.entities[Users] {
+		if u["name"] == user {
+			u["password"] = password
+		}
+	}
 }
 
-// Fail makes the server answer with status code until Heal; 0 closes connections.
+// Fail makes every request answer code until Heal; 0 closes the connection instead.
 func (s *Server) Fail(code int) {
-	s.fault.Store(func(w http.ResponseWriter, _ *http.Request) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fault = func(w http.ResponseWriter, _ *http.Request) bool {
 		if code == 0 {
 			if hj, ok := w.(http.Hijacker); ok {
 				if conn, _, err := hj.Hijack(); err == nil {
@@ -56,12 +87,230 @@ func (s *Server) Fail(code int) {
 		}
 		writeError(w, code, http.StatusText(code))
 		return true
-	})
+	}
 }
 
-// Heal ends a fault.
+// FailNext makes the next request to method and path prefix answer code, once.
+func (s *Server) FailNext(method, pathPrefix string, code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fault = func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != method || !strings.HasPrefix(r.URL.Path, pathPrefix) {
+			return false
+		}
+		s.fault = nil
+		writeError(w, code, http.StatusText(code))
+		return true
+	}
+}
+
+// Slow delays every answer by d.
+func (s *Server) Slow(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay = d
+}
+
+// Heal ends faults and delays.
 func (s *Server) Heal() {
-	s.fault.Store(func(http.ResponseWriter, *http.Request) bool { return false })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fault, s.delay = nil, 0
+}
+
+// ExpireTokens invalidates every token, as a token expiry would.
+func (s *Server) ExpireTokens() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokens = map[string]string{}
+}
+
+// Requests returns the number of requests by "METHOD /v3/<kind>".
+func (s *Server) Requests() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range s.requests {
+		out[k] = v
+	}
+	return out
+}
+
+// List returns copies of the entities of a kind whose fields equal match.
+func (s *Server) List(kind string, match map[string]any) []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.find(kind, match)
+}
+
+// Create adds an entity, as another client of Keystone would.
+func (s *Server) Create(kind string, fields map[string]any) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.put(kind, fields)["id"].(string)
+}
+
+// Assigned tells whether user has role on project.
+func (s *Server) Assigned(projectID, userID, roleID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.assigned[projectID+"/"+userID+"/"+roleID]
+}
+
+func (s *Server) find(kind string, match map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, e := range s.entities[kind] {
+		ok := true
+		for k, v := range match {
+			if v != "" && e[k] != v {
+				ok = false
+			}
+		}
+		if ok {
+			c := map[string]any{}
+			for k, v := range e {
+				if k != "password" {
+					c[k] = v
+				}
+			}
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i]["id"].(string) < out[j]["id"].(string) })
+	return out
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	fault, delay := s.fault, s.delay
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	key := r.Method + " /" + strings.Join(parts[:min(len(parts), 2)], "/")
+	s.requests[key]++
+	s.mu.Unlock()
+	time.Sleep(delay)
+	if fault != nil && fault(w, r) {
+		return
+	}
+	if len(parts) < 2 || parts[0] != "v3" {
+		writeError(w, http.StatusNotFound, "not found")
+		return
+	}
+	if parts[1] == "auth" {
+		s.issueToken(w, r)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tokens[r.Header.Get("X-Auth-Token")]; !ok {
+		writeError(w, http.StatusUnauthorized, "The request you have made requires authentication.")
+		return
+	}
+	if parts[1] == "role_assignments" {
+		s.listAssignments(w, r)
+		return
+	}
+	if len(parts) == 7 && parts[1] == Projects && parts[3] == Users && parts[5] == Roles && r.Method == http.MethodPut {
+		s.assigned[parts[2]+"/"+parts[4]+"/"+parts[6]] = true
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	kind := parts[1]
+	if _, ok := s.entities[kind]; !ok {
+		writeError(w, http.StatusNotFound, "unknown resource "+kind)
+		return
+	}
+	if len(parts) == 2 {
+		s.collection(w, r, kind)
+		return
+	}
+	s.member(w, r, kind, parts[2])
+}
+
+// unique lists the fields that must be unique per kind (Keystone answers 409).
+var unique = map[string][]string{Projects: {"name", "domain_id"}, Users: {"name", "domain_id"}, Roles: {"name"}}
+
+func (s *Server) collection(w http.ResponseWriter, r *http.Request, kind string) {
+	singular := kind[:len(kind)-1]
+	switch r.Method {
+	case http.MethodGet:
+		q := r.URL.Query()
+		match := map[string]any{}
+		for _, f := range []string{"name", "type", "domain_id", "service_id", "interface", "region_id"} {
+			if v := q.Get(f); v != "" {
+				field := f
+				if f == "region_id" {
+					field = "region"
+				}
+				match[field] = v
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{kind: s.find(kind, match), "links": map[string]any{"next": nil}})
+	case http.MethodPost:
+		var body map[string]map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body[singular] == nil {
+			writeError(w, http.StatusBadRequest, "malformed request")
+			return
+		}
+		e := body[singular]
+		if fields := unique[kind]; fields != nil {
+			match := map[string]any{}
+			for _, f := range fields {
+				match[f] = e[f]
+			}
+			if len(s.find(kind, match)) > 0 {
+				writeError(w, http.StatusConflict, fmt.Sprintf("Duplicate entry found with name %v", e["name"]))
+				return
+			}
+		}
+		if kind == Endpoints && e["region"] != nil {
+			e["region_id"] = e["region"]
+		}
+		created := s.put(kind, e)
+		writeJSON(w, http.StatusCreated, map[string]any{singular: s.find(kind, map[string]any{"id": created["id"]})[0]})
+	default:
+		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
+	}
+}
+
+func (s *Server) member(w http.ResponseWriter, r *http.Request, kind, id string) {
+	singular := kind[:len(kind)-1]
+	e, ok := s.entities[kind][id]
+	if !ok {
+		writeError(w, http.StatusNotFound, "Could not find "+singular+": "+id+".")
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, http.StatusOK, map[string]any{singular: s.find(kind, map[string]any{"id": id})[0]})
+	case http.MethodPatch:
+		var body map[string]map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body[singular] == nil {
+			writeError(w, http.StatusBadRequest, "malformed request")
+			return
+		}
+		for k, v := range body[singular] {
+			e[k] = v
+		}
+		writeJSON(w, http.StatusOK, map[string]any{singular: s.find(kind, map[string]any{"id": id})[0]})
+	case http.MethodDelete:
+		delete(s.entities[kind], id)
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
+	}
+}
+
+func (s *Server) listAssignments(w http.ResponseWriter, r *http.Request) {
+	user, project := r.URL.Query().Get("user.id"), r.URL.Query().Get("scope.project.id")
+	var out []map[string]any
+	for key := range s.assigned {
+		p := strings.Split(key, "/")
+		if (project == "" || p[0] == project) && (user == "" || p[1] == user) {
+			out = append(out, map[string]any{"role": map[string]any{"id": p[2]}, "user": map[string]any{"id": p[1]},
+				"scope": map[string]any{"project": map[string]any{"id": p[0]}}})
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"role_assignments": out, "links": map[string]any{"next": nil}})
 }
 
 type authRequest struct {
@@ -78,7 +327,6 @@ type authRequest struct {
 }
 
 func (s *Server) issueToken(w http.ResponseWriter, r *http.Request) {
-	s.Authentications.Add(1)
 	var req authRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		writeError(w, http.StatusBadRequest, "malformed request")
@@ -86,24 +334,38 @@ func (s *Server) issueToken(w http.ResponseWriter, r *http.Request) {
 	}
 	u := req.Auth.Identity.Password.User
 	s.mu.Lock()
-	want, ok := s.users[u.Name]
+	ok := false
+	for _, e := range s.entities[Users] {
+		if e["name"] == u.Name && e["password"] == u.Password {
+			ok = true
+		}
+	}
+	var token string
+	if ok {
+		s.nextID++
+		token = fmt.Sprintf("tok-%d", s.nextID)
+		s.tokens[token] = u.Name
+	}
 	s.mu.Unlock()
-	if !ok || want != u.Password {
+	if !ok {
 		writeError(w, http.StatusUnauthorized, "The request you have made requires authentication.")
 		return
 	}
-	w.Header().Set("X-Subject-Token", "tok-"+u.Name)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusCreated)
-	_ = json.NewEncoder(w).Encode(map[string]any{"token": map[string]any{
+	s.Authentications.Add(1)
+	w.Header().Set("X-Subject-Token", token)
+	writeJSON(w, http.StatusCreated, map[string]any{"token": map[string]any{
 		"expires_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
 		"user":       map[string]any{"name": u.Name, "id": "id-" + u.Name},
 		"catalog":    []any{},
 	}})
 }
 
-func writeError(w http.ResponseWriter, code int, msg string) {
+func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": code, "message": msg}})
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]any{"error": map[string]any{"code": code, "message": msg}})
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneapi"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -70,7 +71,8 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneAPI controller: %w", err)
 	}
-	if err := (&keystoneservice.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneservice.Kind), Clock: clk}).
+	if err := (&keystoneservice.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneservice.Kind), Clock: clk,
+		Keystone: &identity.Clients{}}).
 		SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneService controller: %w", err)
 	}

@@ -42,6 +42,8 @@ type Round struct {
 	saved   lc.Conditions
 	current map[lc.Type]*lc.Condition
 	now     time.Time
+	// done holds steps whose work is done in this round but not yet confirmed.
+	done map[lc.Type]bool
 }
 
 // Begin starts a reconcile: it keeps a copy of saved, and re-initialises Ready and
@@ -51,6 +53,7 @@ func (s Steps) Begin(saved lc.Conditions, now time.Time, skip ...lc.Type) *Round
 	r := &Round{
 		saved:   append(lc.Conditions(nil), saved...),
 		current: map[lc.Type]*lc.Condition{},
+		done:    map[lc.Type]bool{},
 		now:     now.UTC().Truncate(time.Second),
 	}
 	for _, t := range s {
@@ -93,6 +96,27 @@ func (r *Round) MarkFalse(t lc.Type, reason Reason, format string, args ...any) 
 	r.set(t, corev1.ConditionFalse, reason.Name, reason.Severity, fmt.Sprintf(format, args...))
 }
 
+// MarkDone marks step t False with an Info reason (such as ServiceCreated) for work
+// that this round did and that the next round confirms by observing it; the phases
+// after it still run in this round.
+func (r *Round) MarkDone(t lc.Type, reason Reason, format string, args ...any) {
+	if reason.Severity != lc.SeverityInfo {
+		panic(fmt.Sprintf("MarkDone takes an Info reason, not %s (%s)", reason.Name, reason.Severity))
+	}
+	r.MarkFalse(t, reason, format, args...)
+	r.done[t] = true
+}
+
+// Unconfirmed tells whether a step was marked with MarkDone and is not yet confirmed.
+func (r *Round) Unconfirmed() bool {
+	for t := range r.done {
+		if c := r.current[t]; c != nil && c.Status != corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
 // Mirror marks step t from the Ready condition of another object, identified by kind
 // and name for the message. An object without a Ready condition yet is waited for
 // (False/Info, Requested); a False Ready keeps its reason and severity.
@@ -123,6 +147,7 @@ func (r *Round) set(t lc.Type, status corev1.ConditionStatus, reason lc.Reason, 
 		panic(fmt.Sprintf("condition %q is not an applicable step of this round", t))
 	}
 	c.Status, c.Reason, c.Severity, c.Message = status, reason, severity, truncate(message)
+	delete(r.done, t)
 }
 
 // Transition is a change of a condition's status or reason, for an Event.

@@ -309,3 +309,23 @@ func TestMarkingAnUndeclaredStepPanics(t *testing.T) {
 	g.Expect(func() { r.MarkTrue(stepC, "skipped step") }).To(Panic())
 	g.Expect(func() { r.MarkTrue("Other", "undeclared") }).To(Panic())
 }
+
+func TestMarkDone(t *testing.T) {
+	g := NewWithT(t)
+	r := testSteps.Begin(nil, t0)
+	r.MarkTrue(stepA, "a done")
+	r.MarkDone(stepB, Created, "created b-1")
+	r.MarkTrue(stepC, "c done")
+	g.Expect(r.Unconfirmed()).To(BeTrue())
+	out := r.Finish(nil)
+	g.Expect(briefs(out.Conditions)[:3]).To(Equal([]brief{
+		{ReadyCondition, corev1.ConditionFalse, "Created", lc.SeverityInfo, "BReady (2/3 ready): created b-1"},
+		{stepA, corev1.ConditionTrue, ReadyReason, "", "a done"},
+		{stepB, corev1.ConditionFalse, "Created", lc.SeverityInfo, "created b-1"},
+	}))
+	r2 := testSteps.Begin(out.Conditions, t1)
+	r2.MarkDone(stepB, Created, "created")
+	r2.MarkTrue(stepB, "b confirmed")
+	g.Expect(r2.Unconfirmed()).To(BeFalse(), "a later mark replaces MarkDone")
+	g.Expect(func() { r2.MarkDone(stepA, CreationFailed, "x") }).To(Panic(), "only Info reasons")
+}

@@ -15,15 +15,15 @@ type Phase[S any] struct {
 }
 
 // RunPhases runs the phases in order and stops at the first one that failed, asked
-// for a requeue, or left its step not True (a real wait). Phases whose step is not
-// applicable in round are passed over.
+// for a requeue, or left its step neither True nor done (MarkDone): a real wait.
+// Phases whose step is not applicable in round are passed over.
 func RunPhases[S any](ctx context.Context, round *Round, s S, phases []Phase[S]) (ctrl.Result, error) {
 	for _, p := range phases {
 		if round.current[p.Step] == nil {
 			continue
 		}
 		res, err := p.Run(ctx, s)
-		if err != nil || !res.IsZero() || !round.IsTrue(p.Step) {
+		if err != nil || !res.IsZero() || (!round.IsTrue(p.Step) && !round.done[p.Step]) {
 			return res, err
 		}
 	}

@@ -25,6 +25,10 @@ func TestRunPhases(t *testing.T) {
 			return ctrl.Result{}, nil
 		}}
 	}
+	doneOnly := Phase[*Round]{Step: stepB, Run: func(_ context.Context, r *Round) (ctrl.Result, error) {
+		r.MarkDone(stepB, Created, "created, confirmed next round")
+		return ctrl.Result{}, nil
+	}}
 	failing := Phase[*Round]{Step: stepB, Run: func(context.Context, *Round) (ctrl.Result, error) { return ctrl.Result{}, errBoom }}
 	requeue := Phase[*Round]{Step: stepB, Run: func(_ context.Context, r *Round) (ctrl.Result, error) {
 		r.MarkTrue(stepB, "done, check again later")
@@ -43,6 +47,7 @@ func TestRunPhases(t *testing.T) {
 		{"stops at a wait", nil, []Phase[*Round]{done(stepA), waiting(stepB), done(stepC)}, nil, ctrl.Result{}, []lc.Type{stepA}},
 		{"stops at an error", nil, []Phase[*Round]{done(stepA), failing, done(stepC)}, errBoom, ctrl.Result{}, []lc.Type{stepA}},
 		{"stops at a requeue", nil, []Phase[*Round]{done(stepA), requeue, done(stepC)}, nil, ctrl.Result{RequeueAfter: time.Minute}, []lc.Type{stepA, stepB}},
+		{"goes on after a step marked done", nil, []Phase[*Round]{done(stepA), doneOnly, done(stepC)}, nil, ctrl.Result{}, []lc.Type{stepA, stepC}},
 		{"passes over skipped steps", []lc.Type{stepB}, []Phase[*Round]{done(stepA), failing, done(stepC)}, nil, ctrl.Result{}, []lc.Type{stepA, stepC}},
 	}
 	for _, tt := range tests {

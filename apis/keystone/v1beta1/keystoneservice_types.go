@@ -62,6 +62,11 @@ type KeystoneServiceStatus struct {
 	// +optional
 	EndpointIDs map[string]string `json:"endpointIDs,omitempty"`
 
+	// Hash records what the registration was made from, by name; "password" is the
+	// UID and resourceVersion of the Secret the user's password was last set from.
+	// +optional
+	Hash map[string]string `json:"hash,omitempty"`
+
 	// Conditions: Ready first, then each step in order.
 	// +optional
 	Conditions condition.Conditions `json:"conditions,omitempty"`

@@ -296,6 +296,13 @@ func (in *KeystoneServiceStatus) DeepCopyInto(out *KeystoneServiceStatus) {
 			(*out)[key] = val
 		}
 	}
+	if in.Hash != nil {
+		in, out := &in.Hash, &out.Hash
+		*out = make(map[string]string, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make(condition.Conditions, len(*in))

@@ -1,0 +1,104 @@
+package identity
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+)
+
+// Credentials identify an admin of one Keystone.
+type Credentials struct {
+	// URL is Keystone's base URL (without /v3).
+	URL      string
+	User     string
+	Password string
+	Project  string
+	// Domain of the user and project.
+	Domain string
+}
+
+func (c Credentials) key() string {
+	sum := sha256.Sum256([]byte(c.Password))
+	return strings.Join([]string{c.URL, c.User, c.Project, c.Domain, string(sum[:])}, "\x00")
+}
+
+// Clients shares one authenticated client per Keystone and admin, so that a token is
+// reused until it expires (gophercloud re-authenticates on 401) instead of one
+// authentication per reconcile.
+type Clients struct {
+	// Timeout bounds each request to Keystone.
+	Timeout time.Duration
+
+	mu      sync.Mutex
+	clients map[string]*Client
+}
+
+// Get returns the client of creds, authenticating the first time.
+func (cs *Clients) Get(ctx context.Context, creds Credentials) (*Client, error) {
+	key := creds.key()
+	cs.mu.Lock()
+	c, ok := cs.clients[key]
+	if !ok {
+		if cs.clients == nil {
+			cs.clients = map[string]*Client{}
+		}
+		c = &Client{}
+		cs.clients[key] = c
+	}
+	cs.mu.Unlock()
+	return c, c.authenticate(ctx, creds, cs.Timeout)
+}
+
+// Forget drops the clients of a Keystone URL (for example when its KeystoneAPI goes).
+func (cs *Clients) Forget(url string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for k := range cs.clients {
+		if strings.HasPrefix(k, url+"\x00") {
+			delete(cs.clients, k)
+		}
+	}
+}
+
+// Client is an authenticated admin client of one Keystone.
+type Client struct {
+	mu sync.Mutex
+	sc *gophercloud.ServiceClient
+
+	// projectIDs caches project IDs by domain and name: projects are not renamed.
+	projectIDs sync.Map
+}
+
+func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sc != nil {
+		return nil
+	}
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	endpoint := strings.TrimRight(creds.URL, "/") + "/v3/"
+	provider, err := openstack.NewClient(endpoint)
+	if err != nil {
+		return fmt.Errorf("keystone client for %s: %w", creds.URL, err)
+	}
+	provider.HTTPClient = http.Client{Timeout: timeout}
+	opts := gophercloud.AuthOptions{
+		IdentityEndpoint: endpoint, Username: creds.User, Password: creds.Password, DomainName: creds.Domain,
+		Scope:       &gophercloud.AuthScope{ProjectName: creds.Project, DomainName: creds.Domain},
+		AllowReauth: true,
+	}
+	if err := openstack.Authenticate(ctx, provider, opts); err != nil {
+		return fmt.Errorf("authenticating as %s at %s: %w", creds.User, creds.URL, err)
+	}
+	c.sc = &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: endpoint, Type: "identity"}
+	return nil
+}

@@ -1,0 +1,2 @@
+// Package identity makes Keystone's catalog match what a KeystoneService asks for, idempotently, with gophercloud v2.
+package identity

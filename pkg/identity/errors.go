@@ -1,0 +1,47 @@
+package identity
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/gophercloud/gophercloud/v2"
+)
+
+// StatusCode returns the HTTP status of a Keystone error, 0 when there was no answer
+// (timeout, refused connection).
+func StatusCode(err error) int {
+	var e gophercloud.ErrUnexpectedResponseCode
+	if errors.As(err, &e) {
+		return e.Actual
+	}
+	return 0
+}
+
+// Transient tells whether a Keystone error may go away by itself: no answer, a
+// timeout, 429 or a 5xx. Other 4xx answers will not fix themselves.
+func Transient(err error) bool {
+	code := StatusCode(err)
+	return code == 0 || code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500
+}
+
+// Message is Keystone's own message for an error answer, or the error text.
+func Message(err error) string {
+	var e gophercloud.ErrUnexpectedResponseCode
+	if errors.As(err, &e) {
+		var body struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(e.Body, &body) == nil && body.Error.Message != "" {
+			return http.StatusText(e.Actual) + ": " + body.Error.Message
+		}
+		return http.StatusText(e.Actual)
+	}
+	return err.Error()
+}
+
+func conflict(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusConflict) }
+
+func notFound(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusNotFound) }
