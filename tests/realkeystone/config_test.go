@@ -5,8 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,79 +22,32 @@ import (
 
 const adminPassword = "admin-Pa55:word"
 
-// jobShell is what a Job's container runs after kolla_set_configs copied the configuration.
-func jobShell(cmd string) string {
-	return strings.TrimPrefix(cmd, keystone.JobCommand(""))
-}
-
 // TestRenderedConfigServesRealKeystone renders the configuration of a KeystoneAPI,
 // points it at a real MariaDB and memcached, runs the operator's db-sync and bootstrap
 // commands with Debian's keystone-manage, serves Keystone with the fernet keys the
 // operator generated, and authenticates as the admin, before and after a rotation.
 func TestRenderedConfigServesRealKeystone(t *testing.T) {
 	g := NewWithT(t)
-	if missing := localkeystone.Missing(); len(missing) > 0 {
-		t.Fatalf("Debian's keystone, uwsgi, mariadb-server and memcached are needed (make test installs them); missing %v", missing)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-
-	db, err := localkeystone.StartMariaDB(ctx, dir)
-	g.Expect(err).NotTo(HaveOccurred())
-	defer db.Stop()
-	g.Expect(db.CreateDatabase(ctx, keystone.DatabaseName, "keystone", "db-p@ss/w:rd")).To(Succeed())
-	mc, err := localkeystone.StartMemcached(dir)
-	g.Expect(err).NotTo(HaveOccurred())
-	defer mc.Stop()
-
-	fernetDir, credentialDir := filepath.Join(dir, "fernet-keys"), filepath.Join(dir, "credential-keys")
 	api := &keystonev1.KeystoneAPI{
 		ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: "openstack"},
 		Spec: keystonev1.KeystoneAPISpec{
 			ContainerImage: "keystone", Secret: "osp-secret", DatabaseInstance: "openstack", DatabaseAccount: "keystone",
 			MemcachedInstance: "memcached", Region: "regionTest", AdminProject: "admin", AdminUser: "admin",
 			PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"}, FernetMaxActiveKeys: ptr.To[int32](5),
-			// In a pod the keys are mounted where keystone.conf says; here customServiceConfig
-			// points Keystone at the test's directories, which also shows it wins over keystone.conf.
-			CustomServiceConfig: fmt.Sprintf("[fernet_tokens]\nkey_repository = %[1]s\n[fernet_receipts]\nkey_repository = %[1]s\n"+
-				"[credential]\nkey_repository = %[2]s\n[identity]\npassword_hash_rounds = 4\n", fernetDir, credentialDir),
 		},
 	}
-	files, err := keystone.RenderConfig(api, keystone.ConfigInput{
-		DatabaseHostname: db.Addr(), DatabaseUser: "keystone", DatabasePassword: "db-p@ss/w:rd",
-		MemcachedServers: []string{mc.Addr()}, MyCnfPath: filepath.Join(dir, keystone.MyCnf),
-	})
+	stack, err := localkeystone.StartStack(ctx, t.TempDir(), api, adminPassword)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(files[keystone.KeystoneConf]).To(ContainSubstring("backend = " + keystone.CacheBackend))
-	paths, err := localkeystone.WriteFiles(dir, []string{keystone.KeystoneConf, keystone.CustomConf, keystone.MyCnf}, files)
-	paths = paths[:2] // my.cnf is read by PyMySQL, not oslo.config
-	g.Expect(err).NotTo(HaveOccurred())
+	defer stack.Stop()
+	url := stack.Keystone.URL()
+	g.Expect(stack.Files[keystone.KeystoneConf]).To(ContainSubstring("backend = " + keystone.CacheBackend))
+	g.Expect(stack.Files[keystone.KeystoneConf]).NotTo(ContainSubstring(localkeystone.StackDatabasePassword))
 
-	keys, err := keystone.NewKeysData(5)
-	g.Expect(err).NotTo(HaveOccurred())
-	fernet := keystone.FernetKeys(keys)
-	g.Expect(localkeystone.WriteKeyRepository(fernetDir, fernet)).To(Succeed())
-	g.Expect(localkeystone.WriteKeyRepository(credentialDir, keystone.CredentialKeys(keys))).To(Succeed())
-
-	ks := &localkeystone.Keystone{ConfigFiles: paths}
-	ks.Port, err = localkeystone.FreePort()
-	g.Expect(err).NotTo(HaveOccurred())
-	endpoints := map[string]string{keystonev1.EndpointPublic: ks.URL(), keystonev1.EndpointInternal: ks.URL()}
-
-	t.Log("running the db-sync job's command")
-	sync := keystone.DBSyncJob(api, "h").Spec.Template.Spec.Containers[0].Command[2]
-	g.Expect(ks.ManageShell(ctx, nil, jobShell(sync))).To(Succeed())
-
-	t.Log("running the bootstrap job's command")
-	boot := keystone.BootstrapJob(api, "h", endpoints).Spec.Template.Spec.Containers[0].Command[2]
-	g.Expect(ks.ManageShell(ctx, []string{keystone.BootstrapPasswordEnv + "=" + adminPassword}, jobShell(boot))).To(Succeed())
-
-	g.Expect(ks.Serve(dir)).To(Succeed())
-	defer ks.Stop()
-
-	client, token := authenticate(ctx, g, ks.URL())
+	client, token := authenticate(ctx, g, url)
 	g.Expect(validate(ctx, client, token)).To(Succeed())
+	fernet := stack.FernetKeys
 	g.Expect(signedBy(token, fernet[len(fernet)-1])).To(BeTrue(), "Keystone signs with the operator's primary key (the highest number)")
 	g.Expect(signedBy(token, fernet[0])).To(BeFalse(), "the staged key does not sign")
 
@@ -110,15 +61,15 @@ func TestRenderedConfigServesRealKeystone(t *testing.T) {
 			}
 		}
 	}
-	g.Expect(identity).To(ConsistOf("public regionTest "+ks.URL(), "internal regionTest "+ks.URL(), "admin regionTest "+ks.URL()),
+	g.Expect(identity).To(ConsistOf("public regionTest "+url, "internal regionTest "+url, "admin regionTest "+url),
 		"bootstrap registered Keystone in the spec's region at apiEndpoints")
 
 	t.Log("rotating the fernet keys as the operator does")
 	rotated, err := keystone.Rotate(fernet, 5)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(localkeystone.WriteKeyRepository(fernetDir, rotated)).To(Succeed())
+	g.Expect(localkeystone.WriteKeyRepository(stack.FernetDir, rotated)).To(Succeed())
 	g.Expect(validate(ctx, client, token)).To(Succeed(), "a token issued before the rotation still validates")
-	_, newToken := authenticate(ctx, g, ks.URL())
+	_, newToken := authenticate(ctx, g, url)
 	g.Expect(validate(ctx, client, newToken)).To(Succeed())
 	g.Expect(signedBy(newToken, fernet[0])).To(BeTrue(), "after a rotation the former staged key signs")
 }

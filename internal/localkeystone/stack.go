@@ -1,0 +1,135 @@
+package localkeystone
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+)
+
+// Stack is a Keystone deployed the way the operator deploys it, but as processes on
+// 127.0.0.1: the operator's rendered configuration and generated keys, its db-sync
+// and bootstrap commands run by Debian's keystone-manage against MariaDB, served by
+// uwsgi with memcached.
+type Stack struct {
+	Dir        string
+	DB         *MariaDB
+	Memcached  *Memcached
+	Keystone   *Keystone
+	FernetDir  string
+	FernetKeys []string
+	// Files are the rendered configuration files.
+	Files map[string]string
+}
+
+// StackDatabasePassword is the password of the keystone database user of the local
+// stack; it holds characters that would need escaping in a URL.
+const StackDatabasePassword = "db-p@ss/w:rd" //nolint:gosec // a throwaway password of a local test database
+
+// StartStack deploys api's Keystone under dir with adminPassword. In a pod the keys
+// are mounted where keystone.conf says; here customServiceConfig points Keystone at
+// dir (and makes password hashing cheap), which also exercises custom.conf winning.
+func StartStack(ctx context.Context, dir string, api *keystonev1.KeystoneAPI, adminPassword string) (_ *Stack, err error) {
+	if missing := Missing(); len(missing) > 0 {
+		return nil, fmt.Errorf("missing %v: Debian's keystone, uwsgi, mariadb-server and memcached are needed (make test installs them)", missing)
+	}
+	s := &Stack{Dir: dir, FernetDir: filepath.Join(dir, "fernet-keys")}
+	defer func() {
+		if err != nil {
+			s.Stop()
+		}
+	}()
+	if s.DB, err = StartMariaDB(ctx, dir); err != nil {
+		return nil, err
+	}
+	if err = s.DB.CreateDatabase(ctx, keystone.DatabaseName, "keystone", StackDatabasePassword); err != nil {
+		return nil, err
+	}
+	if s.Memcached, err = StartMemcached(dir); err != nil {
+		return nil, err
+	}
+	credentialDir := filepath.Join(dir, "credential-keys")
+	api = api.DeepCopy()
+	api.Spec.CustomServiceConfig += fmt.Sprintf("\n[fernet_tokens]\nkey_repository = %[1]s\n[fernet_receipts]\nkey_repository = %[1]s\n"+
+		"[credential]\nkey_repository = %[2]s\n[identity]\npassword_hash_rounds = 4\n", s.FernetDir, credentialDir)
+	s.Files, err = keystone.RenderConfig(api, keystone.ConfigInput{
+		DatabaseHostname: s.DB.Addr(), DatabaseUser: "keystone", DatabasePassword: StackDatabasePassword,
+		MemcachedServers: []string{s.Memcached.Addr()}, MyCnfPath: filepath.Join(dir, keystone.MyCnf),
+	})
+	if err != nil {
+		return nil, err
+	}
+	paths, err := WriteFiles(dir, []string{keystone.KeystoneConf, keystone.CustomConf, keystone.MyCnf}, s.Files)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := keystone.NewKeysData(int(*api.Spec.FernetMaxActiveKeys))
+	if err != nil {
+		return nil, err
+	}
+	s.FernetKeys = keystone.FernetKeys(keys)
+	if err = WriteKeyRepository(s.FernetDir, s.FernetKeys); err != nil {
+		return nil, err
+	}
+	if err = WriteKeyRepository(credentialDir, keystone.CredentialKeys(keys)); err != nil {
+		return nil, err
+	}
+	// my.cnf is read by PyMySQL, not by oslo.config.
+	s.Keystone = &Keystone{ConfigFiles: paths[:2]}
+	if s.Keystone.Port, err = FreePort(); err != nil {
+		return nil, err
+	}
+	endpoints := map[string]string{keystonev1.EndpointPublic: s.Keystone.URL(), keystonev1.EndpointInternal: s.Keystone.URL()}
+	sync := keystone.DBSyncJob(api, "stack").Spec.Template.Spec.Containers[0].Command[2]
+	if err = s.Keystone.ManageShell(ctx, nil, JobShell(sync)); err != nil {
+		return nil, fmt.Errorf("db-sync: %w", err)
+	}
+	boot := keystone.BootstrapJob(api, "stack", endpoints).Spec.Template.Spec.Containers[0].Command[2]
+	if err = s.Keystone.ManageShell(ctx, []string{keystone.BootstrapPasswordEnv + "=" + adminPassword}, JobShell(boot)); err != nil {
+		return nil, fmt.Errorf("bootstrap: %w", err)
+	}
+	if err = s.Keystone.Serve(dir); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// JobShell is what a Job's container runs after kolla_set_configs copied the configuration.
+func JobShell(cmd string) string {
+	return strings.TrimPrefix(cmd, keystone.JobCommand(""))
+}
+
+// Stop stops every server of the stack.
+func (s *Stack) Stop() {
+	if s.Keystone != nil {
+		s.Keystone.Stop()
+	}
+	if s.Memcached != nil {
+		s.Memcached.Stop()
+	}
+	if s.DB != nil {
+		s.DB.Stop()
+	}
+}
+
+// Logs returns the tail of each server's log, for a failing test.
+func (s *Stack) Logs() string {
+	var b strings.Builder
+	for _, name := range []string{"keystone.log", "mariadb.log", "memcached.log"} {
+		data, err := os.ReadFile(filepath.Join(s.Dir, name)) //nolint:gosec // our own log files
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		text := string(data)
+		if len(text) > 3000 {
+			text = text[len(text)-3000:]
+		}
+		fmt.Fprintf(&b, "==> %s <==\n%s\n", name, text)
+	}
+	return b.String()
+}

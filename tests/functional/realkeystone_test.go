@@ -1,0 +1,231 @@
+package functional
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/endpoints"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/roles"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/services"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/localkeystone"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const realAdminPassword = "real-admin-secret"
+
+var (
+	realStack     *localkeystone.Stack
+	realStackErr  error
+	realStackOnce sync.Once
+)
+
+// realKeystone starts Debian's Keystone once for the test run (see localkeystone).
+func realKeystone() *localkeystone.Stack {
+	GinkgoHelper()
+	realStackOnce.Do(func() {
+		api := keystoneAPI("stack")
+		api.Spec.Region, api.Spec.AdminUser, api.Spec.AdminProject = "regionOne", "admin", "admin"
+		api.Spec.FernetMaxActiveKeys = ptr.To[int32](5)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		// Not GinkgoT().TempDir(): that goes with the first spec, the stack with the suite.
+		dir, err := os.MkdirTemp("", "real-keystone-")
+		if realStackErr = err; err != nil {
+			return
+		}
+		realStack, realStackErr = localkeystone.StartStack(ctx, dir, api, realAdminPassword)
+	})
+	Expect(realStackErr).NotTo(HaveOccurred())
+	return realStack
+}
+
+var _ = AfterSuite(func() {
+	if realStack != nil {
+		realStack.Stop()
+		Expect(os.RemoveAll(realStack.Dir)).To(Succeed())
+	}
+})
+
+// adminClient is an identity client of the real Keystone, independent of the operator's.
+func adminClient(url string) *gophercloud.ServiceClient {
+	GinkgoHelper()
+	provider, err := openstack.AuthenticatedClient(context.Background(), gophercloud.AuthOptions{
+		IdentityEndpoint: url + "/v3/", Username: "admin", Password: realAdminPassword, DomainName: "Default",
+		Scope: &gophercloud.AuthScope{ProjectName: "admin", DomainName: "Default"},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: url + "/v3/", Type: "identity"}
+}
+
+// catalogOf describes what Keystone holds for a service type and user, as a test compares it.
+type catalogOf struct {
+	Services  []string          // IDs
+	Endpoints map[string]string // interface -> "region url"
+	Users     []string          // IDs
+	Roles     []string          // role names the user has on the service project
+}
+
+func readCatalog(kc *gophercloud.ServiceClient, serviceType, user string) catalogOf {
+	GinkgoHelper()
+	ctx := context.Background()
+	out := catalogOf{Endpoints: map[string]string{}}
+	pages, err := services.List(kc, services.ListOpts{ServiceType: serviceType}).AllPages(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	svcs, err := services.ExtractServices(pages)
+	Expect(err).NotTo(HaveOccurred())
+	for _, s := range svcs {
+		out.Services = append(out.Services, s.ID)
+		pages, err := endpoints.List(kc, endpoints.ListOpts{ServiceID: s.ID}).AllPages(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		eps, err := endpoints.ExtractEndpoints(pages)
+		Expect(err).NotTo(HaveOccurred())
+		for _, e := range eps {
+			Expect(out.Endpoints).NotTo(HaveKey(string(e.Availability)), "one endpoint per interface")
+			out.Endpoints[string(e.Availability)] = e.Region + " " + e.URL
+		}
+	}
+	pages, err = users.List(kc, users.ListOpts{Name: user, DomainID: "default"}).AllPages(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	us, err := users.ExtractUsers(pages)
+	Expect(err).NotTo(HaveOccurred())
+	pages, err = projects.List(kc, projects.ListOpts{Name: "service", DomainID: "default"}).AllPages(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	ps, err := projects.ExtractProjects(pages)
+	Expect(err).NotTo(HaveOccurred())
+	for _, u := range us {
+		out.Users = append(out.Users, u.ID)
+		if len(ps) == 0 {
+			continue
+		}
+		yes := true
+		pages, err := roles.ListAssignments(kc, roles.ListAssignmentsOpts{UserID: u.ID, ScopeProjectID: ps[0].ID, IncludeNames: &yes}).AllPages(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		as, err := roles.ExtractRoleAssignments(pages)
+		Expect(err).NotTo(HaveOccurred())
+		for _, a := range as {
+			out.Roles = append(out.Roles, a.Role.Name)
+		}
+	}
+	return out
+}
+
+// userCanAuthenticate tells whether user gets a token scoped to the service project.
+func userCanAuthenticate(url, user, password string) bool {
+	_, err := openstack.AuthenticatedClient(context.Background(), gophercloud.AuthOptions{
+		IdentityEndpoint: url + "/v3/", Username: user, Password: password, DomainName: "Default",
+		Scope: &gophercloud.AuthScope{ProjectName: "service", DomainName: "Default"},
+	})
+	return err == nil
+}
+
+var _ = Describe("KeystoneService against the real Keystone", Label("real-keystone"), func() {
+	var (
+		ns    string
+		stack *localkeystone.Stack
+		kc    *gophercloud.ServiceClient
+	)
+	AfterEach(func() {
+		if CurrentSpecReport().Failed() && stack != nil {
+			GinkgoWriter.Println(stack.Logs())
+		}
+	})
+	BeforeEach(func() {
+		stack = realKeystone()
+		kc = adminClient(stack.Keystone.URL())
+		ns = newNamespace()
+		api := externalKeystoneAPI(ns)
+		api.Spec.Override.Service.Internal.EndpointURL = ptr.To(stack.Keystone.URL())
+		Expect(k8sClient.Create(ctx, api)).To(Succeed())
+		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": realAdminPassword, "ServicePassword": "service-pw-1"})
+		expectConditions(client.ObjectKeyFromObject(api), condition{"Ready", "True", "Ready", ""})
+	})
+	// service returns a KeystoneService whose catalog names are unique to this spec's namespace.
+	service := func(name string) *keystonev1.KeystoneService {
+		svc := keystoneService(ns)
+		svc.Name = name
+		svc.Spec.ServiceType = ns + "-" + name
+		svc.Spec.ServiceName = name
+		svc.Spec.ServiceUser = ns + "-" + name
+		svc.Spec.PasswordSelector = "ServicePassword"
+		svc.Spec.Endpoints = map[string]string{
+			"public":   "https://" + name + ".example.com",
+			"internal": "http://" + name + "-internal." + ns + ".svc:9292",
+		}
+		return svc
+	}
+
+	It("registers exactly the spec, follows a password rotation, and leaves nothing after deletion", func() {
+		svc := service("glance")
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		key := client.ObjectKeyFromObject(svc)
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		url := stack.Keystone.URL()
+
+		got := readCatalog(kc, svc.Spec.ServiceType, svc.Spec.ServiceUser)
+		Expect(got.Services).To(Equal([]string{getService(key)(Default).Status.ServiceID}))
+		Expect(got.Endpoints).To(Equal(map[string]string{
+			"public":   "regionOne " + svc.Spec.Endpoints["public"],
+			"internal": "regionOne " + svc.Spec.Endpoints["internal"],
+		}))
+		Expect(got.Users).To(HaveLen(1))
+		Expect(got.Roles).To(ConsistOf("admin", "service"))
+		Expect(userCanAuthenticate(url, svc.Spec.ServiceUser, "service-pw-1")).To(BeTrue())
+
+		By("rotating the password in the Secret")
+		s := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "osp-secret"}, s)).To(Succeed())
+		s.Data["ServicePassword"] = []byte("service-pw-2")
+		Expect(k8sClient.Update(ctx, s)).To(Succeed())
+		Eventually(func() bool { return userCanAuthenticate(url, svc.Spec.ServiceUser, "service-pw-2") }).Should(BeTrue())
+		Expect(userCanAuthenticate(url, svc.Spec.ServiceUser, "service-pw-1")).To(BeFalse(), "the old password no longer works")
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+
+		By("deleting the KeystoneService")
+		Expect(k8sClient.Delete(ctx, svc)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
+		got = readCatalog(kc, svc.Spec.ServiceType, svc.Spec.ServiceUser)
+		Expect(got.Services).To(BeEmpty())
+		Expect(got.Endpoints).To(BeEmpty())
+		Expect(got.Users).To(BeEmpty())
+	})
+
+	It("registers ten KeystoneServices created at once, with no duplicate", func() {
+		const n = 10
+		for i := 0; i < n; i++ {
+			Expect(k8sClient.Create(ctx, service(fmt.Sprintf("svc%d", i)))).To(Succeed())
+		}
+		for i := 0; i < n; i++ {
+			Eventually(func(g Gomega) {
+				svc := getService(types.NamespacedName{Namespace: ns, Name: fmt.Sprintf("svc%d", i)})(g)
+				g.Expect(svc.Status.Conditions.IsTrue("Ready")).To(BeTrue())
+			}, 60*time.Second).Should(Succeed())
+		}
+		for i := 0; i < n; i++ {
+			svc := service(fmt.Sprintf("svc%d", i))
+			got := readCatalog(kc, svc.Spec.ServiceType, svc.Spec.ServiceUser)
+			Expect(got.Services).To(HaveLen(1), svc.Name)
+			Expect(got.Endpoints).To(HaveLen(2), svc.Name)
+			Expect(got.Users).To(HaveLen(1), svc.Name)
+			Expect(got.Roles).To(ConsistOf("admin", "service"), svc.Name)
+		}
+		pages, err := projects.List(kc, projects.ListOpts{Name: "service", DomainID: "default"}).AllPages(context.Background())
+		Expect(err).NotTo(HaveOccurred())
+		ps, err := projects.ExtractProjects(pages)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ps).To(HaveLen(1), "one service project")
+	})
+})
