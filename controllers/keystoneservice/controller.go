@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -30,6 +31,9 @@ const Finalizer = "keystone.openstack.org/keystoneservice"
 // ConfirmInterval is how soon a registration written to Keystone is read back to
 // confirm it (Keystone cannot be watched).
 const ConfirmInterval = 200 * time.Millisecond
+
+// MaxConcurrentRegistrations is how many KeystoneServices reconcile at once.
+const MaxConcurrentRegistrations = 4
 
 const secretIndex = "spec.secret"
 
@@ -75,6 +79,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&keystonev1.KeystoneService{}, builder.WithPredicates(condition.IgnoreStatusUpdates)).
+		// Registrations wait on Keystone, not on the CPU: several run at once.
+		WithOptions(controller.Options{MaxConcurrentReconciles: MaxConcurrentRegistrations}).
 		Watches(&keystonev1.KeystoneAPI{}, r.enqueueNamespace(nil), builder.WithPredicates(keystoneAPIChanged)).
 		Watches(&corev1.Secret{}, r.enqueueNamespace(func(o client.Object) client.ListOption {
 			return client.MatchingFields{secretIndex: o.GetName()}

@@ -104,6 +104,28 @@ func (s *Server) FailNext(method, pathPrefix string, code int) {
 	}
 }
 
+// RaceNext plays another client winning a race: the next POST creating kind first
+// creates the entity itself, then answers 409 Conflict.
+func (s *Server) RaceNext(kind string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fault = func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodPost || r.URL.Path != "/v3/"+kind {
+			return false
+		}
+		var body map[string]map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			return false
+		}
+		s.mu.Lock()
+		s.fault = nil
+		s.put(kind, body[kind[:len(kind)-1]])
+		s.mu.Unlock()
+		writeError(w, http.StatusConflict, "Conflict occurred attempting to store "+kind[:len(kind)-1])
+		return true
+	}
+}
+
 // Slow delays every answer by d.
 func (s *Server) Slow(d time.Duration) {
 	s.mu.Lock()

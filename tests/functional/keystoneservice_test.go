@@ -187,6 +187,20 @@ var _ = Describe("KeystoneService", func() {
 		Expect(ks.List(fakekeystone.Services, nil)[0]).To(HaveKeyWithValue("description", "Glance Image Service"))
 	})
 
+	DescribeTable("looks up again when a create answers 409 because another client won the race",
+		func(kind string) {
+			keystone()
+			ks.RaceNext(kind)
+			register()
+			Expect(ks.List(fakekeystone.Projects, map[string]any{"name": "service"})).To(HaveLen(1))
+			Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(HaveLen(1))
+			Expect(ks.List(fakekeystone.Roles, map[string]any{"name": "service"})).To(HaveLen(1))
+		},
+		Entry("the service project", fakekeystone.Projects),
+		Entry("the user", fakekeystone.Users),
+		Entry("a role", fakekeystone.Roles),
+	)
+
 	It("sets the new password in Keystone when the Secret changes", func() {
 		keystone()
 		register()
