@@ -8,11 +8,13 @@ SHELL := /usr/bin/env bash -o pipefail
 LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_TOOLS_VERSION ?= v0.16.5
 GOLANGCI_LINT_VERSION ?= v2.11.0
+KUTTL_VERSION ?= v0.26.0
 K8S_VERSION ?= v1.31.14
 ETCD_VERSION ?= v3.5.21
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+KUTTL ?= $(LOCALBIN)/kuttl-$(KUTTL_VERSION)
 ENVTEST_DIR = $(LOCALBIN)/k8s-$(K8S_VERSION)-etcd-$(ETCD_VERSION)
 
 # Go packages of each module; apis/ is its own module.
@@ -70,6 +72,13 @@ verify: manifests generate fmt ## Regenerate everything and fail if the tree cha
 test: manifests generate vet envtest debian-deps ## Install what the tests need and run every test.
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test $(ROOT_PKGS) $(TEST_ARGS)
 	cd $(APIS_DIR) && go test ./... $(TEST_ARGS)
+	$(MAKE) kuttl
+
+.PHONY: kuttl
+kuttl: manifests envtest debian-deps $(KUTTL) ## Run the kuttl scenarios (tests/kuttl) with the operator and a real Keystone.
+	go build -o $(LOCALBIN)/manager ./cmd
+	go build -o $(LOCALBIN)/localkeystone ./cmd/localkeystone
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) hack/kuttl.sh $(KUTTL) $(KUTTL_ARGS)
 
 .PHONY: fuzz
 fuzz: ## Fuzz the condition engine for FUZZTIME (default 60s).
@@ -101,6 +110,9 @@ $(CONTROLLER_GEN):
 	mkdir -p $(LOCALBIN)
 	GOBIN=$(LOCALBIN)/.tmp-controller-gen go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
 	mv $(LOCALBIN)/.tmp-controller-gen/controller-gen $@ && rmdir $(LOCALBIN)/.tmp-controller-gen
+
+$(KUTTL):
+	KUTTL_VERSION=$(KUTTL_VERSION) hack/kuttl-bin.sh $@
 
 $(GOLANGCI_LINT):
 	mkdir -p $(LOCALBIN)

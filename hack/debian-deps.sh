@@ -4,7 +4,7 @@
 # start their own servers on 127.0.0.1 and stop them afterwards.
 set -euo pipefail
 
-packages=(keystone uwsgi-plugin-python3 python3-pymemcache mariadb-server mariadb-client memcached)
+packages=(keystone uwsgi-plugin-python3 python3-pymemcache python3-openstackclient mariadb-server mariadb-client memcached)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

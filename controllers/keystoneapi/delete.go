@@ -5,14 +5,14 @@ import (
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-)
+	)
 
 // Finalizer keeps a KeystoneAPI until the finalizers it put on other objects are released.
 const Finalizer = "keystone.openstack.org/keystoneapi"
@@ -28,12 +28,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 			return ctrl.Result{}, err
 		}
 	}
-	if controllerutil.RemoveFinalizer(api, Finalizer) {
-		if err := r.Update(ctx, api); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
-	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, finalizers.Remove(ctx, r.Client, api, Finalizer)
 }
 
 func dependencyName(api *keystonev1.KeystoneAPI, obj client.Object) string {
@@ -54,11 +49,5 @@ func (r *Reconciler) releaseFinalizer(ctx context.Context, api *keystonev1.Keyst
 		}
 		return fmt.Errorf("reading %T %s: %w", obj, name, err)
 	}
-	if !controllerutil.RemoveFinalizer(obj, finalizerFor(api)) {
-		return nil
-	}
-	if err := r.Update(ctx, obj); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("releasing our finalizer on %T %s: %w", obj, name, err)
-	}
-	return nil
+	return finalizers.Remove(ctx, r.Client, obj, finalizerFor(api))
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
@@ -199,10 +200,8 @@ func (r *Reconciler) reconcileMemcached(ctx context.Context, s *scope) (ctrl.Res
 	} else if err != nil {
 		return ctrl.Result{}, fmt.Errorf("reading Memcached %s: %w", api.Spec.MemcachedInstance, err)
 	}
-	if controllerutil.AddFinalizer(mc, finalizerFor(api)) {
-		if err := r.Update(ctx, mc); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding our finalizer to Memcached %s: %w", mc.Name, err)
-		}
+	if err := finalizers.Add(ctx, r.Client, mc, finalizerFor(api)); err != nil {
+		return ctrl.Result{}, err
 	}
 	if s.round.Mirror(step, "Memcached", mc.Name, mc.Status.Conditions); !s.round.IsTrue(step) {
 		return ctrl.Result{}, nil

@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
@@ -34,12 +34,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	if api != nil {
 		r.release(ctx, s, api)
 	}
-	if controllerutil.RemoveFinalizer(s.service, Finalizer) {
-		if err := r.Update(ctx, s.service); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
-	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, finalizers.Remove(ctx, r.Client, s.service, Finalizer)
 }
 
 // deregister deletes what the KeystoneService registered.
@@ -72,10 +67,7 @@ func (r *Reconciler) release(ctx context.Context, s *scope, api *keystonev1.Keys
 			}
 		}
 	}
-	// The optimistic lock keeps concurrent releases from dropping each other's finalizers.
-	patch := client.MergeFromWithOptions(api.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(api, apiFinalizer(s.service))
-	if err := r.Patch(ctx, api, patch); client.IgnoreNotFound(err) != nil {
+	if err := finalizers.Remove(ctx, r.Client, api, apiFinalizer(s.service)); err != nil {
 		// A conflict retries through the KeystoneAPI's next watch event.
 		ctrl.LoggerFrom(ctx).Info("releasing our finalizer on the KeystoneAPI failed; retrying", "error", err.Error())
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
@@ -13,7 +14,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -85,12 +85,7 @@ func (r *Reconciler) reconcileKeystoneAPI(ctx context.Context, s *scope) (ctrl.R
 		s.round.MarkFalse(step, condition.Requested, "KeystoneAPI %s: waiting for its current generation to be ready", api.Name)
 		return ctrl.Result{}, nil
 	}
-	if controllerutil.AddFinalizer(api, apiFinalizer(s.service)) {
-		if err := r.Update(ctx, api); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding our finalizer to KeystoneAPI %s: %w", api.Name, err)
-		}
-	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, finalizers.Add(ctx, r.Client, api, apiFinalizer(s.service))
 }
 
 // reconcileInput marks InputReady: the service user's password and the admin's.

@@ -2,6 +2,8 @@ package functional
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -11,9 +13,11 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 )
 
 var _ = Describe("KeystoneAPI fernet keys", func() {
@@ -111,5 +115,24 @@ var _ = Describe("KeystoneAPI in external mode", func() {
 		expectConditions(key,
 			condition{"Ready", "False", "ServiceUnavailable", "Warning"},
 			condition{"KeystoneEndpointReady", "False", "ServiceUnavailable", "Warning"})
+	})
+})
+
+var _ = Describe("A KeystoneAPI applied from YAML", func() {
+	It("keeps its generation: the operator writes finalizers and status, never the spec", func() {
+		ns := newNamespace()
+		data, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "keystone_v1beta1_keystoneapi.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		obj := &unstructured.Unstructured{}
+		Expect(yaml.Unmarshal(data, &obj.Object)).To(Succeed())
+		obj.SetNamespace(ns)
+		Expect(k8sClient.Create(ctx, obj)).To(Succeed())
+		key := client.ObjectKeyFromObject(obj)
+		Eventually(func(g Gomega) {
+			api := getAPI(key)(g)
+			g.Expect(api.Finalizers).To(ContainElement("keystone.openstack.org/keystoneapi"))
+			g.Expect(api.Status.ObservedGeneration).To(BeEquivalentTo(1))
+		}).Should(Succeed())
+		Consistently(func(g Gomega) { g.Expect(getAPI(key)(g).Generation).To(BeEquivalentTo(1)) }, time.Second).Should(Succeed())
 	})
 })

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs the kuttl scenarios (tests/kuttl): kuttl starts its own etcd and kube-apiserver
+# (KUBEBUILDER_ASSETS) and the operator built from this tree (bin/manager) beside them;
+# a real Keystone from Debian's packages runs on 127.0.0.1 for the KeystoneService
+# scenarios. Stops everything it started.
+set -euo pipefail
+kuttl=${1:?usage: kuttl.sh KUTTL_BINARY [kuttl test args]}
+shift
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+crds=bin/kuttl/crds
+rm -rf "$crds" && mkdir -p "$crds"
+cp config/crd/bases/*.yaml "$crds/"
+mariadb=$(go list -m -f '{{.Dir}}' github.com/openstack-k8s-operators/mariadb-operator/api)
+infra=$(go list -m -f '{{.Dir}}' github.com/openstack-k8s-operators/infra-operator/apis)
+cp "$mariadb/bases/mariadb.openstack.org_mariadbdatabases.yaml" "$mariadb/bases/mariadb.openstack.org_mariadbaccounts.yaml" \
+	"$infra/bases/memcached.openstack.org_memcacheds.yaml" "$crds/"
+chmod u+w "$crds"/*
+
+export KEYSTONE_ADMIN_PASSWORD=kuttl-admin-secret
+url_file=bin/kuttl/keystone-url
+rm -f "$url_file"
+bin/localkeystone -admin-password "$KEYSTONE_ADMIN_PASSWORD" -url-file "$url_file" >bin/kuttl/localkeystone.log 2>&1 &
+keystone_pid=$!
+trap 'kill $keystone_pid 2>/dev/null; wait $keystone_pid 2>/dev/null || true' EXIT
+for _ in $(seq 600); do
+	[[ -s $url_file ]] && break
+	kill -0 $keystone_pid 2>/dev/null || { cat bin/kuttl/localkeystone.log >&2; exit 1; }
+	sleep 0.2
+done
+[[ -s $url_file ]] || { echo "kuttl.sh: Keystone did not start" >&2; cat bin/kuttl/localkeystone.log >&2; exit 1; }
+KEYSTONE_URL=$(cat "$url_file")
+export KEYSTONE_URL
+echo "kuttl.sh: real Keystone at $KEYSTONE_URL"
+
+# kubectl for the scenarios' commands: the one built for envtest.
+export PATH="$KUBEBUILDER_ASSETS:$PATH"
+cd tests/kuttl
+"$kuttl" test --config kuttl-test.yaml "$@"

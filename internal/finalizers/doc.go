@@ -1,0 +1,2 @@
+// Package finalizers adds and removes finalizers with a patch of the finalizer list alone.
+package finalizers
