@@ -12,7 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	)
+)
 
 // Finalizer keeps a KeystoneAPI until the finalizers it put on other objects are released.
 const Finalizer = "keystone.openstack.org/keystoneapi"
