@@ -95,6 +95,12 @@ run: manifests generate envtest ## Run the operator: against KUBECONFIG, or a lo
 	go build -o $(LOCALBIN)/devrun ./cmd/devrun
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) exec $(LOCALBIN)/devrun $(RUN_ARGS)
 
+.PHONY: demo
+demo: manifests generate envtest debian-deps ## Register services in a real Keystone through the operator, end to end, on this machine.
+	go build -o $(LOCALBIN)/devrun ./cmd/devrun
+	go build -o $(LOCALBIN)/localkeystone ./cmd/localkeystone
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) PATH=$(ENVTEST_DIR):$$PATH hack/demo.sh
+
 ##@ Tools
 
 .PHONY: debian-deps
