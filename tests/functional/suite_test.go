@@ -2,17 +2,14 @@ package functional
 
 import (
 	"context"
-	"net/http"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/keystone-stepwise/keystone-operator/internal/controlplane"
 	"github.com/keystone-stepwise/keystone-operator/internal/manager"
+	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -33,9 +30,9 @@ const (
 var (
 	// testClock is the operator's clock: real time, moved forward by tests of
 	// time-based steps (fernet rotation).
-	testClock = &offsetClock{}
+	testClock = &testutil.OffsetClock{}
 	// managerWrites counts the manager's mutating API requests, by "METHOD path".
-	managerWrites sync.Map
+	managerWrites testutil.Writes
 	testEnv       *envtest.Environment
 	k8sClient     client.Client
 	kubeconfig    string
@@ -69,7 +66,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 
 	mgrCfg := rest.CopyConfig(cfg)
-	mgrCfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return &writeCounter{next: rt} }
+	mgrCfg.WrapTransport = managerWrites.Wrap
 	mgr, err := manager.New(mgrCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0", Clock: testClock})
 	Expect(err).NotTo(HaveOccurred())
 	var ctx context.Context
@@ -81,36 +78,8 @@ var _ = BeforeSuite(func() {
 	DeferCleanup(func() { cancel() })
 })
 
-// offsetClock is the real clock plus an offset that tests advance.
-type offsetClock struct{ offset atomic.Int64 }
-
-func (c *offsetClock) Now() time.Time                  { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *offsetClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
-func (c *offsetClock) Advance(d time.Duration)         { c.offset.Add(int64(d)) }
-
-// writeCounter counts the mutating requests that pass through it.
-type writeCounter struct{ next http.RoundTripper }
-
-func (w *writeCounter) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodGet {
-		key := req.Method + " " + req.URL.Path
-		n, _ := managerWrites.LoadOrStore(key, new(atomic.Int64))
-		n.(*atomic.Int64).Add(1)
-	}
-	return w.next.RoundTrip(req)
-}
-
-// writesIn counts the manager's mutating requests whose path contains ns.
-func writesIn(ns string) map[string]int64 {
-	out := map[string]int64{}
-	managerWrites.Range(func(k, v any) bool {
-		if strings.Contains(k.(string), "/namespaces/"+ns+"/") {
-			out[k.(string)] = v.(*atomic.Int64).Load()
-		}
-		return true
-	})
-	return out
-}
+// writesIn counts the manager's mutating requests in namespace ns.
+func writesIn(ns string) map[string]int64 { return managerWrites.In(ns) }
 
 // newNamespace creates a namespace for one spec and deletes it afterwards.
 func newNamespace() string {

@@ -1,0 +1,60 @@
+package testutil
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Writes counts mutating API requests ("METHOD path") passing through Wrap.
+type Writes struct{ m sync.Map }
+
+// Wrap is a rest.Config WrapTransport that counts every request but GET.
+func (w *Writes) Wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		if req.Method != http.MethodGet {
+			n, _ := w.m.LoadOrStore(req.Method+" "+req.URL.Path, new(atomic.Int64))
+			n.(*atomic.Int64).Add(1)
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+// In returns the counts of the requests whose path is in namespace ns.
+func (w *Writes) In(ns string) map[string]int64 {
+	out := map[string]int64{}
+	w.m.Range(func(k, v any) bool {
+		if strings.Contains(k.(string), "/namespaces/"+ns+"/") {
+			out[k.(string)] = v.(*atomic.Int64).Load()
+		}
+		return true
+	})
+	return out
+}
+
+// Total sums counts.
+func Total(counts map[string]int64) int64 {
+	var n int64
+	for _, v := range counts {
+		n += v
+	}
+	return n
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// OffsetClock is the real clock plus an offset that tests advance.
+type OffsetClock struct{ offset atomic.Int64 }
+
+// Now is the real time plus the offset.
+func (c *OffsetClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+// Since is Now() - t.
+func (c *OffsetClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// Advance moves the clock forward by d.
+func (c *OffsetClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
