@@ -80,6 +80,10 @@ kuttl: manifests envtest debian-deps $(KUTTL) ## Run the kuttl scenarios (tests/
 	go build -o $(LOCALBIN)/localkeystone ./cmd/localkeystone
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) hack/kuttl.sh $(KUTTL) $(KUTTL_ARGS)
 
+.PHONY: bench
+bench: manifests envtest ## Measure convergence and cost; writes BENCHMARKS.md (BENCH_RUN selects rows).
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test -tags bench -count=1 -timeout 30m -v ./tests/bench -run '$(or $(BENCH_RUN),.)'
+
 .PHONY: fuzz
 fuzz: ## Fuzz the condition engine for FUZZTIME (default 60s).
 	go test ./pkg/condition -run '^$$' -fuzz FuzzRound -fuzztime $${FUZZTIME:-60s}

@@ -20,6 +20,7 @@ replace (
 )
 
 require (
+	github.com/go-logr/logr v1.4.3
 	github.com/gophercloud/gophercloud/v2 v2.15.0
 	github.com/keystone-stepwise/keystone-operator/apis v0.0.0
 	github.com/onsi/ginkgo/v2 v2.28.2
@@ -47,7 +48,6 @@ require (
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
-	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/zapr v1.3.0 // indirect
 	github.com/go-openapi/jsonpointer v0.21.1 // indirect
 	github.com/go-openapi/jsonreference v0.21.0 // indirect

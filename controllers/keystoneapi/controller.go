@@ -151,6 +151,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		_, err = r.Reporter.Finish(ctx, api, base, condition.Status{
 			Conditions: &api.Status.Conditions, ObservedGeneration: &api.Status.ObservedGeneration,
 		}, s.round, err)
+		result, err = condition.RequeueOnConflict(result, err)
 		if !api.DeletionTimestamp.IsZero() {
 			r.Reporter.Metrics.Forget(Kind, api)
 			r.Reporter.Versions.Forget(api)

@@ -143,6 +143,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		_, err = r.Reporter.Finish(ctx, svc, base, condition.Status{
 			Conditions: &svc.Status.Conditions, ObservedGeneration: &svc.Status.ObservedGeneration,
 		}, s.round, err)
+		result, err = condition.RequeueOnConflict(result, err)
 		if !svc.DeletionTimestamp.IsZero() {
 			r.Reporter.Metrics.Forget(Kind, svc)
 			r.Reporter.Versions.Forget(svc)

@@ -6,7 +6,9 @@ import (
 
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -50,8 +52,14 @@ func (r Reporter) Finish(ctx context.Context, obj, base client.Object, status St
 	*status.Conditions = out.Conditions
 	*status.ObservedGeneration = obj.GetGeneration()
 
-	patch := client.MergeFrom(base)
-	data, err := patch.Data(obj)
+	// The lock is on the version this reconcile last read or wrote (its own finalizer
+	// patch included): a spec written meanwhile makes the write conflict instead of
+	// stamping Ready for an older generation onto the newer one.
+	lockBase := base.DeepCopyObject().(client.Object)
+	lockBase.SetResourceVersion(obj.GetResourceVersion())
+	patch := client.MergeFromWithOptions(lockBase, client.MergeFromWithOptimisticLock{})
+	// Whether anything changed is decided without the lock's resourceVersion.
+	data, err := client.MergeFrom(base).Data(obj)
 	if err != nil {
 		return out, joinErr(reconcileErr, fmt.Errorf("computing status patch: %w", err))
 	}
@@ -75,6 +83,15 @@ func (r Reporter) Finish(ctx context.Context, obj, base client.Object, status St
 		r.Metrics.Observe(r.Kind, obj, out.Conditions)
 	}
 	return out, reconcileErr
+}
+
+// RequeueOnConflict turns a conflict of the status write (the object changed during
+// the reconcile) into an immediate requeue instead of an error.
+func RequeueOnConflict(result ctrl.Result, err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{Requeue: true}, nil
+	}
+	return result, err
 }
 
 func joinErr(reconcileErr, err error) error {
