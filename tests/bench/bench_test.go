@@ -118,6 +118,21 @@ func keystoneAPI(ns string) *keystonev1.KeystoneAPI {
 		Spec: keystonev1.KeystoneAPISpec{ContainerImage: "keystone", Secret: "osp-secret", DatabaseInstance: "openstack"}}
 }
 
+// readyKeystoneAPI creates a KeystoneAPI with its inputs in a new namespace where the
+// actor plays, and waits until it is Ready; it returns the namespace and the watch.
+func readyKeystoneAPI(ctx context.Context) (string, <-chan observation, func()) {
+	ns := namespace(ctx, true)
+	inputs(ctx, ns)
+	obs, stop := watchAPI(ctx, ns)
+	must(c.Create(ctx, keystoneAPI(ns)))
+	for o := range obs {
+		if ready(o) {
+			break
+		}
+	}
+	return ns, obs, stop
+}
+
 // observation is one state of a KeystoneAPI seen by a watch.
 type observation struct {
 	at         time.Time
@@ -248,15 +263,7 @@ func sorted(xs []float64) []float64 {
 // TestSteadyState: row 2, forced reconciles of a converged KeystoneAPI.
 func TestSteadyState(t *testing.T) {
 	ctx := context.Background()
-	ns := namespace(ctx, true)
-	inputs(ctx, ns)
-	obs, stop := watchAPI(ctx, ns)
-	must(c.Create(ctx, keystoneAPI(ns)))
-	for o := range obs {
-		if ready(o) {
-			break
-		}
-	}
+	ns, _, stop := readyKeystoneAPI(ctx)
 	stop()
 	time.Sleep(3 * time.Second)
 	before := testutil.Total(writes.In(ns))
@@ -332,15 +339,7 @@ func TestLateInputs(t *testing.T) {
 // TestStatusUnderChange: row 8, 100 spec changes on a converged KeystoneAPI.
 func TestStatusUnderChange(t *testing.T) {
 	ctx := context.Background()
-	ns := namespace(ctx, true)
-	inputs(ctx, ns)
-	obs, stop := watchAPI(ctx, ns)
-	must(c.Create(ctx, keystoneAPI(ns)))
-	for o := range obs {
-		if ready(o) {
-			break
-		}
-	}
+	ns, obs, stop := readyKeystoneAPI(ctx)
 	const changes = 100
 	var last int64
 	userWrites := map[string]bool{}

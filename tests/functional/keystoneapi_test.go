@@ -40,6 +40,19 @@ func message(key types.NamespacedName, t lc.Type) string {
 	return c.Message
 }
 
+// createWithInputs creates api with every input it needs, and plays its database and
+// memcached ready: what remains is the db-sync job.
+func createWithInputs(api *keystonev1.KeystoneAPI) types.NamespacedName {
+	GinkgoHelper()
+	ns := api.Namespace
+	Expect(k8sClient.Create(ctx, api)).To(Succeed())
+	createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
+	createMemcached(ns, "memcached")
+	markMemcachedReady(ns, "memcached")
+	markDatabaseReady(ns, galera)
+	return client.ObjectKeyFromObject(api)
+}
+
 // deploy walks a KeystoneAPI from nothing to Ready, playing every dependency.
 func deploy(ns string, mutate ...func(*keystonev1.KeystoneAPI)) types.NamespacedName {
 	GinkgoHelper()
@@ -47,12 +60,7 @@ func deploy(ns string, mutate ...func(*keystonev1.KeystoneAPI)) types.Namespaced
 	for _, m := range mutate {
 		m(api)
 	}
-	Expect(k8sClient.Create(ctx, api)).To(Succeed())
-	key := client.ObjectKeyFromObject(api)
-	createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
-	createMemcached(ns, "memcached")
-	markMemcachedReady(ns, "memcached")
-	markDatabaseReady(ns, galera)
+	key := createWithInputs(api)
 	finishJob(ns, "keystone-db-sync", true, "")
 	finishJob(ns, "keystone-bootstrap", true, "")
 	rollOut(ns, "keystone", ptr.Deref(api.Spec.Replicas, 1))
@@ -158,13 +166,7 @@ var _ = Describe("KeystoneAPI", func() {
 	})
 
 	It("stalls on a failed db-sync with the job's failure in the message, and recovers on a spec change", func() {
-		api := keystoneAPI(ns)
-		Expect(k8sClient.Create(ctx, api)).To(Succeed())
-		key := client.ObjectKeyFromObject(api)
-		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
-		createMemcached(ns, "memcached")
-		markMemcachedReady(ns, "memcached")
-		markDatabaseReady(ns, galera)
+		key := createWithInputs(keystoneAPI(ns))
 		finishJob(ns, "keystone-db-sync", false, "sqlalchemy.exc.OperationalError: (1045, \"Access denied for user 'keystone'\")")
 		expectConditions(key,
 			condition{"Ready", "False", "CreationFailed", "Error"},
