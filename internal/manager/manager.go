@@ -2,6 +2,7 @@ package manager
 
 import (
 	"fmt"
+	"net/http"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneapi"
@@ -41,6 +42,8 @@ type Options struct {
 	LeaderElection bool
 	// LeaderElectionNamespace holds the lease when running outside a cluster.
 	LeaderElectionNamespace string
+	// KeystoneTransport carries the requests to Keystone; http.DefaultTransport when nil.
+	KeystoneTransport http.RoundTripper
 	// Clock stamps condition transitions and drives time-based steps; the real clock when nil.
 	Clock clock.PassiveClock
 }
@@ -72,7 +75,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("registering the KeystoneAPI controller: %w", err)
 	}
 	if err := (&keystoneservice.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneservice.Kind), Clock: clk,
-		Keystone: &identity.Clients{}}).
+		Keystone: &identity.Clients{Transport: opts.KeystoneTransport}}).
 		SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneService controller: %w", err)
 	}

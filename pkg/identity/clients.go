@@ -35,6 +35,8 @@ func (c Credentials) key() string {
 type Clients struct {
 	// Timeout bounds each request to Keystone.
 	Timeout time.Duration
+	// Transport carries the requests; http.DefaultTransport when nil.
+	Transport http.RoundTripper
 
 	mu      sync.Mutex
 	clients map[string]*Client
@@ -53,7 +55,7 @@ func (cs *Clients) Get(ctx context.Context, creds Credentials) (*Client, error) 
 		cs.clients[key] = c
 	}
 	cs.mu.Unlock()
-	return c, c.authenticate(ctx, creds, cs.Timeout)
+	return c, c.authenticate(ctx, creds, cs.Timeout, cs.Transport)
 }
 
 // Forget drops the clients of a Keystone URL (for example when its KeystoneAPI goes).
@@ -76,7 +78,7 @@ type Client struct {
 	projectIDs sync.Map
 }
 
-func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout time.Duration) error {
+func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout time.Duration, transport http.RoundTripper) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sc != nil {
@@ -90,7 +92,7 @@ func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout ti
 	if err != nil {
 		return fmt.Errorf("keystone client for %s: %w", creds.URL, err)
 	}
-	provider.HTTPClient = http.Client{Timeout: timeout}
+	provider.HTTPClient = http.Client{Timeout: timeout, Transport: transport}
 	opts := gophercloud.AuthOptions{
 		IdentityEndpoint: endpoint, Username: creds.User, Password: creds.Password, DomainName: creds.Domain,
 		Scope:       &gophercloud.AuthScope{ProjectName: creds.Project, DomainName: creds.Domain},

@@ -1,0 +1,171 @@
+//go:build bench
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/localkeystone"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// keystoneRequests counts the operator's requests to Keystone by "METHOD /v3/<kind>".
+type keystoneRequests struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+var keystoneCounter = &keystoneRequests{n: map[string]int{}}
+
+func (k *keystoneRequests) RoundTrip(req *http.Request) (*http.Response, error) {
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	key := req.Method + " /" + strings.Join(parts[:min(len(parts), 2)], "/")
+	k.mu.Lock()
+	k.n[key]++
+	k.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+func (k *keystoneRequests) snapshot() map[string]int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := map[string]int{}
+	for key, v := range k.n {
+		out[key] = v
+	}
+	return out
+}
+
+func diff(after, before map[string]int) (map[string]int, int) {
+	out, total := map[string]int{}, 0
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			out[k] = d
+			total += d
+		}
+	}
+	return out, total
+}
+
+func perService(counts map[string]int, n int) string {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, float64(counts[k])/float64(n)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// TestRealKeystone: rows 5 (registration throughput) and 6 (resync cost) against
+// Debian's Keystone on 127.0.0.1.
+func TestRealKeystone(t *testing.T) {
+	ctx := context.Background()
+	const n = 200
+	const password = "bench-admin-secret"
+	dir, err := os.MkdirTemp("", "bench-keystone-")
+	must(err)
+	defer func() { _ = os.RemoveAll(dir) }()
+	spec := keystoneAPI("stack")
+	spec.Spec.Region, spec.Spec.AdminUser, spec.Spec.AdminProject = "regionOne", "admin", "admin"
+	spec.Spec.FernetMaxActiveKeys = ptr.To[int32](5)
+	stack, err := localkeystone.StartStack(ctx, dir, spec, password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stack.Stop()
+
+	ns := namespace(ctx, false)
+	must(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "osp-secret", Namespace: ns},
+		StringData: map[string]string{"AdminPassword": password, "ServicePassword": "bench-service"}}))
+	api := keystoneAPI(ns)
+	api.Spec.DatabaseInstance = ""
+	api.Spec.ExternalKeystoneAPI = true
+	api.Spec.Override.Service = &keystonev1.ServiceOverrides{
+		Public:   &keystonev1.EndpointOverride{EndpointURL: ptr.To(stack.Keystone.URL())},
+		Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To(stack.Keystone.URL())},
+	}
+	must(c.Create(ctx, api))
+	for !isReady(ctx, client.ObjectKeyFromObject(api), &keystonev1.KeystoneAPI{}) {
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	before := keystoneCounter.snapshot()
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("svc%03d", i)
+		must(c.Create(ctx, &keystonev1.KeystoneService{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: keystonev1.KeystoneServiceSpec{ServiceType: "type-" + name, ServiceName: name, ServiceUser: "user-" + name,
+				Secret: "osp-secret", PasswordSelector: "ServicePassword", Roles: []string{"admin", "service"},
+				Endpoints: map[string]string{"public": "https://" + name + ".example.com", "internal": "http://" + name + ":9292"}},
+		}))
+	}
+	var elapsed time.Duration
+	for {
+		if readyServices(ctx, ns) == n {
+			elapsed = time.Since(start)
+			break
+		}
+		if time.Since(start) > 10*time.Minute {
+			t.Fatalf("only %d of %d KeystoneServices Ready after 10 minutes", readyServices(ctx, ns), n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // the confirming reads of the last services
+	created, total := diff(keystoneCounter.snapshot(), before)
+	auths := created["POST /v3/auth"]
+	t.Logf("registration requests: %v", created)
+	rows = append(rows, row{"5", fmt.Sprintf("registration against the real Keystone: %d KeystoneServices with two endpoints each, created at once", n),
+		fmt.Sprintf("all Ready in %.1f s; %.1f Keystone requests per service (%s); %d authentications in all",
+			elapsed.Seconds(), float64(total)/n, perService(created, n), auths),
+		"requests per service close to the minimum; 1 authentication per token lifetime; all Ready in < 60 s",
+		"not measurable", "make bench BENCH_RUN=TestRealKeystone"})
+
+	time.Sleep(time.Second)
+	before = keystoneCounter.snapshot()
+	for i := 0; i < n; i++ {
+		svc := &keystonev1.KeystoneService{}
+		must(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("svc%03d", i)}, svc))
+		patch := client.MergeFrom(svc.DeepCopy())
+		metav1.SetMetaDataAnnotation(&svc.ObjectMeta, "bench/touch", "1")
+		must(c.Patch(ctx, svc, patch))
+	}
+	time.Sleep(15 * time.Second)
+	resync, total := diff(keystoneCounter.snapshot(), before)
+	rows = append(rows, row{"6", fmt.Sprintf("resync against the real Keystone: one forced reconcile of each of the %d converged services", n),
+		fmt.Sprintf("%.2f Keystone requests per converged service (%s)", float64(total)/n, perService(resync, n)),
+		"≤ 2 Keystone requests per converged service", "—", "make bench BENCH_RUN=TestRealKeystone"})
+}
+
+func isReady(ctx context.Context, key client.ObjectKey, api *keystonev1.KeystoneAPI) bool {
+	return c.Get(ctx, key, api) == nil && api.IsReady()
+}
+
+func readyServices(ctx context.Context, ns string) int {
+	list := &keystonev1.KeystoneServiceList{}
+	must(c.List(ctx, list, client.InNamespace(ns)))
+	ready := 0
+	for _, s := range list.Items {
+		if s.IsReady() && s.Status.Conditions.IsTrue(lc.ReadyCondition) {
+			ready++
+		}
+	}
+	return ready
+}
