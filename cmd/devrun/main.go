@@ -37,6 +37,12 @@ func run() error {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
+	// First of all, so that no Ctrl-C kills the process before the control plane it
+	// starts is stopped; unlike ctrl.SetupSignalHandler, a second Ctrl-C does not exit
+	// at once either.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
 	root, err := controlplane.RepoRoot()
 	if err != nil {
 		return err
@@ -69,9 +75,5 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	// Unlike ctrl.SetupSignalHandler, a second Ctrl-C does not exit at once: the control
-	// plane started above must be stopped on the way out.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	return mgr.Start(ctx)
 }
