@@ -82,6 +82,9 @@ kuttl: manifests envtest debian-deps $(KUTTL) ## Run the kuttl scenarios (tests/
 
 .PHONY: bench
 bench: manifests envtest ## Measure convergence and cost; writes BENCHMARKS.md (BENCH_RUN selects rows).
+	go build -o $(LOCALBIN)/manager ./cmd
+	rm -f $(LOCALBIN)/bench-row7.json
+	$(if $(BENCH_RUN),,KUBEBUILDER_ASSETS=$(ENVTEST_DIR) BENCH_MEMORY=1 go test -tags bench -count=1 -timeout 30m -v ./tests/bench -run TestMemory)
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test -tags bench -count=1 -timeout 30m -v ./tests/bench -run '$(or $(BENCH_RUN),.)'
 
 .PHONY: fuzz
