@@ -37,8 +37,8 @@ import (
 var (
 	testEnv *envtest.Environment
 	c       client.WithWatch
-	writes testutil.Writes
-	rows   []row
+	writes  testutil.Writes
+	rows    []row
 )
 
 // row is one line of BENCHMARKS.md.
