@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
@@ -22,6 +23,15 @@ import (
 // status they would write.
 
 var ctx = context.Background()
+
+// setSecretKey sets one key of an existing Secret, as a user rotating a password would.
+func setSecretKey(ns, name, key, value string) {
+	GinkgoHelper()
+	s := &corev1.Secret{}
+	Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, s)).To(Succeed())
+	s.Data[key] = []byte(value)
+	Expect(k8sClient.Update(ctx, s)).To(Succeed())
+}
 
 // readyConditions is a Ready condition as lib-common-based operators write it.
 func readyConditions() lc.Conditions {

@@ -101,10 +101,7 @@ var _ = Describe("KeystoneAPI in external mode", func() {
 			condition{"Ready", "False", "InvalidInput", "Error"},
 			condition{"KeystoneEndpointReady", "False", "InvalidInput", "Error"},
 			condition{"Stalled", "True", "InvalidInput", ""})
-		s := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "osp-secret"}, s)).To(Succeed())
-		s.Data["AdminPassword"] = []byte("secret-admin")
-		Expect(k8sClient.Update(ctx, s)).To(Succeed())
+		setSecretKey(ns, "osp-secret", "AdminPassword", "secret-admin")
 		expectConditions(key, condition{"Ready", "True", "Ready", ""})
 	})
 

@@ -117,10 +117,7 @@ var _ = Describe("KeystoneService", func() {
 			condition{"InputReady", "False", "DependencyNotFound", "Warning"})
 
 		By("the password arrives: registered")
-		s := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "osp-secret"}, s)).To(Succeed())
-		s.Data["GlancePassword"] = []byte("glance-1")
-		Expect(k8sClient.Update(ctx, s)).To(Succeed())
+		setSecretKey(ns, "osp-secret", "GlancePassword", "glance-1")
 		expectServiceConditions(key,
 			condition{"Ready", "True", "Ready", ""},
 			condition{"KeystoneServiceReady", "True", "Ready", ""},
@@ -204,10 +201,7 @@ var _ = Describe("KeystoneService", func() {
 	It("sets the new password in Keystone when the Secret changes", func() {
 		keystone()
 		register()
-		s := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "osp-secret"}, s)).To(Succeed())
-		s.Data["GlancePassword"] = []byte("glance-2")
-		Expect(k8sClient.Update(ctx, s)).To(Succeed())
+		setSecretKey(ns, "osp-secret", "GlancePassword", "glance-2")
 		Eventually(func() bool { return canAuthenticate(ks.URL, "glance", "glance-2") }).Should(BeTrue())
 		Expect(canAuthenticate(ks.URL, "glance", "glance-1")).To(BeFalse())
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})

@@ -18,7 +18,6 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/localkeystone"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -186,10 +185,7 @@ var _ = Describe("KeystoneService against the real Keystone", Label("real-keysto
 		Expect(userCanAuthenticate(url, svc.Spec.ServiceUser, "service-pw-1")).To(BeTrue())
 
 		By("rotating the password in the Secret")
-		s := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "osp-secret"}, s)).To(Succeed())
-		s.Data["ServicePassword"] = []byte("service-pw-2")
-		Expect(k8sClient.Update(ctx, s)).To(Succeed())
+		setSecretKey(ns, "osp-secret", "ServicePassword", "service-pw-2")
 		Eventually(func() bool { return userCanAuthenticate(url, svc.Spec.ServiceUser, "service-pw-2") }).Should(BeTrue())
 		Expect(userCanAuthenticate(url, svc.Spec.ServiceUser, "service-pw-1")).To(BeFalse(), "the old password no longer works")
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
