@@ -1,6 +1,8 @@
 package testutil
 
 import (
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"net/http"
 	"strings"
 	"sync"
@@ -46,6 +48,14 @@ func Total(counts map[string]int64) int64 {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// ReadyConditions is a Ready condition as lib-common-based operators (mariadb-operator,
+// infra-operator) write it, for tests that play those operators.
+func ReadyConditions() lc.Conditions {
+	c := lc.TrueCondition(lc.ReadyCondition, "Setup complete")
+	c.LastTransitionTime = metav1.Now()
+	return lc.Conditions{*c}
+}
 
 // OffsetClock is the real clock plus an offset that tests advance.
 type OffsetClock struct{ offset atomic.Int64 }

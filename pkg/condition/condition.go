@@ -175,8 +175,6 @@ type Outcome struct {
 	Transitions []Transition
 	// Stalled tells whether a step failed with severity Error.
 	Stalled bool
-	// Blocking is the first step that is not True, empty when Ready.
-	Blocking lc.Type
 }
 
 // Finish ends the round: a step still Unknown when the reconcile failed with err is
@@ -191,9 +189,6 @@ func (r *Round) Finish(err error) Outcome {
 	ready := r.ready(blocking, done)
 	list := append(lc.Conditions{ready}, r.stepList(blocking)...)
 	out := Outcome{}
-	if blocking != nil {
-		out.Blocking = blocking.Type
-	}
 	if summary := r.summary(list[1:], ready); summary != nil {
 		out.Stalled = summary.Type == StalledCondition
 		list = append(list, *summary)

@@ -58,17 +58,6 @@ func (cs *Clients) Get(ctx context.Context, creds Credentials) (*Client, error) 
 	return c, c.authenticate(ctx, creds, cs.Timeout, cs.Transport)
 }
 
-// Forget drops the clients of a Keystone URL (for example when its KeystoneAPI goes).
-func (cs *Clients) Forget(url string) {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	for k := range cs.clients {
-		if strings.HasPrefix(k, url+"\x00") {
-			delete(cs.clients, k)
-		}
-	}
-}
-
 // Client is an authenticated admin client of one Keystone.
 type Client struct {
 	mu sync.Mutex

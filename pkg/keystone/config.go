@@ -17,7 +17,6 @@ import (
 const (
 	KeystoneConf = "keystone.conf"
 	CustomConf   = "custom.conf"
-	HTTPDConf    = "httpd.conf"
 	MyCnf        = "my.cnf"
 	// APIKollaConfig is the start-up description of the API container.
 	APIKollaConfig = "keystone-api-config.json"

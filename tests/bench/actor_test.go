@@ -4,6 +4,7 @@ package bench
 
 import (
 	"context"
+	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
 
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
@@ -26,12 +27,6 @@ type actor struct{ client.Client }
 func (a *actor) active(ctx context.Context, ns string) bool {
 	n := &corev1.Namespace{}
 	return a.Get(ctx, client.ObjectKey{Name: ns}, n) == nil && n.Labels[actorLabel] == "on"
-}
-
-func readyConditions() lc.Conditions {
-	c := lc.TrueCondition(lc.ReadyCondition, "Setup complete")
-	c.LastTransitionTime = metav1.Now()
-	return lc.Conditions{*c}
 }
 
 func setup(mgr ctrl.Manager) error {
@@ -73,12 +68,12 @@ func (a *actor) play(ctx context.Context, req reconcile.Request, obj client.Obje
 		if o.Status.Conditions.IsTrue(lc.ReadyCondition) {
 			return nil
 		}
-		o.Status.Conditions = readyConditions()
+		o.Status.Conditions = testutil.ReadyConditions()
 	case *mariadbv1.MariaDBAccount:
 		if o.Status.Conditions.IsTrue(lc.ReadyCondition) {
 			return nil
 		}
-		o.Status.Conditions = readyConditions()
+		o.Status.Conditions = testutil.ReadyConditions()
 	case *batchv1.Job:
 		if o.Status.Succeeded > 0 {
 			return nil

@@ -112,7 +112,7 @@ func memcached(ctx context.Context, ns string) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
 			return err
 		}
-		mc.Status.Conditions = readyConditions()
+		mc.Status.Conditions = testutil.ReadyConditions()
 		mc.Status.ServerList = []string{"memcached-0:11211"}
 		return c.Status().Update(ctx, mc)
 	}))

@@ -4,6 +4,7 @@ package bench
 
 import (
 	"context"
+	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -32,9 +33,9 @@ func markReady(ctx context.Context, ns string, obj client.Object) {
 		}
 		switch o := obj.(type) {
 		case *mariadbv1.MariaDBDatabase:
-			o.Status.Conditions = readyConditions()
+			o.Status.Conditions = testutil.ReadyConditions()
 		case *mariadbv1.MariaDBAccount:
-			o.Status.Conditions = readyConditions()
+			o.Status.Conditions = testutil.ReadyConditions()
 		}
 		return c.Status().Update(ctx, obj)
 	}))

@@ -2,6 +2,7 @@ package functional
 
 import (
 	"context"
+	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -33,13 +34,6 @@ func setSecretKey(ns, name, key, value string) {
 	Expect(k8sClient.Update(ctx, s)).To(Succeed())
 }
 
-// readyConditions is a Ready condition as lib-common-based operators write it.
-func readyConditions() lc.Conditions {
-	c := lc.TrueCondition(lc.ReadyCondition, "Setup complete")
-	c.LastTransitionTime = metav1.Now()
-	return lc.Conditions{*c}
-}
-
 func createSecret(ns, name string, data map[string]string) {
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}
 	Expect(k8sClient.Create(ctx, s)).To(Succeed())
@@ -56,7 +50,7 @@ func markMemcachedReady(ns, name string) {
 	Eventually(func(g Gomega) {
 		mc := &memcachedv1.Memcached{}
 		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, mc)).To(Succeed())
-		mc.Status.Conditions = readyConditions()
+		mc.Status.Conditions = testutil.ReadyConditions()
 		mc.Status.ServerList = []string{name + "-0." + name + "." + ns + ".svc:11211"}
 		mc.Status.ReadyCount = 1
 		g.Expect(k8sClient.Status().Update(ctx, mc)).To(Succeed())
@@ -67,7 +61,7 @@ func markMemcachedReady(ns, name string) {
 func markReady(obj client.Object, conds *lc.Conditions, key types.NamespacedName) {
 	Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(ctx, key, obj)).To(Succeed())
-		*conds = readyConditions()
+		*conds = testutil.ReadyConditions()
 		g.Expect(k8sClient.Status().Update(ctx, obj)).To(Succeed())
 	}).Should(Succeed())
 }

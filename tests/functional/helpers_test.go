@@ -2,8 +2,10 @@ package functional
 
 import (
 	"context"
+	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // keystoneAPI returns a minimal KeystoneAPI that the schema accepts.
@@ -96,4 +99,24 @@ func runtimeToUnstructured(obj any) (map[string]any, error) {
 
 func unstructuredOf(m map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: m}
+}
+
+// update reads obj by key, applies mutate and updates it, again until no conflict.
+func update[T client.Object](key types.NamespacedName, obj T, mutate func(T)) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(context.Background(), key, obj)).To(Succeed())
+		mutate(obj)
+		g.Expect(k8sClient.Update(context.Background(), obj)).To(Succeed())
+	}).Should(Succeed())
+}
+
+// touchAnnotation changes an annotation, which forces a reconcile without a new generation.
+func touchAnnotation[T client.Object](obj T) {
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a["test/touch"] = time.Now().Format(time.RFC3339Nano)
+	obj.SetAnnotations(a)
 }

@@ -349,23 +349,12 @@ func settledWrites(ns string) map[string]int64 {
 // touch forces a reconcile without changing the spec.
 func touch(key types.NamespacedName) {
 	GinkgoHelper()
-	Eventually(func(g Gomega) {
-		api := getAPI(key)(g)
-		if api.Annotations == nil {
-			api.Annotations = map[string]string{}
-		}
-		api.Annotations["test/touch"] = time.Now().Format(time.RFC3339Nano)
-		g.Expect(k8sClient.Update(ctx, api)).To(Succeed())
-	}).Should(Succeed())
+	update(key, &keystonev1.KeystoneAPI{}, touchAnnotation)
 }
 
 func updateAPI(key types.NamespacedName, mutate func(*keystonev1.KeystoneAPI)) {
 	GinkgoHelper()
-	Eventually(func(g Gomega) {
-		api := getAPI(key)(g)
-		mutate(api)
-		g.Expect(k8sClient.Update(ctx, api)).To(Succeed())
-	}).Should(Succeed())
+	update(key, &keystonev1.KeystoneAPI{}, mutate)
 }
 
 func kstatusOf(key types.NamespacedName) status.Status {

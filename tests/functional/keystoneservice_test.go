@@ -30,21 +30,12 @@ func expectServiceConditions(key types.NamespacedName, want ...condition) {
 
 func updateService(key types.NamespacedName, mutate func(*keystonev1.KeystoneService)) {
 	GinkgoHelper()
-	Eventually(func(g Gomega) {
-		svc := getService(key)(g)
-		mutate(svc)
-		g.Expect(k8sClient.Update(ctx, svc)).To(Succeed())
-	}).Should(Succeed())
+	update(key, &keystonev1.KeystoneService{}, mutate)
 }
 
 func touchService(key types.NamespacedName) {
 	GinkgoHelper()
-	updateService(key, func(s *keystonev1.KeystoneService) {
-		if s.Annotations == nil {
-			s.Annotations = map[string]string{}
-		}
-		s.Annotations["test/touch"] = time.Now().Format(time.RFC3339Nano)
-	})
+	update(key, &keystonev1.KeystoneService{}, touchAnnotation)
 }
 
 // eventReasons lists the reasons of the events of an object.
