@@ -11,11 +11,15 @@ GOLANGCI_LINT_VERSION ?= v2.11.0
 KUTTL_VERSION ?= v0.26.0
 K8S_VERSION ?= v1.31.14
 ETCD_VERSION ?= v3.5.21
+COREDNS_VERSION ?= v1.11.3
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KUTTL ?= $(LOCALBIN)/kuttl-$(KUTTL_VERSION)
 ENVTEST_DIR = $(LOCALBIN)/k8s-$(K8S_VERSION)-etcd-$(ETCD_VERSION)
+NODE_DIR = $(LOCALBIN)/node-$(K8S_VERSION)-coredns-$(COREDNS_VERSION)
+# What hack/cluster.sh needs to find its binaries.
+CLUSTER_ENV = ENVTEST_BINS=$(ENVTEST_DIR) NODE_BINS=$(NODE_DIR)
 
 # Go packages of each module; apis/ is its own module.
 ROOT_PKGS = ./...
@@ -80,6 +84,12 @@ kuttl: manifests envtest debian-deps $(KUTTL) ## Run the kuttl scenarios (tests/
 	go build -o $(LOCALBIN)/localkeystone ./cmd/localkeystone
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) hack/kuttl.sh $(KUTTL) $(KUTTL_ARGS)
 
+.PHONY: e2e
+e2e: manifests envtest node-bins cluster-deps debian-deps $(KUTTL) ## Run the end-to-end scenarios (tests/e2e) on the local cluster, real pods and all.
+	go build -o $(LOCALBIN)/manager ./cmd
+	go build -o $(LOCALBIN)/e2e-actor ./tests/e2e/actor
+	$(CLUSTER_ENV) PATH=$(ENVTEST_DIR):$$PATH hack/e2e.sh $(KUTTL) $(KUTTL_ARGS)
+
 .PHONY: bench
 bench: manifests envtest ## Measure convergence and cost; writes BENCHMARKS.md (BENCH_RUN selects rows).
 	go build -o $(LOCALBIN)/manager ./cmd
@@ -97,10 +107,28 @@ fuzz: ## Fuzz the condition engine for FUZZTIME (default 60s).
 build: generate ## Build the manager binary.
 	go build -o $(LOCALBIN)/manager ./cmd
 
+# Without KUBECONFIG, `make run` starts a local cluster: RUN_LOCAL=cluster (a real
+# single-node Kubernetes, root) or RUN_LOCAL=control-plane (no nodes, no root).
+RUN_LOCAL ?= cluster
+
 .PHONY: run
-run: manifests generate envtest ## Run the operator: against KUBECONFIG, or a local control plane it starts.
+run: manifests generate envtest $(if $(KUBECONFIG),,$(if $(filter cluster,$(RUN_LOCAL)),node-bins cluster-deps)) ## Run the operator: against KUBECONFIG, or a local cluster it starts.
 	go build -o $(LOCALBIN)/devrun ./cmd/devrun
-	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) exec $(LOCALBIN)/devrun $(RUN_ARGS)
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) $(CLUSTER_ENV) exec $(LOCALBIN)/devrun -local=$(RUN_LOCAL) $(RUN_ARGS)
+
+##@ Local cluster
+
+.PHONY: cluster-up
+cluster-up: envtest node-bins cluster-deps ## Start a single-node Kubernetes on this machine (root); prints its kubeconfig.
+	@$(CLUSTER_ENV) hack/cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster and restore the host; its state stays for the next cluster-up.
+	$(CLUSTER_ENV) hack/cluster.sh down
+
+.PHONY: cluster-purge
+cluster-purge: ## Stop the local cluster and remove its state.
+	$(CLUSTER_ENV) hack/cluster.sh purge
 
 .PHONY: demo
 demo: manifests generate envtest debian-deps ## Register services in a real Keystone through the operator, end to end, on this machine.
@@ -112,12 +140,20 @@ demo: manifests generate envtest debian-deps ## Register services in a real Keys
 
 .PHONY: debian-deps
 debian-deps: ## Install Debian's keystone, uwsgi, MariaDB and memcached for the real-Keystone tests.
-	hack/debian-deps.sh
+	hack/debian-deps.sh keystone
+
+.PHONY: cluster-deps
+cluster-deps: ## Install Debian's containerd, runc, CNI plugins, iptables and debootstrap for the local cluster.
+	hack/debian-deps.sh cluster
+
+.PHONY: node-bins
+node-bins: ## Build kubelet, controller-manager, scheduler, kube-proxy, CoreDNS and pause (cached by version).
+	@K8S_VERSION=$(K8S_VERSION) COREDNS_VERSION=$(COREDNS_VERSION) hack/k8s-bins.sh $(LOCALBIN) node >/dev/null
 
 .PHONY: envtest
 envtest: $(ENVTEST_DIR)/kube-apiserver ## Build etcd, kube-apiserver and kubectl for envtest (cached by version).
 $(ENVTEST_DIR)/kube-apiserver:
-	K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/envtest-bins.sh $(LOCALBIN)
+	K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/k8s-bins.sh $(LOCALBIN) envtest
 
 $(CONTROLLER_GEN):
 	mkdir -p $(LOCALBIN)

@@ -15,6 +15,8 @@ func main() {
 	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
 	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
+	flag.StringVar(&opts.ClusterDNS, "cluster-dns", "", "Resolve Keystone's Service names (*.svc) through this DNS server (host:port);\n"+
+		"for an operator run outside the cluster, such as the local cluster's 10.244.0.1:53.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()

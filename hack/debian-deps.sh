@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the real-Keystone tests run (keystone, uwsgi, MariaDB,
-# memcached), unless they are there already. apt-get starts no service here: the tests
-# start their own servers on 127.0.0.1 and stop them afterwards.
+# Installs Debian packages unless they are there already. apt-get starts no service
+# here: the tests start their own servers and stop them afterwards.
+#   debian-deps.sh [keystone]  what the real-Keystone tests run: keystone, uwsgi, MariaDB, memcached
+#   debian-deps.sh cluster     what the local Kubernetes node runs: containerd, runc, the CNI
+#                              plugins, iptables and conntrack, and debootstrap for its images
 set -euo pipefail
 
-packages=(keystone uwsgi-plugin-python3 python3-pymemcache python3-openstackclient mariadb-server mariadb-client memcached)
+case ${1:-keystone} in
+keystone) packages=(keystone uwsgi-plugin-python3 python3-pymemcache python3-openstackclient mariadb-server mariadb-client memcached) ;;
+cluster) packages=(containerd runc containernetworking-plugins iptables conntrack debootstrap openssl kmod) ;;
+*)
+	echo "debian-deps: unknown group $1 (keystone or cluster)" >&2
+	exit 2
+	;;
+esac
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -9,14 +9,7 @@ shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-crds=bin/kuttl/crds
-rm -rf "$crds" && mkdir -p "$crds"
-cp config/crd/bases/*.yaml "$crds/"
-mariadb=$(go list -m -f '{{.Dir}}' github.com/openstack-k8s-operators/mariadb-operator/api)
-infra=$(go list -m -f '{{.Dir}}' github.com/openstack-k8s-operators/infra-operator/apis)
-cp "$mariadb/bases/mariadb.openstack.org_mariadbdatabases.yaml" "$mariadb/bases/mariadb.openstack.org_mariadbaccounts.yaml" \
-	"$infra/bases/memcached.openstack.org_memcacheds.yaml" "$crds/"
-chmod u+w "$crds"/*
+hack/crds.sh bin/kuttl/crds
 
 export KEYSTONE_ADMIN_PASSWORD=kuttl-admin-secret
 url_file=bin/kuttl/keystone-url

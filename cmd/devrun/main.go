@@ -1,6 +1,9 @@
 // Command devrun runs the operator for development (`make run`): against the cluster
-// of KUBECONFIG, or, when none is set, against a local control plane it starts,
-// printing the kubeconfig to use with kubectl. It installs the CRDs either way.
+// of KUBECONFIG, or, when none is set, against a local cluster it starts, printing the
+// kubeconfig to use with kubectl. The local cluster is the single-node Kubernetes of
+// hack/cluster.sh, where Keystone's pods really run (-local=cluster, needs root), or a
+// control plane without nodes (-local=control-plane). It installs the CRDs either way
+// and stops on exit what it started.
 package main
 
 import (
@@ -8,8 +11,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/keystone-stepwise/keystone-operator/internal/controlplane"
@@ -32,6 +37,7 @@ func run() error {
 	var opts manager.Options
 	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
 	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", "127.0.0.1:8081", "Address of /healthz and /readyz; 0 disables them.")
+	local := flag.String("local", "cluster", "Without KUBECONFIG: run on a local single-node cluster (cluster) or a control plane without nodes (control-plane).")
 	zapOpts := zap.Options{Development: true, Level: zapcore.InfoLevel}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -48,15 +54,24 @@ func run() error {
 		return err
 	}
 	var cfg *rest.Config
-	if path := os.Getenv("KUBECONFIG"); path != "" {
-		if cfg, err = clientcmd.BuildConfigFromFlags("", path); err != nil {
-			return fmt.Errorf("reading KUBECONFIG %s: %w", path, err)
-		}
+	path := os.Getenv("KUBECONFIG")
+	switch {
+	case path != "":
 		fmt.Printf("devrun: using the cluster of KUBECONFIG=%s\n", path)
-		if err := controlplane.InstallCRDs(cfg, root); err != nil {
+	case *local == "cluster":
+		stopCluster, kubeconfig, err := startCluster(root)
+		if err != nil {
 			return err
 		}
-	} else {
+		defer stopCluster()
+		path = kubeconfig
+		// The operator runs on the host: Keystone's Service names resolve through the
+		// cluster's DNS, as they would in a pod.
+		opts.ClusterDNS = "10.244.0.1:53"
+		fmt.Printf("devrun: the local cluster is up; in another shell:\n\n    export KUBECONFIG=%s\n"+
+			"    kubectl apply -f config/samples/osp-secret.yaml -f config/samples/keystone_v1beta1_keystoneapi.yaml\n"+
+			"    kubectl get keystoneapi -w\n\n", path)
+	case *local == "control-plane":
 		env, err := controlplane.Environment(root)
 		if err != nil {
 			return err
@@ -70,10 +85,49 @@ func run() error {
 			return err
 		}
 		fmt.Printf("devrun: local control plane is up; in another shell:\n\n    export KUBECONFIG=%s\n    kubectl apply -f config/samples/\n\n", kubeconfig)
+	default:
+		return fmt.Errorf("-local=%s: want cluster or control-plane", *local)
+	}
+	if cfg == nil {
+		if cfg, err = clientcmd.BuildConfigFromFlags("", path); err != nil {
+			return fmt.Errorf("reading kubeconfig %s: %w", path, err)
+		}
+		if err := controlplane.InstallCRDs(cfg, root); err != nil {
+			return err
+		}
 	}
 	mgr, err := manager.New(cfg, opts)
 	if err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// startCluster starts the local single-node cluster (hack/cluster.sh up) unless it runs
+// already; it returns its kubeconfig and a function that stops it again if this call
+// started it.
+func startCluster(root string) (stop func(), kubeconfig string, err error) {
+	cluster := func(command string) *exec.Cmd {
+		return exec.Command(filepath.Join(root, "hack", "cluster.sh"), command) //nolint:gosec // the repository's own script
+	}
+	status, _ := cluster("status").Output()
+	running := strings.Contains(string(status), "kubelet running")
+	up := cluster("up")
+	up.Stderr = os.Stderr
+	out, err := up.Output()
+	if err != nil {
+		return nil, "", fmt.Errorf("starting the local cluster (hack/cluster.sh up): %w", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	kubeconfig = lines[len(lines)-1]
+	stop = func() {
+		if running {
+			fmt.Println("devrun: the local cluster was running before; it keeps running")
+			return
+		}
+		down := cluster("down")
+		down.Stdout, down.Stderr = os.Stdout, os.Stderr
+		_ = down.Run()
+	}
+	return stop, kubeconfig, nil
 }

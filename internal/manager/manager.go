@@ -44,6 +44,9 @@ type Options struct {
 	LeaderElectionNamespace string
 	// KeystoneTransport carries the requests to Keystone; http.DefaultTransport when nil.
 	KeystoneTransport http.RoundTripper
+	// ClusterDNS (host:port), when set and KeystoneTransport is nil, resolves Keystone's
+	// Service names through the cluster's DNS server: for an operator run outside the cluster.
+	ClusterDNS string
 	// Clock stamps condition transitions and drives time-based steps; the real clock when nil.
 	Clock clock.PassiveClock
 }
@@ -64,6 +67,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	clk := opts.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
+	}
+	if opts.KeystoneTransport == nil && opts.ClusterDNS != "" {
+		opts.KeystoneTransport = ClusterDNSTransport(opts.ClusterDNS, "cluster.local")
 	}
 	m := condition.NewMetrics(metrics.Registry, clk.Now)
 	reporter := func(kind string) condition.Reporter {

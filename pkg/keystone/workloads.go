@@ -134,6 +134,9 @@ func Deployment(api *keystonev1.KeystoneAPI, configHash string) *appsv1.Deployme
 func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container) corev1.PodSpec {
 	kollaFile := APIKollaConfig
 	c.Image = api.Spec.ContainerImage
+	// A failed db-sync or bootstrap explains itself: the end of its log becomes the
+	// termination message that the condition quotes.
+	c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 	c.Env = append(c.Env, corev1.EnvVar{Name: "KOLLA_CONFIG_STRATEGY", Value: "COPY_ALWAYS"})
 	c.VolumeMounts = []corev1.VolumeMount{
 		{Name: configVolume, MountPath: ConfigMountPath, ReadOnly: true},

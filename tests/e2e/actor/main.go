@@ -1,0 +1,388 @@
+// Command actor plays mariadb-operator and infra-operator on the local cluster for the
+// end-to-end scenarios (make e2e), which this suite does not ship. It is honest about
+// it: the servers are real pods and the status it writes is only ever the truth.
+//
+//   - A MariaDBDatabase labelled dbName=<instance> gets a real MariaDB pod for that
+//     instance (Deployment mariadb-<instance>, Service <instance> with the labels
+//     mariadb-operator gives a Galera Service); the actor creates the database in it,
+//     then marks it Ready. Deleting the MariaDBDatabase drops the database.
+//   - A MariaDBAccount (label mariaDBDatabaseName) gets its user, with the password of
+//     its Secret, granted that database; a changed password is applied. Deleting it
+//     drops the user.
+//   - A Memcached gets a real memcached pod (spec.containerImage) and Service; it is
+//     Ready with that server.
+//
+// The actor runs on the host, beside the operator, and reaches MariaDB through the
+// Service's cluster IP (kube-proxy's rules apply to the host too).
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+const (
+	finalizer     = "e2e-actor.keystone-stepwise.dev/cleanup"
+	rootSecretKey = "root-password"
+	retry         = time.Second
+)
+
+// mariadbImage runs the MariaDB pods: no Galera spec names one here.
+var mariadbImage = "localhost/keystone-stepwise/mariadb:bookworm"
+
+func main() {
+	flag.StringVar(&mariadbImage, "mariadb-image", mariadbImage, "Image of the MariaDB pods.")
+	opts := zap.Options{Development: true}
+	opts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "actor:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(mariadbv1.AddToScheme(scheme))
+	utilruntime.Must(memcachedv1.AddToScheme(scheme))
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{Scheme: scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return err
+	}
+	a := &actor{Client: mgr.GetClient()}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("mariadbdatabase").For(&mariadbv1.MariaDBDatabase{}).
+		Owns(&appsv1.Deployment{}).Complete(reconcile.Func(a.database)); err != nil {
+		return err
+	}
+	secretToAccounts := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		accounts := &mariadbv1.MariaDBAccountList{}
+		if err := a.List(ctx, accounts, client.InNamespace(o.GetNamespace())); err != nil {
+			return nil
+		}
+		var out []reconcile.Request
+		for _, acc := range accounts.Items {
+			if acc.Spec.Secret == o.GetName() {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&acc)})
+			}
+		}
+		return out
+	})
+	if err := ctrl.NewControllerManagedBy(mgr).Named("mariadbaccount").For(&mariadbv1.MariaDBAccount{}).
+		Watches(&corev1.Secret{}, secretToAccounts).Complete(reconcile.Func(a.account)); err != nil {
+		return err
+	}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("memcached").For(&memcachedv1.Memcached{}).
+		Owns(&appsv1.Deployment{}).Complete(reconcile.Func(a.memcached)); err != nil {
+		return err
+	}
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+type actor struct{ client.Client }
+
+// database creates the instance's server and the database, and drops it on deletion.
+func (a *actor) database(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	db := &mariadbv1.MariaDBDatabase{}
+	if err := a.Get(ctx, req.NamespacedName, db); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	instance := db.Labels["dbName"]
+	if instance == "" {
+		return reconcile.Result{}, a.setReady(ctx, db, &db.Status.Conditions, errors.New("label dbName (the database instance) is missing"))
+	}
+	if !db.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, a.release(ctx, db, func() error {
+			return a.exec(ctx, db.Namespace, instance, fmt.Sprintf("DROP DATABASE IF EXISTS %s", ident(db.Spec.Name)))
+		})
+	}
+	if err := a.addFinalizer(ctx, db); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := a.ensureMariaDB(ctx, db.Namespace, instance); err != nil {
+		return reconcile.Result{}, err
+	}
+	err := a.exec(ctx, db.Namespace, instance, fmt.Sprintf("CREATE DATABASE IF NOT EXISTS %s CHARACTER SET utf8mb4", ident(db.Spec.Name)))
+	db.Status.Completed = err == nil
+	return requeueUnless(err), a.setReady(ctx, db, &db.Status.Conditions, err)
+}
+
+// requeueUnless retries in a second while a server is not there yet.
+func requeueUnless(err error) reconcile.Result {
+	if err != nil {
+		return reconcile.Result{RequeueAfter: retry}
+	}
+	return reconcile.Result{}
+}
+
+// account creates the user with its Secret's password on its database; it drops the
+// user on deletion.
+func (a *actor) account(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	acc := &mariadbv1.MariaDBAccount{}
+	if err := a.Get(ctx, req.NamespacedName, acc); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	db := &mariadbv1.MariaDBDatabase{}
+	dbName := acc.Labels["mariaDBDatabaseName"]
+	err := a.Get(ctx, types.NamespacedName{Namespace: acc.Namespace, Name: dbName}, db)
+	if !acc.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, a.release(ctx, acc, func() error {
+			if err != nil {
+				// Without its database, the account's server is unknown: nothing to drop.
+				return client.IgnoreNotFound(err)
+			}
+			return a.exec(ctx, acc.Namespace, db.Labels["dbName"], fmt.Sprintf("DROP USER IF EXISTS %s@'%%'", quote(acc.Spec.UserName)))
+		})
+	}
+	if err != nil {
+		return reconcile.Result{RequeueAfter: retry}, a.setReady(ctx, acc, &acc.Status.Conditions,
+			fmt.Errorf("MariaDBDatabase %q (label mariaDBDatabaseName): %w", dbName, err))
+	}
+	if !db.Status.Conditions.IsTrue(condition.ReadyCondition) {
+		return reconcile.Result{RequeueAfter: retry}, a.setReady(ctx, acc, &acc.Status.Conditions,
+			fmt.Errorf("MariaDBDatabase %s is not ready yet", dbName))
+	}
+	secret := &corev1.Secret{}
+	if err := a.Get(ctx, types.NamespacedName{Namespace: acc.Namespace, Name: acc.Spec.Secret}, secret); err != nil {
+		return reconcile.Result{RequeueAfter: retry}, a.setReady(ctx, acc, &acc.Status.Conditions, err)
+	}
+	password, ok := secret.Data[mariadbv1.DatabasePasswordSelector]
+	if !ok {
+		return reconcile.Result{}, a.setReady(ctx, acc, &acc.Status.Conditions,
+			fmt.Errorf("secret %s has no key %s", secret.Name, mariadbv1.DatabasePasswordSelector))
+	}
+	if err := a.addFinalizer(ctx, acc); err != nil {
+		return reconcile.Result{}, err
+	}
+	user := quote(acc.Spec.UserName) + "@'%'"
+	err = a.exec(ctx, acc.Namespace, db.Labels["dbName"],
+		fmt.Sprintf("CREATE USER IF NOT EXISTS %s IDENTIFIED BY %s", user, quote(string(password))),
+		fmt.Sprintf("ALTER USER %s IDENTIFIED BY %s", user, quote(string(password))),
+		fmt.Sprintf("GRANT ALL PRIVILEGES ON %s.* TO %s", ident(db.Spec.Name), user))
+	if err == nil {
+		acc.Status.CurrentSecret = acc.Spec.Secret
+	}
+	return requeueUnless(err), a.setReady(ctx, acc, &acc.Status.Conditions, err)
+}
+
+// memcached runs a memcached pod and reports its server once it is available.
+func (a *actor) memcached(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	mc := &memcachedv1.Memcached{}
+	if err := a.Get(ctx, req.NamespacedName, mc); err != nil || !mc.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	labels := map[string]string{"app": "memcached", "cr": "memcached-" + mc.Name}
+	dep := server(mc.Namespace, mc.Name, labels, corev1.Container{
+		Name: "memcached", Image: mc.Spec.ContainerImage, ImagePullPolicy: corev1.PullIfNotPresent,
+		Ports:          []corev1.ContainerPort{{ContainerPort: 11211}},
+		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(11211)}}, PeriodSeconds: 1},
+	})
+	if err := a.ensure(ctx, mc, dep, service(mc.Namespace, mc.Name, labels, 11211)); err != nil {
+		return reconcile.Result{}, err
+	}
+	server := fmt.Sprintf("%s.%s.svc:11211", mc.Name, mc.Namespace)
+	var err error
+	if dep.Status.AvailableReplicas < 1 {
+		err = fmt.Errorf("waiting for deployment %s", dep.Name)
+		mc.Status.ServerList, mc.Status.ServerListWithInet = nil, nil
+	} else {
+		mc.Status.ServerList, mc.Status.ServerListWithInet = []string{server}, []string{"inet:" + server}
+	}
+	mc.Status.ReadyCount = dep.Status.AvailableReplicas
+	mc.Status.ObservedGeneration = mc.Generation
+	return reconcile.Result{}, a.setReady(ctx, mc, &mc.Status.Conditions, err)
+}
+
+// ensureMariaDB runs the instance's MariaDB pod and publishes its Service, as
+// mariadb-operator does for a Galera.
+func (a *actor) ensureMariaDB(ctx context.Context, namespace, instance string) error {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "mariadb-" + instance + "-root", Namespace: namespace}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, a.Client, secret, func() error {
+		if len(secret.Data[rootSecretKey]) == 0 {
+			b := make([]byte, 12)
+			if _, err := rand.Read(b); err != nil {
+				return err
+			}
+			secret.Data = map[string][]byte{rootSecretKey: []byte(hex.EncodeToString(b))}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	labels := map[string]string{"app": "mariadb", "cr": "mariadb-" + instance}
+	dep := server(namespace, "mariadb-"+instance, labels, corev1.Container{
+		Name: "mariadb", Image: mariadbImage, ImagePullPolicy: corev1.PullNever,
+		Env: []corev1.EnvVar{{Name: "MYSQL_ROOT_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: secret.Name}, Key: rootSecretKey}}}},
+		Ports: []corev1.ContainerPort{{ContainerPort: 3306}},
+		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(3306)}},
+			PeriodSeconds: 1},
+	})
+	svc := service(namespace, instance, labels, 3306)
+	// The database server outlives any one database, as a Galera does: nobody owns it,
+	// and it goes with its namespace.
+	if err := a.ensure(ctx, nil, dep, svc); err != nil {
+		return err
+	}
+	if dep.Status.AvailableReplicas < 1 {
+		return fmt.Errorf("waiting for MariaDB %s (deployment %s)", instance, dep.Name)
+	}
+	return nil
+}
+
+// exec runs statements as root on the instance's server; an error says why the
+// server is not there yet or what MariaDB answered.
+func (a *actor) exec(ctx context.Context, namespace, instance string, statements ...string) error {
+	dep := &appsv1.Deployment{}
+	if err := a.Get(ctx, types.NamespacedName{Namespace: namespace, Name: "mariadb-" + instance}, dep); err != nil {
+		return fmt.Errorf("MariaDB %s: %w", instance, err)
+	}
+	if dep.Status.AvailableReplicas < 1 {
+		return fmt.Errorf("waiting for MariaDB %s (deployment %s)", instance, dep.Name)
+	}
+	svc := &corev1.Service{}
+	if err := a.Get(ctx, types.NamespacedName{Namespace: namespace, Name: instance}, svc); err != nil {
+		return fmt.Errorf("MariaDB %s: %w", instance, err)
+	}
+	secret := &corev1.Secret{}
+	if err := a.Get(ctx, types.NamespacedName{Namespace: namespace, Name: "mariadb-" + instance + "-root"}, secret); err != nil {
+		return fmt.Errorf("MariaDB %s: %w", instance, err)
+	}
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd = "root", string(secret.Data[rootSecretKey])
+	cfg.Net, cfg.Addr = "tcp", svc.Spec.ClusterIP+":3306"
+	cfg.Timeout = 5 * time.Second
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(conn)
+	defer func() { _ = db.Close() }()
+	for _, s := range statements {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("MariaDB %s: %w", instance, err)
+		}
+	}
+	return nil
+}
+
+// ensure creates or updates the Deployment and Service, owned by owner when not nil,
+// and reads the Deployment back into dep.
+func (a *actor) ensure(ctx context.Context, owner client.Object, dep *appsv1.Deployment, svc *corev1.Service) error {
+	for _, obj := range []client.Object{dep, svc} {
+		desired := obj.DeepCopyObject().(client.Object)
+		if _, err := controllerutil.CreateOrUpdate(ctx, a.Client, obj, func() error {
+			switch o := obj.(type) {
+			case *appsv1.Deployment:
+				o.Labels, o.Spec = desired.GetLabels(), desired.(*appsv1.Deployment).Spec
+			case *corev1.Service:
+				d := desired.(*corev1.Service)
+				o.Labels, o.Spec.Selector, o.Spec.Ports = d.Labels, d.Spec.Selector, d.Spec.Ports
+			}
+			if owner != nil {
+				return controllerutil.SetControllerReference(owner, obj, a.Scheme())
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func server(namespace, name string, labels map[string]string, c corev1.Container) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{c}, TerminationGracePeriodSeconds: ptr.To[int64](5)}},
+		},
+	}
+}
+
+func service(namespace, name string, labels map[string]string, port int32) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
+		Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{
+			Name: "server", Port: port, TargetPort: intstr.FromInt32(port), Protocol: corev1.ProtocolTCP}}},
+	}
+}
+
+// setReady writes Ready (True, or False with cause's message) to obj's status.
+func (a *actor) setReady(ctx context.Context, obj client.Object, conds *condition.Conditions, cause error) error {
+	if cause == nil {
+		conds.Set(condition.TrueCondition(condition.ReadyCondition, condition.ReadyMessage))
+	} else {
+		conds.Set(condition.FalseCondition(condition.ReadyCondition, condition.RequestedReason,
+			condition.SeverityInfo, "%s", cause.Error()))
+	}
+	return a.Status().Update(ctx, obj)
+}
+
+func (a *actor) addFinalizer(ctx context.Context, obj client.Object) error {
+	if controllerutil.AddFinalizer(obj, finalizer) {
+		return a.Update(ctx, obj)
+	}
+	return nil
+}
+
+// release removes the actor's finalizer once cleanup succeeded; when the namespace is
+// being deleted, the server goes with it and nothing is cleaned.
+func (a *actor) release(ctx context.Context, obj client.Object, cleanup func() error) error {
+	if !controllerutil.ContainsFinalizer(obj, finalizer) {
+		return nil
+	}
+	ns := &corev1.Namespace{}
+	if err := a.Get(ctx, types.NamespacedName{Name: obj.GetNamespace()}, ns); err != nil {
+		return err
+	}
+	if ns.DeletionTimestamp.IsZero() {
+		if err := cleanup(); err != nil {
+			return err
+		}
+	}
+	if controllerutil.RemoveFinalizer(obj, finalizer) {
+		return client.IgnoreNotFound(a.Update(ctx, obj))
+	}
+	return nil
+}
+
+// ident quotes a MariaDB identifier, quote a string literal.
+func ident(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+func quote(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(s) + "'"
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Checks against what really runs in the e2e namespace, from the host: Keystone through
+# its keystone-internal Service (kube-proxy routes the host to cluster IPs), MariaDB
+# through kubectl exec. Usage: keystone.sh FUNCTION [ARGS]; kuttl sets NAMESPACE.
+set -euo pipefail
+admin_password=12345678 # config/samples/osp-secret.yaml
+state=${TMPDIR:-/tmp}/keystone-e2e-$NAMESPACE
+mkdir -p "$state"
+
+fail() {
+	echo "keystone.sh: $*" >&2
+	exit 1
+}
+
+# url prints Keystone's v3 URL at the keystone-internal Service's cluster IP.
+url() {
+	local ip
+	ip=$(kubectl -n "$NAMESPACE" get service keystone-internal -o jsonpath='{.spec.clusterIP}')
+	[[ -n $ip ]] || fail "service keystone-internal has no cluster IP"
+	echo "http://$ip:5000/v3"
+}
+
+# token USER PASSWORD PROJECT issues a token (POST /v3/auth/tokens) and prints it.
+token() {
+	local body headers
+	body=$(printf '{"auth":{"identity":{"methods":["password"],"password":{"user":{"name":"%s","domain":{"id":"default"},"password":"%s"}}},"scope":{"project":{"name":"%s","domain":{"id":"default"}}}}}' "$1" "$2" "$3")
+	headers=$(mktemp)
+	local code
+	code=$(curl -s -o "$state/last-body" -D "$headers" -w '%{http_code}' -H 'Content-Type: application/json' -d "$body" "$(url)/auth/tokens")
+	[[ $code == 201 ]] || fail "POST /v3/auth/tokens as $1: HTTP $code $(head -c 300 "$state/last-body")"
+	tr -d '\r' <"$headers" | awk -F': ' 'tolower($1) == "x-subject-token" {print $2}'
+	rm -f "$headers"
+}
+
+admin_token() { token admin "$admin_password" admin; }
+
+# validate TOKEN checks TOKEN with GET /v3/auth/tokens and prints its lifetime in seconds.
+validate() {
+	local code
+	code=$(curl -s -o "$state/last-body" -w '%{http_code}' -H "X-Auth-Token: $(admin_token)" -H "X-Subject-Token: $1" "$(url)/auth/tokens")
+	[[ $code == 200 ]] || fail "GET /v3/auth/tokens: HTTP $code $(head -c 300 "$state/last-body")"
+	python3 -c 'import json, sys, datetime as d
+t = json.load(open(sys.argv[1]))["token"]
+p = lambda s: d.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ")
+print(int((p(t["expires_at"]) - p(t["issued_at"])).total_seconds()))' "$state/last-body"
+}
+
+# get PATH prints the JSON answer to GET /v3/PATH, as admin. (The openstack client would
+# follow the catalog to the Service DNS names, which the host cannot resolve.)
+get() {
+	local code
+	code=$(curl -s -o "$state/last-body" -w '%{http_code}' -H "X-Auth-Token: $(admin_token)" "$(url)/$1")
+	[[ $code == 200 ]] || fail "GET /v3/$1: HTTP $code $(head -c 300 "$state/last-body")"
+	cat "$state/last-body"
+}
+
+# py EXPR evaluates EXPR on stdin's JSON (as j) and prints each item of the result.
+py() { python3 -c 'import json, sys; j = json.load(sys.stdin); [print(x) for x in eval(sys.argv[1])]' "$1"; }
+
+# service NAME prints "type enabled" of each service called NAME.
+service() { get "services?name=$1" | py '["%s %s" % (s["type"], s["enabled"]) for s in j["services"]]'; }
+
+# endpoints NAME prints "interface url" of the service NAME's endpoints, sorted.
+endpoints() {
+	local id
+	id=$(get "services?name=$1" | py '[s["id"] for s in j["services"]]')
+	[[ -n $id ]] || return 0
+	get "endpoints?service_id=$id" | py 'sorted("%s %s" % (e["interface"], e["url"]) for e in j["endpoints"])'
+}
+
+# roles USER PROJECT prints the names of USER's roles on PROJECT, sorted.
+roles() {
+	local user project
+	user=$(get "users?name=$1" | py '[u["id"] for u in j["users"]]')
+	project=$(get "projects?name=$2" | py '[p["id"] for p in j["projects"]]')
+	get "role_assignments?user.id=$user&scope.project.id=$project&include_names=true" | py 'sorted(a["role"]["name"] for a in j["role_assignments"])'
+}
+
+# count KIND NAME prints how many KIND (services, users, ...) are called NAME.
+count() { get "$1?name=$2" | py "[len(j['$1'])]"; }
+
+# sql STATEMENT runs STATEMENT as root in the namespace's MariaDB.
+sql() {
+	kubectl -n "$NAMESPACE" exec deploy/mariadb-openstack -- sh -c 'mariadb -uroot -p"$MYSQL_ROOT_PASSWORD" -N -e "$0"' "$1"
+}
+
+# until SECONDS CMD... retries CMD every second.
+until_() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		((SECONDS < deadline)) || fail "still failing after the deadline: $*"
+		sleep 1
+	done
+}
+
+pods() { kubectl -n "$NAMESPACE" get pods -l service=keystone --field-selector=status.phase=Running -o jsonpath='{range .items[*]}{.metadata.name}:{.status.containerStatuses[0].restartCount}{"\n"}{end}' | sort; }
+
+# save NAME VALUE / saved NAME keep values between steps.
+save() { echo "$2" >"$state/$1"; }
+saved() { cat "$state/$1"; }
+
+"$@"
