@@ -114,7 +114,8 @@ RUN_LOCAL ?= cluster
 .PHONY: run
 run: manifests generate envtest $(if $(KUBECONFIG),,$(if $(filter cluster,$(RUN_LOCAL)),node-bins cluster-deps)) ## Run the operator: against KUBECONFIG, or a local cluster it starts.
 	go build -o $(LOCALBIN)/devrun ./cmd/devrun
-	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) $(CLUSTER_ENV) exec $(LOCALBIN)/devrun -local=$(RUN_LOCAL) $(RUN_ARGS)
+	go build -o $(LOCALBIN)/e2e-actor ./tests/e2e/actor
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) $(CLUSTER_ENV) exec $(LOCALBIN)/devrun -local=$(RUN_LOCAL) -actor=$(LOCALBIN)/e2e-actor $(RUN_ARGS)
 
 ##@ Local cluster
 

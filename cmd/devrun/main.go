@@ -38,6 +38,7 @@ func run() error {
 	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
 	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", "127.0.0.1:8081", "Address of /healthz and /readyz; 0 disables them.")
 	local := flag.String("local", "cluster", "Without KUBECONFIG: run on a local single-node cluster (cluster) or a control plane without nodes (control-plane).")
+	actor := flag.String("actor", "", "On the local cluster, also run this test actor binary (tests/e2e/actor), which plays mariadb-operator and infra-operator.")
 	zapOpts := zap.Options{Development: true, Level: zapcore.InfoLevel}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -65,11 +66,18 @@ func run() error {
 		}
 		defer stopCluster()
 		path = kubeconfig
+		if *actor != "" {
+			stopActor, err := startActor(*actor, path)
+			if err != nil {
+				return err
+			}
+			defer stopActor()
+		}
 		// The operator runs on the host: Keystone's Service names resolve through the
 		// cluster's DNS, as they would in a pod.
 		opts.ClusterDNS = "10.244.0.1:53"
 		fmt.Printf("devrun: the local cluster is up; in another shell:\n\n    export KUBECONFIG=%s\n"+
-			"    kubectl apply -f config/samples/osp-secret.yaml -f config/samples/keystone_v1beta1_keystoneapi.yaml\n"+
+			"    kubectl apply -f config/samples/osp-secret.yaml -f config/samples/keystone_v1beta1_keystoneapi.yaml -f config/samples/local-cluster/\n"+
 			"    kubectl get keystoneapi -w\n\n", path)
 	case *local == "control-plane":
 		env, err := controlplane.Environment(root)
@@ -130,4 +138,30 @@ func startCluster(root string) (stop func(), kubeconfig string, err error) {
 		_ = down.Run()
 	}
 	return stop, kubeconfig, nil
+}
+
+// startActor runs the test actor against kubeconfig, logging to bin/run/actor.log; the
+// returned function stops it.
+func startActor(binary, kubeconfig string) (stop func(), err error) {
+	logPath := filepath.Join(filepath.Dir(binary), "run", "actor.log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(binary) //nolint:gosec // the binary make run built
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		_ = logFile.Close()
+		return nil, fmt.Errorf("starting the test actor %s: %w", binary, err)
+	}
+	fmt.Printf("devrun: the test actor plays mariadb-operator and infra-operator (log: %s)\n", logPath)
+	return func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		_ = logFile.Close()
+	}, nil
 }
