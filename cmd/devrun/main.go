@@ -144,14 +144,14 @@ func startCluster(root string) (stop func(), kubeconfig string, err error) {
 // returned function stops it.
 func startActor(binary, kubeconfig string) (stop func(), err error) {
 	logPath := filepath.Join(filepath.Dir(binary), "run", "actor.log")
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o750); err != nil {
 		return nil, err
 	}
-	logFile, err := os.Create(logPath)
+	logFile, err := os.Create(filepath.Clean(logPath))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(binary) //nolint:gosec // the binary make run built
+	cmd := exec.Command(binary)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
