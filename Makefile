@@ -85,7 +85,7 @@ kuttl: manifests envtest debian-deps $(KUTTL) ## Run the kuttl scenarios (tests/
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) hack/kuttl.sh $(KUTTL) $(KUTTL_ARGS)
 
 .PHONY: e2e
-e2e: manifests envtest node-bins cluster-deps debian-deps $(KUTTL) ## Run the end-to-end scenarios (tests/e2e) on the local cluster, real pods and all.
+e2e: manifests envtest node-bins cluster-deps $(KUTTL) ## Run the end-to-end scenarios (tests/e2e) on the local cluster, real pods and all.
 	go build -o $(LOCALBIN)/manager ./cmd
 	go build -o $(LOCALBIN)/e2e-actor ./tests/e2e/actor
 	$(CLUSTER_ENV) PATH=$(ENVTEST_DIR):$$PATH hack/e2e.sh $(KUTTL) $(KUTTL_ARGS)

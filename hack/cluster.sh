@@ -203,6 +203,22 @@ up() {
 	kubeconfig_for admin admin
 	kubeconfig_for kubelet kubelet
 
+	control_plane_up
+	containerd_up
+	images
+	wait_for kube-apiserver 60 kubectl_ get --raw /readyz
+	controllers_up
+	kubelet_up
+	proxy_up
+	dns_up
+	wait_for "node $node" 120 kubectl_ wait --for=condition=Ready "node/$node" --timeout=1s
+	wait_for coredns 30 curl -sf http://127.0.0.1:18181/ready
+	log "ready in $((SECONDS - t0)) s"
+	echo "$kubeconfig"
+}
+
+# control_plane_up starts etcd and kube-apiserver.
+control_plane_up() {
 	start etcd "$envtest_bins/etcd" --data-dir "$dir/etcd" --listen-client-urls http://127.0.0.1:12379 \
 		--advertise-client-urls http://127.0.0.1:12379 --listen-peer-urls http://127.0.0.1:12380 \
 		--listen-metrics-urls http://127.0.0.1:12381
@@ -214,11 +230,10 @@ up() {
 		--kubelet-certificate-authority "$dir/pki/ca.crt" --kubelet-preferred-address-types InternalIP \
 		--service-account-key-file "$dir/pki/sa.pub" --service-account-signing-key-file "$dir/pki/sa.key" \
 		--service-account-issuer https://kubernetes.default.svc.cluster.local
+}
 
-	containerd_up
-	images
-
-	wait_for kube-apiserver 60 kubectl_ get --raw /readyz
+# controllers_up starts kube-controller-manager and kube-scheduler.
+controllers_up() {
 	start kube-controller-manager "$node_bins/kube-controller-manager" --kubeconfig "$kubeconfig" \
 		--authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
 		--bind-address 127.0.0.1 --secure-port 10257 --leader-elect=false --use-service-account-credentials \
@@ -228,7 +243,9 @@ up() {
 	start kube-scheduler "$node_bins/kube-scheduler" --kubeconfig "$kubeconfig" \
 		--authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
 		--bind-address 127.0.0.1 --secure-port 10259 --leader-elect=false
+}
 
+kubelet_up() {
 	write "$dir/kubelet/config.yaml" <<YAML
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -262,7 +279,9 @@ serializeImagePulls: false
 YAML
 	start kubelet "$node_bins/kubelet" --config "$dir/kubelet/config.yaml" --kubeconfig "$dir/kubelet.kubeconfig" \
 		--root-dir "$dir/kubelet" --hostname-override "$node" --node-ip "$node_ip"
+}
 
+proxy_up() {
 	write "$dir/kube-proxy.yaml" <<YAML
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
@@ -278,7 +297,9 @@ conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 iptables: {localhostNodePorts: false}
 YAML
 	start kube-proxy "$node_bins/kube-proxy" --config "$dir/kube-proxy.yaml"
+}
 
+dns_up() {
 	write "$dir/Corefile" <<COREFILE
 .:53 {
     bind $node_ip
@@ -293,11 +314,6 @@ YAML
 }
 COREFILE
 	start coredns "$node_bins/coredns" -conf "$dir/Corefile"
-
-	wait_for "node $node" 120 kubectl_ wait --for=condition=Ready "node/$node" --timeout=1s
-	wait_for coredns 30 curl -sf http://127.0.0.1:18181/ready
-	log "ready in $((SECONDS - t0)) s"
-	echo "$kubeconfig"
 }
 
 # The pods' network namespaces, containers and mounts go with the node.
@@ -362,7 +378,7 @@ down() {
 	for c in "${components[@]:3}"; do stop "$c"; done
 	teardown_pods
 	host_down
-	log "stopped; state kept in $dir (cluster.sh purge removes it)"
+	[[ ${1:-} == purge ]] || log "stopped; state kept in $dir (cluster.sh purge removes it)"
 }
 
 status() {
@@ -377,8 +393,9 @@ case ${1:-} in
 up) up ;;
 down) down ;;
 purge)
-	down
+	down purge
 	rm -rf "$dir"
+	log "stopped; state removed"
 	;;
 status) status ;;
 images)

@@ -3,12 +3,13 @@
 # here: the tests start their own servers and stop them afterwards.
 #   debian-deps.sh [keystone]  what the real-Keystone tests run: keystone, uwsgi, MariaDB, memcached
 #   debian-deps.sh cluster     what the local Kubernetes node runs: containerd, runc, the CNI
-#                              plugins, iptables and conntrack, and debootstrap for its images
+#                              plugins, iptables and conntrack, debootstrap for its images, and
+#                              curl and python3 for the end-to-end checks
 set -euo pipefail
 
 case ${1:-keystone} in
 keystone) packages=(keystone uwsgi-plugin-python3 python3-pymemcache python3-openstackclient mariadb-server mariadb-client memcached) ;;
-cluster) packages=(containerd runc containernetworking-plugins iptables conntrack debootstrap openssl kmod) ;;
+cluster) packages=(containerd runc containernetworking-plugins iptables conntrack debootstrap openssl curl python3) ;;
 *)
 	echo "debian-deps: unknown group $1 (keystone or cluster)" >&2
 	exit 2

@@ -120,7 +120,7 @@ func (a *actor) database(ctx context.Context, req reconcile.Request) (reconcile.
 	}
 	instance := db.Labels["dbName"]
 	if instance == "" {
-		return reconcile.Result{}, a.setReady(ctx, db, &db.Status.Conditions, errors.New("label dbName (the database instance) is missing"))
+		return reconcile.Result{}, a.setReady(ctx, db, &db.Status.Conditions, mariadbv1.MariaDBDatabaseReadyCondition, errors.New("label dbName (the database instance) is missing"))
 	}
 	if !db.DeletionTimestamp.IsZero() {
 		return reconcile.Result{}, a.release(ctx, db, func() error {
@@ -135,7 +135,7 @@ func (a *actor) database(ctx context.Context, req reconcile.Request) (reconcile.
 	}
 	err := a.exec(ctx, db.Namespace, instance, fmt.Sprintf("CREATE DATABASE IF NOT EXISTS %s CHARACTER SET utf8mb4", ident(db.Spec.Name)))
 	db.Status.Completed = err == nil
-	return requeueUnless(err), a.setReady(ctx, db, &db.Status.Conditions, err)
+	return requeueUnless(err), a.setReady(ctx, db, &db.Status.Conditions, mariadbv1.MariaDBDatabaseReadyCondition, err)
 }
 
 // requeueUnless retries in a second while a server is not there yet.
@@ -166,20 +166,20 @@ func (a *actor) account(ctx context.Context, req reconcile.Request) (reconcile.R
 		})
 	}
 	if err != nil {
-		return reconcile.Result{RequeueAfter: retry}, a.setReady(ctx, acc, &acc.Status.Conditions,
+		return reconcile.Result{RequeueAfter: retry}, a.setReady(ctx, acc, &acc.Status.Conditions, mariadbv1.MariaDBAccountReadyCondition,
 			fmt.Errorf("MariaDBDatabase %q (label mariaDBDatabaseName): %w", dbName, err))
 	}
 	if !db.Status.Conditions.IsTrue(condition.ReadyCondition) {
-		return reconcile.Result{RequeueAfter: retry}, a.setReady(ctx, acc, &acc.Status.Conditions,
+		return reconcile.Result{RequeueAfter: retry}, a.setReady(ctx, acc, &acc.Status.Conditions, mariadbv1.MariaDBAccountReadyCondition,
 			fmt.Errorf("MariaDBDatabase %s is not ready yet", dbName))
 	}
 	secret := &corev1.Secret{}
 	if err := a.Get(ctx, types.NamespacedName{Namespace: acc.Namespace, Name: acc.Spec.Secret}, secret); err != nil {
-		return reconcile.Result{RequeueAfter: retry}, a.setReady(ctx, acc, &acc.Status.Conditions, err)
+		return reconcile.Result{RequeueAfter: retry}, a.setReady(ctx, acc, &acc.Status.Conditions, mariadbv1.MariaDBAccountReadyCondition, err)
 	}
 	password, ok := secret.Data[mariadbv1.DatabasePasswordSelector]
 	if !ok {
-		return reconcile.Result{}, a.setReady(ctx, acc, &acc.Status.Conditions,
+		return reconcile.Result{}, a.setReady(ctx, acc, &acc.Status.Conditions, mariadbv1.MariaDBAccountReadyCondition,
 			fmt.Errorf("secret %s has no key %s", secret.Name, mariadbv1.DatabasePasswordSelector))
 	}
 	if err := a.addFinalizer(ctx, acc); err != nil {
@@ -193,7 +193,7 @@ func (a *actor) account(ctx context.Context, req reconcile.Request) (reconcile.R
 	if err == nil {
 		acc.Status.CurrentSecret = acc.Spec.Secret
 	}
-	return requeueUnless(err), a.setReady(ctx, acc, &acc.Status.Conditions, err)
+	return requeueUnless(err), a.setReady(ctx, acc, &acc.Status.Conditions, mariadbv1.MariaDBAccountReadyCondition, err)
 }
 
 // memcached runs a memcached pod and reports its server once it is available.
@@ -221,7 +221,7 @@ func (a *actor) memcached(ctx context.Context, req reconcile.Request) (reconcile
 	}
 	mc.Status.ReadyCount = dep.Status.AvailableReplicas
 	mc.Status.ObservedGeneration = mc.Generation
-	return reconcile.Result{}, a.setReady(ctx, mc, &mc.Status.Conditions, err)
+	return reconcile.Result{}, a.setReady(ctx, mc, &mc.Status.Conditions, condition.DeploymentReadyCondition, err)
 }
 
 // ensureMariaDB runs the instance's MariaDB pod and publishes its Service, as
@@ -341,13 +341,15 @@ func service(namespace, name string, labels map[string]string, port int32) *core
 	}
 }
 
-// setReady writes Ready (True, or False with cause's message) to obj's status.
-func (a *actor) setReady(ctx context.Context, obj client.Object, conds *condition.Conditions, cause error) error {
-	if cause == nil {
-		conds.Set(condition.TrueCondition(condition.ReadyCondition, condition.ReadyMessage))
-	} else {
-		conds.Set(condition.FalseCondition(condition.ReadyCondition, condition.RequestedReason,
-			condition.SeverityInfo, "%s", cause.Error()))
+// setReady writes step and Ready (True, or False with cause's message) to obj's status,
+// as the operator it plays does for its own step.
+func (a *actor) setReady(ctx context.Context, obj client.Object, conds *condition.Conditions, step condition.Type, cause error) error {
+	for _, t := range []condition.Type{step, condition.ReadyCondition} {
+		if cause == nil {
+			conds.Set(condition.TrueCondition(t, condition.ReadyMessage))
+		} else {
+			conds.Set(condition.FalseCondition(t, condition.RequestedReason, condition.SeverityInfo, "%s", cause.Error()))
+		}
 	}
 	return a.Status().Update(ctx, obj)
 }
