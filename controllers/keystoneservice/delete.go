@@ -48,6 +48,9 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope) error {
 		identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Enabled: ptr.Deref(spec.Enabled, true)},
 		identity.UserSpec{Name: spec.ServiceUser, DomainID: defaultDomainID})
 	if err != nil {
+		if identity.SessionSuspect(err) {
+			r.Keystone.Forget(s.admin)
+		}
 		return fmt.Errorf("deregistering %s: %w", spec.ServiceName, err)
 	}
 	return nil

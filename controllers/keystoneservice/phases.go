@@ -235,6 +235,12 @@ func (r *Reconciler) mark(s *scope, step lc.Type, changed bool, format string, a
 // Warning retried with backoff; any other is the step's Failed reason (Error), not
 // retried until the spec or an input changes.
 func (r *Reconciler) failed(s *scope, step lc.Type, err error) (ctrl.Result, error) {
+	if identity.SessionSuspect(err) {
+		r.Keystone.Forget(s.admin)
+		s.round.MarkFalse(step, condition.ServiceUnavailable, "Keystone at %s: %s to a request that cannot get one; authenticating again",
+			s.admin.URL, identity.Message(err))
+		return ctrl.Result{}, err
+	}
 	if identity.Transient(err) {
 		s.round.MarkFalse(step, condition.ServiceUnavailable, "Keystone at %s: %s", s.admin.URL, identity.Message(err))
 		return ctrl.Result{}, err

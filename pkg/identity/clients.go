@@ -58,6 +58,14 @@ func (cs *Clients) Get(ctx context.Context, creds Credentials) (*Client, error) 
 	return c, c.authenticate(ctx, creds, cs.Timeout, cs.Transport)
 }
 
+// Forget drops the client of creds: the next Get authenticates again. For a session
+// Keystone answers in ways it cannot answer a valid one (see SessionSuspect).
+func (cs *Clients) Forget(creds Credentials) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	delete(cs.clients, creds.key())
+}
+
 // Client is an authenticated admin client of one Keystone.
 type Client struct {
 	mu sync.Mutex

@@ -22,11 +22,12 @@ url() {
 
 # token USER PASSWORD PROJECT issues a token (POST /v3/auth/tokens) and prints it.
 token() {
-	local body headers
+	local body headers base
+	base=$(url)
 	body=$(printf '{"auth":{"identity":{"methods":["password"],"password":{"user":{"name":"%s","domain":{"id":"default"},"password":"%s"}}},"scope":{"project":{"name":"%s","domain":{"id":"default"}}}}}' "$1" "$2" "$3")
 	headers=$(mktemp)
 	local code
-	code=$(curl -s -o "$state/last-body" -D "$headers" -w '%{http_code}' -H 'Content-Type: application/json' -d "$body" "$(url)/auth/tokens")
+	code=$(curl -s -o "$state/last-body" -D "$headers" -w '%{http_code}' -H 'Content-Type: application/json' -d "$body" "$base/auth/tokens")
 	[[ $code == 201 ]] || fail "POST /v3/auth/tokens as $1: HTTP $code $(head -c 300 "$state/last-body")"
 	tr -d '\r' <"$headers" | awk -F': ' 'tolower($1) == "x-subject-token" {print $2}'
 	rm -f "$headers"
@@ -36,8 +37,9 @@ admin_token() { token admin "$admin_password" admin; }
 
 # validate TOKEN checks TOKEN with GET /v3/auth/tokens and prints its lifetime in seconds.
 validate() {
-	local code
-	code=$(curl -s -o "$state/last-body" -w '%{http_code}' -H "X-Auth-Token: $(admin_token)" -H "X-Subject-Token: $1" "$(url)/auth/tokens")
+	local code auth
+	auth=$(admin_token)
+	code=$(curl -s -o "$state/last-body" -w '%{http_code}' -H "X-Auth-Token: $auth" -H "X-Subject-Token: $1" "$(url)/auth/tokens")
 	[[ $code == 200 ]] || fail "GET /v3/auth/tokens: HTTP $code $(head -c 300 "$state/last-body")"
 	python3 -c 'import json, sys, datetime as d
 t = json.load(open(sys.argv[1]))["token"]
@@ -48,8 +50,9 @@ print(int((p(t["expires_at"]) - p(t["issued_at"])).total_seconds()))' "$state/la
 # get PATH prints the JSON answer to GET /v3/PATH, as admin. (The openstack client would
 # follow the catalog to the Service DNS names, which the host cannot resolve.)
 get() {
-	local code
-	code=$(curl -s -o "$state/last-body" -w '%{http_code}' -H "X-Auth-Token: $(admin_token)" "$(url)/$1")
+	local code auth
+	auth=$(admin_token)
+	code=$(curl -s -o "$state/last-body" -w '%{http_code}' -H "X-Auth-Token: $auth" "$(url)/$1")
 	[[ $code == 200 ]] || fail "GET /v3/$1: HTTP $code $(head -c 300 "$state/last-body")"
 	cat "$state/last-body"
 }
@@ -94,7 +97,10 @@ until_() {
 	done
 }
 
-pods() { kubectl -n "$NAMESPACE" get pods -l service=keystone --field-selector=status.phase=Running -o jsonpath='{range .items[*]}{.metadata.name}:{.status.containerStatuses[0].restartCount}{"\n"}{end}' | sort; }
+# pods prints "name:restarts" of the running Keystone pods that are not terminating.
+pods() {
+	kubectl -n "$NAMESPACE" get pods -l service=keystone --field-selector=status.phase=Running -o go-template='{{range .items}}{{if not .metadata.deletionTimestamp}}{{.metadata.name}}:{{(index .status.containerStatuses 0).restartCount}}{{"\n"}}{{end}}{{end}}' | sort
+}
 
 # save NAME VALUE / saved NAME keep values between steps.
 save() { echo "$2" >"$state/$1"; }

@@ -244,6 +244,16 @@ var _ = Describe("KeystoneService", func() {
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
 	})
 
+	It("authenticates again when Keystone answers 404 to a request that cannot get one", func() {
+		keystone()
+		register()
+		before := ks.Authentications.Load()
+		ks.FailNext(http.MethodGet, "/v3/role_assignments", http.StatusNotFound)
+		touchService(key)
+		Eventually(func() int64 { return ks.Authentications.Load() }).Should(Equal(before + 1))
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+	})
+
 	It("performs no Kubernetes write when converged", func() {
 		keystone()
 		register()
