@@ -57,7 +57,7 @@ func TestClusterDNSTransport(t *testing.T) {
 	defer func() { _ = conn.Close() }()
 	dns := &dnsServer{conn: conn}
 	go dns.serve()
-	keystone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	keystone := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer keystone.Close()
 	_, port, _ := net.SplitHostPort(keystone.Listener.Addr().String())
 
