@@ -86,7 +86,7 @@ kuttl: manifests envtest debian-deps $(KUTTL) ## Run the kuttl scenarios (tests/
 
 .PHONY: e2e
 e2e: manifests envtest node-bins cluster-deps $(KUTTL) ## Run the end-to-end scenarios (tests/e2e) on the local cluster, real pods and all.
-	go build -o $(LOCALBIN)/manager ./cmd
+	go build -o $(LOCALBIN)/devrun ./cmd/devrun
 	go build -o $(LOCALBIN)/e2e-actor ./tests/e2e/actor
 	$(CLUSTER_ENV) PATH=$(ENVTEST_DIR):$$PATH hack/e2e.sh $(KUTTL) $(KUTTL_ARGS)
 

@@ -55,6 +55,8 @@ func run() error {
 		return err
 	}
 	var cfg *rest.Config
+	// hint, printed once the CRDs are in, says how to use a cluster devrun started.
+	var hint string
 	path := os.Getenv("KUBECONFIG")
 	switch {
 	case path != "":
@@ -76,7 +78,7 @@ func run() error {
 		// The operator runs on the host: Keystone's Service names resolve through the
 		// cluster's DNS, as they would in a pod.
 		opts.ClusterDNS = "10.244.0.1:53"
-		fmt.Printf("devrun: the local cluster is up; in another shell:\n\n    export KUBECONFIG=%s\n"+
+		hint = fmt.Sprintf("devrun: the local cluster is up; in another shell:\n\n    export KUBECONFIG=%s\n"+
 			"    kubectl apply -f config/samples/osp-secret.yaml -f config/samples/keystone_v1beta1_keystoneapi.yaml -f config/samples/local-cluster/\n"+
 			"    kubectl get keystoneapi -w\n\n", path)
 	case *local == "control-plane":
@@ -92,7 +94,7 @@ func run() error {
 		if err := controlplane.WriteKubeconfig(env, kubeconfig); err != nil {
 			return err
 		}
-		fmt.Printf("devrun: local control plane is up; in another shell:\n\n    export KUBECONFIG=%s\n    kubectl apply -f config/samples/\n\n", kubeconfig)
+		hint = fmt.Sprintf("devrun: local control plane is up; in another shell:\n\n    export KUBECONFIG=%s\n    kubectl apply -f config/samples/\n\n", kubeconfig)
 	default:
 		return fmt.Errorf("-local=%s: want cluster or control-plane", *local)
 	}
@@ -104,6 +106,7 @@ func run() error {
 			return err
 		}
 	}
+	fmt.Print(hint)
 	mgr, err := manager.New(cfg, opts)
 	if err != nil {
 		return err
