@@ -8,6 +8,8 @@ kuttl=${1:?usage: kuttl.sh KUTTL_BINARY [kuttl test args]}
 shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# shellcheck source=hack/lib.sh
+source hack/lib.sh
 
 hack/crds.sh bin/kuttl/crds
 
@@ -16,13 +18,8 @@ url_file=bin/kuttl/keystone-url
 rm -f "$url_file"
 bin/localkeystone -admin-password "$KEYSTONE_ADMIN_PASSWORD" -url-file "$url_file" >bin/kuttl/localkeystone.log 2>&1 &
 keystone_pid=$!
-trap 'kill $keystone_pid 2>/dev/null; wait $keystone_pid 2>/dev/null || true' EXIT
-for _ in $(seq 600); do
-	[[ -s $url_file ]] && break
-	kill -0 $keystone_pid 2>/dev/null || { cat bin/kuttl/localkeystone.log >&2; exit 1; }
-	sleep 0.2
-done
-[[ -s $url_file ]] || { echo "kuttl.sh: Keystone did not start" >&2; cat bin/kuttl/localkeystone.log >&2; exit 1; }
+trap 'stop_pids 60 $keystone_pid' EXIT
+wait_until "the real Keystone" 180 "$keystone_pid" bin/kuttl/localkeystone.log nonempty "$url_file"
 KEYSTONE_URL=$(cat "$url_file")
 export KEYSTONE_URL
 echo "kuttl.sh: real Keystone at $KEYSTONE_URL"
