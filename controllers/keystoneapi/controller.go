@@ -50,8 +50,12 @@ type scope struct {
 	dbUser           string
 	dbPassword       string
 	memcachedServers []string
-	configHash       string
-	dbSyncHash       string
+	// configRevision identifies the contents of the configuration Secret without
+	// digesting them (they hold passwords).
+	configRevision string
+	dbSyncHash     string
+	// private is the private state Secret, once loaded.
+	private *corev1.Secret
 	// requeueAfter is the soonest time-based step (fernet rotation), 0 for none.
 	requeueAfter time.Duration
 }

@@ -21,12 +21,22 @@ import (
 // jobTailLength bounds the part of a pod's termination message quoted in a condition.
 const jobTailLength = 300
 
-// runJob drives a job step: done when status.hash[hashKey] equals hash; otherwise it
-// makes sure a Job for hash exists and reports it running, failed (with attempts and
-// the pod's termination reason) or succeeded. A Job built for another hash is replaced.
-func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, hashKey, hash string, desired *batchv1.Job) error {
+// jobInputs says what a job step runs for. Public is a digest of public values only:
+// status.hash[HashKey] and the Job's annotation carry it. Secret, when set, is the MAC
+// of the secret values the step also depends on (the admin password of bootstrap); it
+// is kept in the private state Secret, never published.
+type jobInputs struct {
+	HashKey string
+	Public  string
+	Secret  string
+}
+
+// runJob drives a job step: done when it last succeeded for in; otherwise it makes
+// sure a Job for in exists and reports it running, failed (with attempts and the pod's
+// termination reason) or succeeded. A Job built for other inputs is replaced.
+func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, in jobInputs, desired *batchv1.Job) error {
 	api := s.api
-	if api.Status.Hash[hashKey] == hash {
+	if api.Status.Hash[in.HashKey] == in.Public && s.privateValue(keystone.DoneKey(in.HashKey)) == in.Secret {
 		s.round.MarkTrue(step, "job %s succeeded for the current inputs", desired.Name)
 		return nil
 	}
@@ -34,6 +44,11 @@ func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, hashKey
 	err := r.Get(ctx, client.ObjectKeyFromObject(desired), job)
 	switch {
 	case apierrors.IsNotFound(err):
+		// The pending record comes first: a crash before the create leaves no Job
+		// that could be taken for another input's.
+		if err := r.setPrivateValue(ctx, s, keystone.PendingKey(in.HashKey), in.Secret); err != nil {
+			return err
+		}
 		if err := controllerutil.SetControllerReference(api, desired, r.Scheme()); err != nil {
 			return fmt.Errorf("owning job %s: %w", desired.Name, err)
 		}
@@ -45,7 +60,7 @@ func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, hashKey
 	case err != nil:
 		return fmt.Errorf("reading job %s: %w", desired.Name, err)
 	}
-	if job.Annotations[keystone.HashAnnotation] != hash {
+	if job.Annotations[keystone.HashAnnotation] != in.Public || s.privateValue(keystone.PendingKey(in.HashKey)) != in.Secret {
 		if err := r.Delete(ctx, job, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("replacing job %s: %w", job.Name, err)
 		}
@@ -53,10 +68,10 @@ func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, hashKey
 		return nil
 	}
 	if finished(job, batchv1.JobComplete) {
-		if api.Status.Hash == nil {
-			api.Status.Hash = map[string]string{}
+		if err := r.setPrivateValue(ctx, s, keystone.DoneKey(in.HashKey), in.Secret); err != nil {
+			return err
 		}
-		api.Status.Hash[hashKey] = hash
+		setHash(api, in.HashKey, in.Public)
 		if !api.Spec.PreserveJobs {
 			if err := r.Delete(ctx, job, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
 				return fmt.Errorf("deleting finished job %s: %w", job.Name, err)

@@ -241,8 +241,10 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result
 	}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("writing configuration secret %s: %w", secret.Name, err)
 	}
-	s.configHash = keystone.Hash(files)
-	setHash(api, keystone.HashConfig, s.configHash)
+	// The revision is a digest of the Secret's identity and resourceVersion, which
+	// change with its contents: the files hold passwords, so no digest of them is published.
+	s.configRevision = keystone.Hash(map[string]string{"uid": string(secret.UID), "resourceVersion": secret.ResourceVersion})
+	setHash(api, keystone.HashConfig, s.configRevision)
 	s.round.MarkTrue(keystonev1.KeystoneAPIServiceConfigReady, "configuration rendered into secret %s", secret.Name)
 	return ctrl.Result{}, nil
 }
@@ -317,8 +319,8 @@ func (r *Reconciler) createKeysSecret(ctx context.Context, api *keystonev1.Keyst
 
 // reconcileDBSync marks DBSyncReady: db_sync ran for the current configuration and image.
 func (r *Reconciler) reconcileDBSync(ctx context.Context, s *scope) (ctrl.Result, error) {
-	s.dbSyncHash = keystone.Hash(map[string]string{"config": s.configHash, "image": s.api.Spec.ContainerImage})
-	return ctrl.Result{}, r.runJob(ctx, s, keystonev1.KeystoneAPIDBSyncReady, keystone.HashDBSync, s.dbSyncHash,
+	s.dbSyncHash = keystone.Hash(map[string]string{"config": s.configRevision, "image": s.api.Spec.ContainerImage})
+	return ctrl.Result{}, r.runJob(ctx, s, keystonev1.KeystoneAPIDBSyncReady, jobInputs{HashKey: keystone.HashDBSync, Public: s.dbSyncHash},
 		keystone.DBSyncJob(s.api, s.dbSyncHash))
 }
 
@@ -346,19 +348,23 @@ func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Resu
 }
 
 // reconcileBootstrap marks BootstrapReady: bootstrap ran for the current database,
-// admin identity, region and endpoints.
+// admin identity, region and endpoints (published as a digest), and for the current
+// admin password (remembered only in the private state Secret).
 func (r *Reconciler) reconcileBootstrap(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	inputs := map[string]string{
 		"dbsync": s.dbSyncHash, "user": api.Spec.AdminUser, "project": api.Spec.AdminProject, "region": api.Spec.Region,
-		"password": keystone.Hash(map[string]string{"p": s.adminPassword}),
 	}
 	for iface, url := range api.Status.APIEndpoints {
 		inputs["endpoint-"+iface] = url
 	}
-	hash := keystone.Hash(inputs)
-	return ctrl.Result{}, r.runJob(ctx, s, keystonev1.KeystoneAPIBootstrapReady, keystone.HashBootstrap, hash,
-		keystone.BootstrapJob(api, hash, api.Status.APIEndpoints))
+	if err := r.loadPrivateState(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
+	in := jobInputs{HashKey: keystone.HashBootstrap, Public: keystone.Hash(inputs),
+		Secret: keystone.PrivateMAC(s.private.Data, map[string]string{"adminPassword": s.adminPassword})}
+	return ctrl.Result{}, r.runJob(ctx, s, keystonev1.KeystoneAPIBootstrapReady, in,
+		keystone.BootstrapJob(api, in.Public, api.Status.APIEndpoints))
 }
 
 // reconcileDeployment marks DeploymentReady from the Deployment's rollout and records
@@ -366,7 +372,7 @@ func (r *Reconciler) reconcileBootstrap(ctx context.Context, s *scope) (ctrl.Res
 func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	step := keystonev1.KeystoneAPIDeploymentReady
-	desired := keystone.Deployment(api, s.configHash)
+	desired := keystone.Deployment(api, s.configRevision)
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: desired.Name, Namespace: desired.Namespace}}
 	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, dep, func() error {
 		dep.Labels = mergeLabels(dep.Labels, desired.Labels)

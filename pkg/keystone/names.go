@@ -25,7 +25,8 @@ const (
 	// DatabaseName is the name of Keystone's database in MariaDB.
 	DatabaseName = "keystone"
 
-	// HashAnnotation records on a Job or pod template the input hash it was built for.
+	// HashAnnotation records on a Job or pod template the digest of the public inputs
+	// (see private.go) it was built for.
 	HashAnnotation = "keystone.openstack.org/input-hash"
 	// RotatedAtAnnotation records on the keys Secret when the fernet keys last rotated.
 	RotatedAtAnnotation = "keystone.openstack.org/fernet-rotated-at"

@@ -96,9 +96,9 @@ func Services(api *keystonev1.KeystoneAPI) []*corev1.Service {
 	return out
 }
 
-// Deployment returns the API Deployment; configHash in the pod template rolls the
+// Deployment returns the API Deployment; configRevision in the pod template rolls the
 // pods when the configuration changes.
-func Deployment(api *keystonev1.KeystoneAPI, configHash string) *appsv1.Deployment {
+func Deployment(api *keystonev1.KeystoneAPI, configRevision string) *appsv1.Deployment {
 	probe := func(initialDelay int32) *corev1.Probe {
 		return &corev1.Probe{
 			ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v3", Port: intstr.FromInt32(Port)}},
@@ -122,7 +122,7 @@ func Deployment(api *keystonev1.KeystoneAPI, configHash string) *appsv1.Deployme
 			Replicas: ptr.To(ptr.Deref(api.Spec.Replicas, 1)),
 			Selector: &metav1.LabelSelector{MatchLabels: Labels(api)},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: Labels(api), Annotations: map[string]string{HashAnnotation: configHash}},
+				ObjectMeta: metav1.ObjectMeta{Labels: Labels(api), Annotations: map[string]string{HashAnnotation: configRevision}},
 				Spec:       pod,
 			},
 		},
