@@ -58,6 +58,12 @@ spec:
   serviceUser: $3
   secret: osp-secret
   passwordSelector: ServicePassword
+---
+apiVersion: keystone.openstack.org/v1beta1
+kind: KeystoneEndpoint
+metadata: {name: $1, namespace: openstack}
+spec:
+  serviceName: $1
   endpoints:
     public: http://$1-public.openstack.svc:$4
     internal: http://$1-internal.openstack.svc:$4
@@ -89,8 +95,9 @@ YAML
 
 kubectl -n openstack wait --for=condition=Ready keystoneapi/keystone --timeout=180s
 kubectl -n openstack wait --for=condition=Ready keystoneservice --all --timeout=180s
+kubectl -n openstack wait --for=condition=Ready keystoneendpoint --all --timeout=180s
 printf '\ndemo: everything Ready %.1f s after the start\n\n' "$(echo "$(date +%s.%N) - $start" | bc)"
-kubectl -n openstack get keystoneapi,keystoneservice
+kubectl -n openstack get keystoneapi,keystoneservice,keystoneendpoint
 echo
 openstack --os-auth-url "$url/v3" --os-username admin --os-password "$admin_password" --os-project-name admin \
 	--os-user-domain-name Default --os-project-domain-name Default catalog list

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
@@ -75,7 +74,7 @@ func (s *scope) requeueAt(d time.Duration) {
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneapis/finalizers,verbs=update
 // +kubebuilder:rbac:groups=mariadb.openstack.org,resources=mariadbdatabases;mariadbaccounts,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=memcached.openstack.org,resources=memcacheds,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups="",resources=secrets;services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets;services;configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
@@ -99,6 +98,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&keystonev1.KeystoneAPI{}, builder.WithPredicates(condition.IgnoreStatusUpdates)).
 		Owns(&corev1.Secret{}).
+		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
 		Owns(&batchv1.Job{}).
 		Owns(&appsv1.Deployment{}).
@@ -112,7 +112,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			}
 			return trimPrefix(o.GetLabels()["cr"], "mariadb-")
 		})).
-		Complete(r)
+		Complete(condition.NewReconciler(r.Client, r.Reporter, r.Clock, r.kind()))
 }
 
 // enqueueBy wakes the KeystoneAPIs of an object's namespace whose indexed field equals
@@ -143,47 +143,43 @@ func trimPrefix(s, prefix string) string {
 	return ""
 }
 
-// Reconcile runs the steps of a KeystoneAPI in order and reports them.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	api := &keystonev1.KeystoneAPI{}
-	if err := r.Reporter.Get(ctx, req.NamespacedName, api); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+// kind declares the KeystoneAPI to the reconcile skeleton.
+func (r *Reconciler) kind() condition.Kind[*keystonev1.KeystoneAPI, *scope] {
+	return condition.Kind[*keystonev1.KeystoneAPI, *scope]{
+		Name: Kind,
+		New:  func() *keystonev1.KeystoneAPI { return &keystonev1.KeystoneAPI{} },
+		Status: func(api *keystonev1.KeystoneAPI) condition.Status {
+			return condition.Status{Conditions: &api.Status.Conditions, ObservedGeneration: &api.Status.ObservedGeneration}
+		},
+		Steps:     steps,
+		Skip:      skippedSteps,
+		Finalizer: Finalizer,
+		Scope: func(api *keystonev1.KeystoneAPI, round *condition.Round) *scope {
+			return &scope{api: api, round: round}
+		},
+		Phases: r.phases(),
+		Delete: r.reconcileDelete,
+		Requeue: func(s *scope, result ctrl.Result) ctrl.Result {
+			if result.IsZero() && s.requeueAfter > 0 {
+				result.RequeueAfter = s.requeueAfter
+			}
+			return result
+		},
 	}
-	base := api.DeepCopy()
-	s := &scope{api: api, round: steps.Begin(api.Status.Conditions, r.Clock.Now(), skippedSteps(api)...)}
-	defer func() {
-		_, err = r.Reporter.Finish(ctx, api, base, condition.Status{
-			Conditions: &api.Status.Conditions, ObservedGeneration: &api.Status.ObservedGeneration,
-		}, s.round, err)
-		result, err = condition.RequeueOnConflict(result, err)
-		if !api.DeletionTimestamp.IsZero() {
-			r.Reporter.Metrics.Forget(Kind, api)
-			r.Reporter.Versions.Forget(api)
-		}
-	}()
-	if !api.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, s)
-	}
-	if err := finalizers.Add(ctx, r.Client, api, Finalizer); err != nil {
-		return ctrl.Result{}, err
-	}
-	result, err = condition.RunPhases(ctx, s.round, s, r.phases())
-	if err == nil && result.IsZero() && s.requeueAfter > 0 {
-		result.RequeueAfter = s.requeueAfter
-	}
-	return result, err
 }
 
 // skippedSteps lists the steps that do not apply to the spec: in external mode only
-// the input and the endpoint check run; otherwise the endpoint check is the
-// deployment's own readiness.
+// the input, the endpoint check and the client configuration; otherwise the endpoint
+// check is the deployment's own readiness.
 func skippedSteps(api *keystonev1.KeystoneAPI) []lc.Type {
 	if !api.Spec.ExternalKeystoneAPI {
 		return []lc.Type{keystonev1.KeystoneAPIEndpointReady}
 	}
 	var skip []lc.Type
 	for _, t := range keystonev1.KeystoneAPISteps {
-		if t != keystonev1.KeystoneAPIInputReady && t != keystonev1.KeystoneAPIEndpointReady {
+		switch t {
+		case keystonev1.KeystoneAPIInputReady, keystonev1.KeystoneAPIEndpointReady, keystonev1.KeystoneAPIOpenStackConfigReady:
+		default:
 			skip = append(skip, t)
 		}
 	}

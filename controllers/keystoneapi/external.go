@@ -24,6 +24,7 @@ func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (c
 	api := s.api
 	step := keystonev1.KeystoneAPIEndpointReady
 	api.Status.APIEndpoints = keystone.Endpoints(api)
+	api.Status.Region = api.Spec.Region
 	url := api.Status.APIEndpoints[keystonev1.EndpointInternal]
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -35,11 +35,20 @@ type jobInputs struct {
 // sure a Job for in exists and reports it running, failed (with attempts and the pod's
 // termination reason) or succeeded. A Job built for other inputs is replaced.
 func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, in jobInputs, desired *batchv1.Job) error {
-	api := s.api
-	if api.Status.Hash[in.HashKey] == in.Public && s.privateValue(keystone.DoneKey(in.HashKey)) == in.Secret {
+	if s.api.Status.Hash[in.HashKey] == in.Public && s.privateValue(keystone.DoneKey(in.HashKey)) == in.Secret {
 		s.round.MarkTrue(step, "job %s succeeded for the current inputs", desired.Name)
 		return nil
 	}
+	job, err := r.jobFor(ctx, s, step, in, desired)
+	if err != nil || job == nil {
+		return err
+	}
+	return r.observeJob(ctx, s, step, in, job)
+}
+
+// jobFor returns the Job of the current inputs; nil, with the step marked, when it
+// created the Job or deleted one built for other inputs.
+func (r *Reconciler) jobFor(ctx context.Context, s *scope, step lc.Type, in jobInputs, desired *batchv1.Job) (*batchv1.Job, error) {
 	job := &batchv1.Job{}
 	err := r.Get(ctx, client.ObjectKeyFromObject(desired), job)
 	switch {
@@ -47,44 +56,49 @@ func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, in jobI
 		// The pending record comes first: a crash before the create leaves no Job
 		// that could be taken for another input's.
 		if err := r.setPrivateValue(ctx, s, keystone.PendingKey(in.HashKey), in.Secret); err != nil {
-			return err
+			return nil, err
 		}
-		if err := controllerutil.SetControllerReference(api, desired, r.Scheme()); err != nil {
-			return fmt.Errorf("owning job %s: %w", desired.Name, err)
+		if err := controllerutil.SetControllerReference(s.api, desired, r.Scheme()); err != nil {
+			return nil, fmt.Errorf("owning job %s: %w", desired.Name, err)
 		}
 		if err := r.Create(ctx, desired); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating job %s: %w", desired.Name, err)
+			return nil, fmt.Errorf("creating job %s: %w", desired.Name, err)
 		}
 		s.round.MarkFalse(step, condition.Created, "job %s created", desired.Name)
-		return nil
+		return nil, nil
 	case err != nil:
-		return fmt.Errorf("reading job %s: %w", desired.Name, err)
+		return nil, fmt.Errorf("reading job %s: %w", desired.Name, err)
 	}
 	if job.Annotations[keystone.HashAnnotation] != in.Public || s.privateValue(keystone.PendingKey(in.HashKey)) != in.Secret {
 		if err := r.Delete(ctx, job, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("replacing job %s: %w", job.Name, err)
+			return nil, fmt.Errorf("replacing job %s: %w", job.Name, err)
 		}
 		s.round.MarkFalse(step, condition.Created, "job %s is replaced for new inputs", job.Name)
-		return nil
+		return nil, nil
 	}
-	if finished(job, batchv1.JobComplete) {
+	return job, nil
+}
+
+// observeJob marks the step from the Job of the current inputs; a succeeded Job is
+// recorded (status.hash, the private state) and deleted unless preserveJobs.
+func (r *Reconciler) observeJob(ctx context.Context, s *scope, step lc.Type, in jobInputs, job *batchv1.Job) error {
+	switch {
+	case finished(job, batchv1.JobComplete):
 		if err := r.setPrivateValue(ctx, s, keystone.DoneKey(in.HashKey), in.Secret); err != nil {
 			return err
 		}
-		setHash(api, in.HashKey, in.Public)
-		if !api.Spec.PreserveJobs {
+		setHash(s.api, in.HashKey, in.Public)
+		if !s.api.Spec.PreserveJobs {
 			if err := r.Delete(ctx, job, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
 				return fmt.Errorf("deleting finished job %s: %w", job.Name, err)
 			}
 		}
 		s.round.MarkTrue(step, "job %s succeeded", job.Name)
-		return nil
-	}
-	if finished(job, batchv1.JobFailed) {
+	case finished(job, batchv1.JobFailed):
 		s.round.MarkFalse(step, condition.CreationFailed, "%s", r.jobFailure(ctx, job))
-		return nil
+	default:
+		s.round.MarkFalse(step, condition.Created, "job %s running (%d failed attempts so far)", job.Name, job.Status.Failed)
 	}
-	s.round.MarkFalse(step, condition.Created, "job %s running (%d failed attempts so far)", job.Name, job.Status.Failed)
 	return nil
 }
 

@@ -38,6 +38,7 @@ func (r *Reconciler) phases() []condition.Phase[*scope] {
 		{Step: keystonev1.KeystoneAPIBootstrapReady, Run: r.reconcileBootstrap},
 		{Step: keystonev1.KeystoneAPIDeploymentReady, Run: r.reconcileDeployment},
 		{Step: keystonev1.KeystoneAPIEndpointReady, Run: r.reconcileExternalEndpoint},
+		{Step: keystonev1.KeystoneAPIOpenStackConfigReady, Run: r.reconcileOpenStackConfig},
 	}
 }
 
@@ -227,19 +228,9 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result
 		s.round.MarkFalse(keystonev1.KeystoneAPIServiceConfigReady, condition.CreationFailed, "rendering the configuration: %v", err)
 		return ctrl.Result{}, nil
 	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: keystone.ConfigSecretName(api), Namespace: api.Namespace}}
-	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, secret, func() error {
-		secret.Labels = mergeLabels(secret.Labels, keystone.Labels(api))
-		data := make(map[string][]byte, len(files))
-		for k, v := range files {
-			data[k] = []byte(v)
-		}
-		if !equality.Semantic.DeepEqual(secret.Data, data) {
-			secret.Data, secret.StringData = data, nil
-		}
-		return controllerutil.SetControllerReference(api, secret, r.Scheme())
-	}); err != nil {
-		return ctrl.Result{}, fmt.Errorf("writing configuration secret %s: %w", secret.Name, err)
+	secret, err := r.writeSecret(ctx, api, keystone.ConfigSecretName(api), files)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	// The revision is a digest of the Secret's identity and resourceVersion, which
 	// change with its contents: the files hold passwords, so no digest of them is published.
@@ -332,6 +323,7 @@ func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Resu
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: desired.Name, Namespace: desired.Namespace}}
 		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, svc, func() error {
 			svc.Labels = mergeLabels(svc.Labels, desired.Labels)
+			svc.Annotations = mergeLabels(svc.Annotations, desired.Annotations)
 			if !equality.Semantic.DeepDerivative(desired.Spec.Ports, svc.Spec.Ports) {
 				svc.Spec.Ports = desired.Spec.Ports
 			}
@@ -342,6 +334,7 @@ func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Resu
 		}
 	}
 	api.Status.APIEndpoints = keystone.Endpoints(api)
+	api.Status.Region = api.Spec.Region
 	s.round.MarkTrue(keystonev1.KeystoneAPIExposeServiceReady, "services %s and %s expose port %d",
 		keystone.ServiceName(api, keystonev1.EndpointPublic), keystone.ServiceName(api, keystonev1.EndpointInternal), keystone.Port)
 	return ctrl.Result{}, nil
@@ -435,5 +428,62 @@ func mergeLabels(existing, add map[string]string) map[string]string {
 // finalizerFor is the finalizer a KeystoneAPI puts on the objects it uses; it names
 // the KeystoneAPI so that several can share a Memcached.
 func finalizerFor(api *keystonev1.KeystoneAPI) string {
-	return "keystone.openstack.org/keystoneapi-" + api.Name
+	return finalizers.For("keystoneapi", api.Name)
+}
+
+// reconcileOpenStackConfig marks OpenStackConfigReady: the ConfigMap openstack-config
+// (clouds.yaml, no password) and the Secret openstack-config-secret (secure.yaml and
+// cloudrc with the admin's password) describe the admin's cloud at the public
+// endpoint, for openstackclient.
+func (r *Reconciler) reconcileOpenStackConfig(ctx context.Context, s *scope) (ctrl.Result, error) {
+	api := s.api
+	step := keystonev1.KeystoneAPIOpenStackConfigReady
+	authURL := api.Status.APIEndpoints[keystonev1.EndpointPublic]
+	public, err := keystone.OpenStackConfig(api, authURL)
+	if err == nil {
+		var private map[string]string
+		if private, err = keystone.OpenStackConfigSecret(api, authURL, s.adminPassword); err == nil {
+			err = r.writeOpenStackConfig(ctx, api, public, private)
+		}
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.round.MarkTrue(step, "ConfigMap %s and Secret %s hold the cloud %q of user %s", keystone.OpenStackConfigName,
+		keystone.OpenStackConfigSecretName, keystone.CloudName, api.Spec.AdminUser)
+	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) writeOpenStackConfig(ctx context.Context, api *keystonev1.KeystoneAPI, public, private map[string]string) error {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: keystone.OpenStackConfigName, Namespace: api.Namespace}}
+	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, cm, func() error {
+		cm.Labels = mergeLabels(cm.Labels, keystone.Labels(api))
+		if !equality.Semantic.DeepEqual(cm.Data, public) {
+			cm.Data = public
+		}
+		return controllerutil.SetControllerReference(api, cm, r.Scheme())
+	}); err != nil {
+		return fmt.Errorf("writing ConfigMap %s: %w", cm.Name, err)
+	}
+	_, err := r.writeSecret(ctx, api, keystone.OpenStackConfigSecretName, private)
+	return err
+}
+
+// writeSecret makes the owned Secret name hold exactly files; it writes only what differs.
+func (r *Reconciler) writeSecret(ctx context.Context, api *keystonev1.KeystoneAPI, name string, files map[string]string) (*corev1.Secret, error) {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: api.Namespace}}
+	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, secret, func() error {
+		secret.Labels = mergeLabels(secret.Labels, keystone.Labels(api))
+		data := make(map[string][]byte, len(files))
+		for k, v := range files {
+			data[k] = []byte(v)
+		}
+		if !equality.Semantic.DeepEqual(secret.Data, data) {
+			secret.Data, secret.StringData = data, nil
+		}
+		return controllerutil.SetControllerReference(api, secret, r.Scheme())
+	}); err != nil {
+		return nil, fmt.Errorf("writing Secret %s: %w", name, err)
+	}
+	return secret, nil
 }

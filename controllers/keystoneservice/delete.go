@@ -3,75 +3,89 @@ package keystoneservice
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-// reconcileDelete removes the registration from Keystone (endpoints, service, user)
-// and then the finalizers. When the KeystoneAPI is gone or being deleted, Keystone
-// goes with it: the finalizers are released without waiting for it.
+// reconcileDelete removes the registration from Keystone (the service, with the
+// endpoints Keystone keeps under it, and the user), then the finalizers. While
+// KeystoneEndpoints still hold finalizers on it, it waits: their endpoints are
+// removed first. A KeystoneAPI that is gone or being deleted takes its Keystone
+// with it (external mode aside): then the finalizers are released without
+// deregistering.
 func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
-	api, _, _, err := r.keystoneAPI(ctx, s.service.Namespace)
+	svc := s.service
+	api, _, _, err := registration.KeystoneAPI(ctx, r.Client, svc.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if api != nil && api.DeletionTimestamp.IsZero() && controllerutil.ContainsFinalizer(api, apiFinalizer(s.service)) {
-		s.api = api
-		if _, err := r.reconcileInput(ctx, s); err != nil {
-			return ctrl.Result{}, err
+	if api != nil && registration.KeystoneStays(api) {
+		if holders := finalizers.Holders(svc, "keystoneendpoint"); len(holders) > 0 {
+			s.round.MarkFalse(keystonev1.KeystoneServiceServiceReady, condition.Requested,
+				"deleting: waiting for KeystoneEndpoints %s to remove their endpoints", strings.Join(holders, ", "))
+			return ctrl.Result{}, nil
 		}
-		if s.admin.URL != "" {
-			if err := r.deregister(ctx, s); err != nil {
+		if registered(s, api) {
+			done, err := r.deregister(ctx, s, api)
+			if err != nil || !done {
 				return ctrl.Result{}, err
 			}
 		}
 	}
 	if api != nil {
-		r.release(ctx, s, api)
+		if err := r.release(ctx, s, api); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
-	return ctrl.Result{}, finalizers.Remove(ctx, r.Client, s.service, Finalizer)
+	return ctrl.Result{}, finalizers.Remove(ctx, r.Client, svc, Finalizer, finalizers.UpstreamOwn("keystoneservice"))
 }
 
-// deregister deletes what the KeystoneService registered.
-func (r *Reconciler) deregister(ctx context.Context, s *scope) error {
-	kc, err := r.Keystone.Get(ctx, s.admin)
+// registered tells whether the KeystoneService may have registered anything: it puts
+// its finalizer on the KeystoneAPI before its first request to Keystone.
+func registered(s *scope, api *keystonev1.KeystoneAPI) bool {
+	return controllerutil.ContainsFinalizer(api, apiFinalizer(s.service)) ||
+		controllerutil.ContainsFinalizer(api, finalizers.Upstream("keystoneservice", s.service.Name))
+}
+
+// deregister deletes what the KeystoneService registered, with the admin's credentials
+// alone. done is false, with the step saying why, when it cannot yet.
+func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI) (done bool, err error) {
+	step := keystonev1.KeystoneServiceServiceReady
+	admin, ok, err := registration.AdminCredentials(ctx, r.Client, api)
 	if err != nil {
-		return fmt.Errorf("deregistering %s: %w", s.service.Spec.ServiceName, err)
+		return false, err
+	}
+	if !ok {
+		s.round.MarkFalse(step, condition.DependencyNotFound, "deleting: %s", registration.AdminMissing(api))
+		return false, fmt.Errorf("deregistering %s: %s", s.service.Spec.ServiceName, registration.AdminMissing(api))
+	}
+	s.admin = admin
+	kc, err := r.Keystone.Get(ctx, admin)
+	if err != nil {
+		_, err = registration.Failed(s.round, r.Keystone, admin, step, stepReasons[step], err)
+		return false, err
 	}
 	spec := s.service.Spec
 	err = kc.DeleteRegistration(ctx, s.service.Status.ServiceID,
 		identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Enabled: ptr.Deref(spec.Enabled, true)},
 		identity.UserSpec{Name: spec.ServiceUser, DomainID: defaultDomainID})
 	if err != nil {
-		if identity.SessionSuspect(err) {
-			r.Keystone.Forget(s.admin)
-		}
-		return fmt.Errorf("deregistering %s: %w", spec.ServiceName, err)
+		_, err = registration.Failed(s.round, r.Keystone, admin, step, stepReasons[step], err)
+		return false, fmt.Errorf("deregistering %s: %w", spec.ServiceName, err)
 	}
-	return nil
+	return true, nil
 }
 
-// release removes this KeystoneService's finalizer from the KeystoneAPI. When the
-// KeystoneAPI is being deleted it first deregisters, once and best effort.
-func (r *Reconciler) release(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI) {
-	if !controllerutil.ContainsFinalizer(api, apiFinalizer(s.service)) {
-		return
-	}
-	if !api.DeletionTimestamp.IsZero() && s.service.DeletionTimestamp.IsZero() {
-		s.api = api
-		if _, err := r.reconcileInput(ctx, s); err == nil && s.admin.URL != "" {
-			if err := r.deregister(ctx, s); err != nil {
-				ctrl.LoggerFrom(ctx).Info("KeystoneAPI is being deleted; leaving the registration in Keystone", "error", err.Error())
-			}
-		}
-	}
-	if err := finalizers.Remove(ctx, r.Client, api, apiFinalizer(s.service)); err != nil {
-		// A conflict retries through the KeystoneAPI's next watch event.
-		ctrl.LoggerFrom(ctx).Info("releasing our finalizer on the KeystoneAPI failed; retrying", "error", err.Error())
-	}
+// release removes this KeystoneService's finalizers (its own and keystone-operator's
+// name for it) from the KeystoneAPI.
+func (r *Reconciler) release(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI) error {
+	return finalizers.Remove(ctx, r.Client, api, apiFinalizer(s.service), finalizers.Upstream("keystoneservice", s.service.Name))
 }

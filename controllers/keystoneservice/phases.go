@@ -5,16 +5,18 @@ import (
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 const (
@@ -23,8 +25,30 @@ const (
 	// DefaultDomain is Keystone's default domain.
 	DefaultDomain   = "default"
 	defaultDomainID = "default"
-	passwordHash    = "password"
+	// PasswordFromAnnotation records on a KeystoneService which version of its Secret
+	// ("<uid>/<resourceVersion>") the user's password was last set from, so that it is
+	// set again only when that Secret changes. An annotation, not status: metadata is
+	// kept on every schema (keystone-operator's KeystoneService status has no room for it).
+	PasswordFromAnnotation = "keystone.openstack.org/password-set-from"
 )
+
+// recordPasswordVersion writes PasswordFromAnnotation when it differs, patching the
+// annotations alone.
+func (r *Reconciler) recordPasswordVersion(ctx context.Context, svc *keystonev1.KeystoneService, version string) error {
+	if svc.Annotations[PasswordFromAnnotation] == version {
+		return nil
+	}
+	meta := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace}}
+	patch := client.RawPatch(types.MergePatchType,
+		[]byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, PasswordFromAnnotation, version)))
+	if err := r.Patch(ctx, meta, patch); err != nil {
+		return fmt.Errorf("recording the password's source on %s: %w", svc.Name, err)
+	}
+	metav1.SetMetaDataAnnotation(&svc.ObjectMeta, PasswordFromAnnotation, version)
+	// The status patch goes on from the version this write produced.
+	svc.ResourceVersion = meta.ResourceVersion
+	return nil
+}
 
 // phases lists the steps of a KeystoneService in declared order.
 func (r *Reconciler) phases() []condition.Phase[*scope] {
@@ -32,59 +56,36 @@ func (r *Reconciler) phases() []condition.Phase[*scope] {
 		{Step: keystonev1.KeystoneServiceKeystoneAPIReady, Run: r.reconcileKeystoneAPI},
 		{Step: keystonev1.KeystoneServiceInputReady, Run: r.reconcileInput},
 		{Step: keystonev1.KeystoneServiceServiceReady, Run: r.reconcileService},
-		{Step: keystonev1.KeystoneServiceEndpointsReady, Run: r.reconcileEndpoints},
 		{Step: keystonev1.KeystoneServiceUserReady, Run: r.reconcileUser},
 		{Step: keystonev1.KeystoneServiceRolesReady, Run: r.reconcileRoles},
 		{Step: keystonev1.KeystoneServiceRoleAssignmentReady, Run: r.reconcileAssignment},
 	}
 }
 
-// keystoneAPI returns the namespace's only KeystoneAPI; when there is none, or more
-// than one, it returns the reason and message to report instead.
-func (r *Reconciler) keystoneAPI(ctx context.Context, ns string) (*keystonev1.KeystoneAPI, *condition.Reason, string, error) {
-	list := &keystonev1.KeystoneAPIList{}
-	if err := r.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return nil, nil, "", fmt.Errorf("listing KeystoneAPIs: %w", err)
-	}
-	switch len(list.Items) {
-	case 0:
-		return nil, &condition.DependencyNotFound, "no KeystoneAPI in namespace " + ns, nil
-	case 1:
-		return &list.Items[0], nil, "", nil
-	default:
-		return nil, &condition.InvalidInput, fmt.Sprintf("%d KeystoneAPIs in namespace %s; a KeystoneService needs exactly one",
-			len(list.Items), ns), nil
-	}
-}
-
 func apiFinalizer(svc *keystonev1.KeystoneService) string {
-	return "keystone.openstack.org/keystoneservice-" + svc.Name
+	return finalizers.For("keystoneservice", svc.Name)
 }
 
 // reconcileKeystoneAPI marks KeystoneAPIReady: it mirrors the namespace's KeystoneAPI
-// and puts a finalizer on it, so that Keystone outlives the registration.
+// and puts a finalizer on it, so that Keystone outlives the registration. A KeystoneAPI
+// being deleted waits for nobody: the registration is removed where its Keystone
+// stays (external mode), and the finalizer released.
 func (r *Reconciler) reconcileKeystoneAPI(ctx context.Context, s *scope) (ctrl.Result, error) {
-	step := keystonev1.KeystoneServiceKeystoneAPIReady
-	api, reason, why, err := r.keystoneAPI(ctx, s.service.Namespace)
+	api, usable, err := registration.MirrorKeystoneAPI(ctx, r.Client, s.round, keystonev1.KeystoneServiceKeystoneAPIReady, s.service.Namespace)
 	switch {
 	case err != nil:
 		return ctrl.Result{}, err
-	case api == nil:
-		s.round.MarkFalse(step, *reason, "%s", why)
-		return ctrl.Result{}, nil
-	case !api.DeletionTimestamp.IsZero():
-		r.release(ctx, s, api)
-		s.round.MarkFalse(step, condition.DependencyNotFound, "KeystoneAPI %s is being deleted", api.Name)
+	case api != nil && !api.DeletionTimestamp.IsZero():
+		if registration.KeystoneStays(api) && registered(s, api) {
+			if done, err := r.deregister(ctx, s, api); err != nil || !done {
+				return ctrl.Result{}, err
+			}
+		}
+		return ctrl.Result{}, r.release(ctx, s, api)
+	case !usable:
 		return ctrl.Result{}, nil
 	}
 	s.api = api
-	if s.round.Mirror(step, "KeystoneAPI", api.Name, api.Status.Conditions); !s.round.IsTrue(step) {
-		return ctrl.Result{}, nil
-	}
-	if !api.IsReady() || api.Status.APIEndpoints[keystonev1.EndpointInternal] == "" {
-		s.round.MarkFalse(step, condition.Requested, "KeystoneAPI %s: waiting for its current generation to be ready", api.Name)
-		return ctrl.Result{}, nil
-	}
 	return ctrl.Result{}, finalizers.Add(ctx, r.Client, api, apiFinalizer(s.service))
 }
 
@@ -102,20 +103,15 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 	}
 	s.password = string(secret.Data[spec.PasswordSelector])
 	s.passwordVersion = string(secret.UID) + "/" + secret.ResourceVersion
-	api := s.api
-	adminSecret, err := r.secret(ctx, api.Namespace, api.Spec.Secret)
+	admin, ok, err := registration.AdminCredentials(ctx, r.Client, s.api)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if adminSecret == nil || adminSecret.Data[api.Spec.PasswordSelectors.Admin] == nil {
-		s.round.MarkFalse(step, condition.DependencyNotFound, "admin secret %s with key %s of KeystoneAPI %s not found",
-			api.Spec.Secret, api.Spec.PasswordSelectors.Admin, api.Name)
+	if !ok {
+		s.round.MarkFalse(step, condition.DependencyNotFound, "%s", registration.AdminMissing(s.api))
 		return ctrl.Result{}, nil
 	}
-	s.admin = identity.Credentials{
-		URL: api.Status.APIEndpoints[keystonev1.EndpointInternal], User: api.Spec.AdminUser,
-		Password: string(adminSecret.Data[api.Spec.PasswordSelectors.Admin]), Project: api.Spec.AdminProject, Domain: "Default",
-	}
+	s.admin = admin
 	s.round.MarkTrue(step, "password of user %s found in secret %s", spec.ServiceUser, spec.Secret)
 	return ctrl.Result{}, nil
 }
@@ -152,22 +148,6 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 	return ctrl.Result{}, nil
 }
 
-// reconcileEndpoints marks KeystoneEndpointsReady: exactly the spec's endpoints, in the
-// KeystoneAPI's region; status.endpointIDs.
-func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Result, error) {
-	step := keystonev1.KeystoneServiceEndpointsReady
-	ids, changed, err := s.keystone.EnsureEndpoints(ctx, s.service.Status.ServiceID, s.api.Spec.Region, s.service.Spec.Endpoints)
-	if err != nil {
-		return r.failed(s, step, err)
-	}
-	if len(ids) == 0 {
-		ids = nil
-	}
-	s.service.Status.EndpointIDs = ids
-	r.mark(s, step, changed, "%d endpoints in region %s", len(ids), s.api.Spec.Region)
-	return ctrl.Result{}, nil
-}
-
 // reconcileUser marks ServiceUserReady: the user exists in the service project and
 // has the Secret's current password.
 func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, error) {
@@ -177,19 +157,18 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 		return r.failed(s, step, err)
 	}
 	s.projectID = projectID
-	status := &s.service.Status
+	svc := s.service
 	id, changed, err := s.keystone.EnsureUser(ctx, identity.UserSpec{
-		Name: s.service.Spec.ServiceUser, DomainID: defaultDomainID, ProjectID: projectID, Password: s.password,
-		SetPassword: status.Hash[passwordHash] != s.passwordVersion,
+		Name: svc.Spec.ServiceUser, DomainID: defaultDomainID, ProjectID: projectID, Password: s.password,
+		SetPassword: svc.Annotations[PasswordFromAnnotation] != s.passwordVersion,
 	})
 	if err != nil {
 		return r.failed(s, step, err)
 	}
 	s.userID = id
-	if status.Hash == nil {
-		status.Hash = map[string]string{}
+	if err := r.recordPasswordVersion(ctx, svc, s.passwordVersion); err != nil {
+		return ctrl.Result{}, err
 	}
-	status.Hash[passwordHash] = s.passwordVersion
 	r.mark(s, step, changed, "user %s (%s) has the password of secret %s", s.service.Spec.ServiceUser, id, s.service.Spec.Secret)
 	return ctrl.Result{}, nil
 }
@@ -197,54 +176,37 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 // reconcileRoles marks RolesReady: every role of the spec exists.
 func (r *Reconciler) reconcileRoles(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceRolesReady
-	ids, changed, err := s.keystone.EnsureRoles(ctx, s.service.Spec.Roles)
+	ids, changed, err := s.keystone.EnsureRoles(ctx, s.service.Spec.ServiceRoles())
 	if err != nil {
 		return r.failed(s, step, err)
 	}
 	s.roleIDs = ids
-	r.mark(s, step, changed, "roles %v exist", s.service.Spec.Roles)
+	r.mark(s, step, changed, "roles %v exist", s.service.Spec.ServiceRoles())
 	return ctrl.Result{}, nil
 }
 
 // reconcileAssignment marks RoleAssignmentReady: the user has every role on the service project.
 func (r *Reconciler) reconcileAssignment(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceRoleAssignmentReady
-	ids := make([]string, 0, len(s.roleIDs))
-	for _, name := range s.service.Spec.Roles {
+	roles := s.service.Spec.ServiceRoles()
+	ids := make([]string, 0, len(roles))
+	for _, name := range roles {
 		ids = append(ids, s.roleIDs[name])
 	}
 	changed, err := s.keystone.EnsureAssignments(ctx, s.userID, s.projectID, ids)
 	if err != nil {
 		return r.failed(s, step, err)
 	}
-	r.mark(s, step, changed, "user %s has roles %v on project %s", s.service.Spec.ServiceUser, s.service.Spec.Roles, ServiceProject)
+	r.mark(s, step, changed, "user %s has roles %v on project %s", s.service.Spec.ServiceUser, roles, ServiceProject)
 	return ctrl.Result{}, nil
 }
 
-// mark marks a registration step: done this round and confirmed by the next one when
-// it wrote to Keystone, True when Keystone already matched.
+// mark marks a registration step (registration.Mark).
 func (r *Reconciler) mark(s *scope, step lc.Type, changed bool, format string, args ...any) {
-	if changed {
-		s.round.MarkDone(step, stepReasons[step].created, format, args...)
-		return
-	}
-	s.round.MarkTrue(step, format, args...)
+	registration.Mark(s.round, step, stepReasons[step], changed, format, args...)
 }
 
-// failed reports a Keystone error on step: a transient one (no answer, 5xx) is a
-// Warning retried with backoff; any other is the step's Failed reason (Error), not
-// retried until the spec or an input changes.
+// failed reports a Keystone error on step (registration.Failed).
 func (r *Reconciler) failed(s *scope, step lc.Type, err error) (ctrl.Result, error) {
-	if identity.SessionSuspect(err) {
-		r.Keystone.Forget(s.admin)
-		s.round.MarkFalse(step, condition.ServiceUnavailable, "Keystone at %s: %s to a request that cannot get one; authenticating again",
-			s.admin.URL, identity.Message(err))
-		return ctrl.Result{}, err
-	}
-	if identity.Transient(err) {
-		s.round.MarkFalse(step, condition.ServiceUnavailable, "Keystone at %s: %s", s.admin.URL, identity.Message(err))
-		return ctrl.Result{}, err
-	}
-	s.round.MarkFalse(step, stepReasons[step].failed, "Keystone at %s refused: %s", s.admin.URL, identity.Message(err))
-	return ctrl.Result{}, reconcile.TerminalError(err)
+	return registration.Failed(s.round, r.Keystone, s.admin, step, stepReasons[step], err)
 }

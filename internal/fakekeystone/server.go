@@ -266,7 +266,11 @@ func (s *Server) collection(w http.ResponseWriter, r *http.Request, kind string)
 				match[field] = v
 			}
 		}
-		writeJSON(w, http.StatusOK, map[string]any{kind: s.find(kind, match), "links": map[string]any{"next": nil}})
+		found := s.find(kind, match)
+		if found == nil {
+			found = []map[string]any{} // Keystone answers an empty list, never null
+		}
+		writeJSON(w, http.StatusOK, map[string]any{kind: found, "links": map[string]any{"next": nil}})
 	case http.MethodPost:
 		var body map[string]map[string]any
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body[singular] == nil {
@@ -313,6 +317,9 @@ func (s *Server) member(w http.ResponseWriter, r *http.Request, kind, id string)
 		for k, v := range body[singular] {
 			e[k] = v
 		}
+		if kind == Endpoints && body[singular]["region"] != nil {
+			e["region_id"] = e["region"]
+		}
 		writeJSON(w, http.StatusOK, map[string]any{singular: s.find(kind, map[string]any{"id": id})[0]})
 	case http.MethodDelete:
 		delete(s.entities[kind], id)
@@ -331,6 +338,9 @@ func (s *Server) listAssignments(w http.ResponseWriter, r *http.Request) {
 			out = append(out, map[string]any{"role": map[string]any{"id": p[2]}, "user": map[string]any{"id": p[1]},
 				"scope": map[string]any{"project": map[string]any{"id": p[0]}}})
 		}
+	}
+	if out == nil {
+		out = []map[string]any{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"role_assignments": out, "links": map[string]any{"next": nil}})
 }

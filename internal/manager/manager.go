@@ -6,6 +6,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneapi"
+	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneendpoint"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
@@ -51,7 +52,7 @@ type Options struct {
 	Clock clock.PassiveClock
 }
 
-// New builds a manager with both controllers registered.
+// New builds a manager with every controller registered.
 func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme,
@@ -80,10 +81,16 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneAPI controller: %w", err)
 	}
+	// One client per Keystone and admin, shared by every controller that talks to Keystone.
+	keystoneClients := &identity.Clients{Transport: opts.KeystoneTransport}
 	if err := (&keystoneservice.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneservice.Kind), Clock: clk,
-		Keystone: &identity.Clients{Transport: opts.KeystoneTransport}}).
+		Keystone: keystoneClients}).
 		SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneService controller: %w", err)
+	}
+	if err := (&keystoneendpoint.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneendpoint.Kind), Clock: clk,
+		Keystone: keystoneClients}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("registering the KeystoneEndpoint controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding health check: %w", err)

@@ -15,10 +15,46 @@ import (
 type Versions struct {
 	mu      sync.Mutex
 	written map[types.UID]uint64
+	// patches holds, per object, the last status patch sent and the resourceVersion
+	// it produced.
+	patches map[types.UID]sentPatch
+}
+
+type sentPatch struct {
+	data            string
+	resourceVersion string
 }
 
 // NewVersions returns an empty record.
-func NewVersions() *Versions { return &Versions{written: map[types.UID]uint64{}} }
+func NewVersions() *Versions {
+	return &Versions{written: map[types.UID]uint64{}, patches: map[types.UID]sentPatch{}}
+}
+
+// RecordPatch notes the status patch data sent for obj, and the resourceVersion of
+// obj after it.
+func (v *Versions) RecordPatch(obj client.Object, data []byte) {
+	if v == nil {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.patches[obj.GetUID()] = sentPatch{data: string(data), resourceVersion: obj.GetResourceVersion()}
+}
+
+// Repeats tells whether a status patch would repeat the last one sent for an object
+// that has not changed since (base is as read this round). The API server may have
+// pruned part of that patch (a field the installed schema lacks, such as
+// keystone-operator's KeystoneService without observedGeneration), so the object never
+// shows it: sending it again would change nothing, round after round.
+func (v *Versions) Repeats(base client.Object, data []byte) bool {
+	if v == nil {
+		return false
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	last, ok := v.patches[base.GetUID()]
+	return ok && last.resourceVersion == base.GetResourceVersion() && last.data == string(data)
+}
 
 // Record notes obj's resourceVersion after a write.
 func (v *Versions) Record(obj client.Object) {
@@ -58,4 +94,5 @@ func (v *Versions) Forget(obj client.Object) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	delete(v.written, obj.GetUID())
+	delete(v.patches, obj.GetUID())
 }

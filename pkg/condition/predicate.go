@@ -2,6 +2,7 @@ package condition
 
 import (
 	"maps"
+	"slices"
 
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -10,13 +11,16 @@ import (
 // IgnoreStatusUpdates passes every event but an update that changed only the status
 // or the finalizers: a controller's own writes of those must not start another
 // reconcile, or a step failed with severity Error would be retried at once. Deletion
-// is seen through the deletion timestamp.
+// is seen through the deletion timestamp; during deletion a change of the finalizers
+// passes too, for an object whose deletion waits for others to release theirs.
 var IgnoreStatusUpdates = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		o, n := e.ObjectOld, e.ObjectNew
+		deletingFinalizers := !n.GetDeletionTimestamp().IsZero() && !slices.Equal(o.GetFinalizers(), n.GetFinalizers())
 		return o.GetGeneration() != n.GetGeneration() ||
 			!maps.Equal(o.GetLabels(), n.GetLabels()) ||
 			!maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
-			!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
+			!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp()) ||
+			deletingFinalizers
 	},
 }

@@ -28,7 +28,7 @@ const (
 	InitReason lc.Reason = lc.InitReason
 )
 
-// The generic catalogue of CONDITIONS.md.
+// The generic catalogue of docs/conditions.md.
 var (
 	// Requested: a dependency was asked for and is being created (Info).
 	Requested = InfoReason(lc.RequestedReason)

@@ -63,7 +63,7 @@ func (r Reporter) Finish(ctx context.Context, obj, base client.Object, status St
 	if err != nil {
 		return out, joinErr(reconcileErr, fmt.Errorf("computing status patch: %w", err))
 	}
-	if string(data) != "{}" {
+	if string(data) != "{}" && !r.Versions.Repeats(base, data) {
 		if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
 			if client.IgnoreNotFound(err) == nil {
 				return out, reconcileErr
@@ -71,6 +71,7 @@ func (r Reporter) Finish(ctx context.Context, obj, base client.Object, status St
 			return out, joinErr(reconcileErr, fmt.Errorf("writing status: %w", err))
 		}
 		r.Versions.Record(obj)
+		r.Versions.RecordPatch(obj, data)
 		for _, t := range out.Transitions {
 			eventType := corev1.EventTypeNormal
 			if t.Warning() {

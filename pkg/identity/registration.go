@@ -6,8 +6,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/endpoints"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/roles"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/services"
@@ -85,54 +83,6 @@ func (c *Client) findService(ctx context.Context, knownID string, want ServiceSp
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].ID < found[j].ID })
 	return &found[0], nil
-}
-
-// EnsureEndpoints makes the service's endpoints exactly want (interface → URL) in
-// region: it creates missing ones, updates URLs, collapses duplicates and deletes
-// the interfaces want no longer lists. It returns the endpoint IDs by interface.
-func (c *Client) EnsureEndpoints(ctx context.Context, serviceID, region string, want map[string]string) (map[string]string, bool, error) {
-	pages, err := endpoints.List(c.sc, endpoints.ListOpts{ServiceID: serviceID}).AllPages(ctx)
-	if err != nil {
-		return nil, false, fmt.Errorf("listing endpoints of service %s: %w", serviceID, err)
-	}
-	existing, err := endpoints.ExtractEndpoints(pages)
-	if err != nil {
-		return nil, false, fmt.Errorf("reading endpoints of service %s: %w", serviceID, err)
-	}
-	sort.Slice(existing, func(i, j int) bool { return existing[i].ID < existing[j].ID })
-	ids := map[string]string{}
-	changed := false
-	for _, ep := range existing {
-		iface := string(ep.Availability)
-		url, wanted := want[iface]
-		if !wanted || ep.Region != region || ids[iface] != "" {
-			if err := endpoints.Delete(ctx, c.sc, ep.ID).ExtractErr(); err != nil && !notFound(err) {
-				return nil, false, fmt.Errorf("deleting endpoint %s (%s): %w", ep.ID, iface, err)
-			}
-			changed = true
-			continue
-		}
-		if ep.URL != url {
-			if _, err := endpoints.Update(ctx, c.sc, ep.ID, endpoints.UpdateOpts{URL: url}).Extract(); err != nil {
-				return nil, false, fmt.Errorf("updating endpoint %s (%s): %w", ep.ID, iface, err)
-			}
-			changed = true
-		}
-		ids[iface] = ep.ID
-	}
-	for _, iface := range sortedKeys(want) {
-		if ids[iface] != "" {
-			continue
-		}
-		ep, err := endpoints.Create(ctx, c.sc, endpoints.CreateOpts{Availability: gophercloud.Availability(iface),
-			Region: region, URL: want[iface], ServiceID: serviceID}).Extract()
-		if err != nil {
-			return nil, false, fmt.Errorf("creating the %s endpoint: %w", iface, err)
-		}
-		ids[iface] = ep.ID
-		changed = true
-	}
-	return ids, changed, nil
 }
 
 // EnsureProject returns the ID of a project, creating it when missing.
@@ -295,17 +245,14 @@ func (c *Client) EnsureAssignments(ctx context.Context, userID, projectID string
 	return changed, nil
 }
 
-// DeleteRegistration deletes the service (its endpoints first) and the user; what
-// is already gone is fine.
+// DeleteRegistration deletes the service (Keystone deletes its endpoints with it) and
+// the user; what is already gone is fine.
 func (c *Client) DeleteRegistration(ctx context.Context, serviceID string, want ServiceSpec, user UserSpec) error {
 	svc, err := c.findService(ctx, serviceID, want)
 	if err != nil {
 		return err
 	}
 	if svc != nil {
-		if _, _, err := c.EnsureEndpoints(ctx, svc.ID, "", nil); err != nil {
-			return err
-		}
 		if err := services.Delete(ctx, c.sc, svc.ID).ExtractErr(); err != nil && !notFound(err) {
 			return fmt.Errorf("deleting service %s: %w", svc.ID, err)
 		}

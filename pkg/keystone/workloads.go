@@ -78,14 +78,28 @@ func job(api *keystonev1.KeystoneAPI, name, hash, cmd string, env []corev1.EnvVa
 	}
 }
 
+// Labels and annotations of the exposed Services, as keystone-operator sets them:
+// openstack-operator and the ingress tooling select on them.
+const (
+	// OwnerLabel names the owning KeystoneAPI (lib-common's owner selector).
+	OwnerLabel = "owner"
+	// EndpointLabel is the interface a Service exposes, as label and annotation.
+	EndpointLabel = "endpoint"
+	// IngressCreateAnnotation asks openstack-operator for a route to a public ClusterIP Service.
+	IngressCreateAnnotation = "core.openstack.org/ingress_create"
+)
+
 // Services returns the public and internal Services.
 func Services(api *keystonev1.KeystoneAPI) []*corev1.Service {
 	var out []*corev1.Service
 	for _, iface := range []string{keystonev1.EndpointPublic, keystonev1.EndpointInternal} {
 		labels := Labels(api)
-		labels["endpoint"] = iface
+		labels[EndpointLabel] = iface
+		labels[OwnerLabel] = api.Name
+		annotations := map[string]string{EndpointLabel: iface, IngressCreateAnnotation: strconv.FormatBool(iface == keystonev1.EndpointPublic)}
 		out = append(out, &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Name: ServiceName(api, iface), Namespace: api.Namespace, Labels: labels},
+			ObjectMeta: metav1.ObjectMeta{Name: ServiceName(api, iface), Namespace: api.Namespace, Labels: labels,
+				Annotations: annotations},
 			Spec: corev1.ServiceSpec{
 				Selector: Labels(api),
 				Ports: []corev1.ServicePort{{Name: "keystone-" + iface, Port: Port, Protocol: corev1.ProtocolTCP,

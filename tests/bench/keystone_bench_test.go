@@ -143,12 +143,7 @@ func registrationRound(t *testing.T, url, password string, round, n int) roundRe
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("r%d-svc%03d", round, i)
-		must(c.Create(ctx, &keystonev1.KeystoneService{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-			Spec: keystonev1.KeystoneServiceSpec{ServiceType: "type-" + name, ServiceName: name, ServiceUser: "user-" + name,
-				Secret: "osp-secret", PasswordSelector: "ServicePassword", Roles: []string{"admin", "service"},
-				Endpoints: map[string]string{"public": "https://" + name + ".example.com", "internal": "http://" + name + ":9292"}},
-		}))
+		createRegistration(ctx, ns, name)
 	}
 	for readyServices(ctx, ns) < n {
 		if time.Since(start) > 10*time.Minute {
@@ -187,14 +182,43 @@ func isReady(ctx context.Context, key client.ObjectKey, api *keystonev1.Keystone
 	return c.Get(ctx, key, api) == nil && api.IsReady()
 }
 
+// createRegistration creates what a service operator creates for one service: a
+// KeystoneService and its KeystoneEndpoint with two interfaces.
+func createRegistration(ctx context.Context, ns, name string) {
+	must(c.Create(ctx, &keystonev1.KeystoneService{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: keystonev1.KeystoneServiceSpec{ServiceType: "type-" + name, ServiceName: name, ServiceUser: "user-" + name,
+			Secret: "osp-secret", PasswordSelector: "ServicePassword", Roles: []string{"admin", "service"}},
+	}))
+	must(c.Create(ctx, &keystonev1.KeystoneEndpoint{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: keystonev1.KeystoneEndpointSpec{ServiceName: name,
+			Endpoints: map[string]string{"public": "https://" + name + ".example.com", "internal": "http://" + name + ":9292"}},
+	}))
+}
+
+// readyServices counts the services whose KeystoneService and KeystoneEndpoint are both Ready.
 func readyServices(ctx context.Context, ns string) int {
-	list := &keystonev1.KeystoneServiceList{}
-	must(c.List(ctx, list, client.InNamespace(ns)))
-	ready := 0
-	for _, s := range list.Items {
+	services := &keystonev1.KeystoneServiceList{}
+	must(c.List(ctx, services, client.InNamespace(ns)))
+	endpoints := &keystonev1.KeystoneEndpointList{}
+	must(c.List(ctx, endpoints, client.InNamespace(ns)))
+	ready := map[string]int{}
+	for _, s := range services.Items {
 		if s.IsReady() && s.Status.Conditions.IsTrue(lc.ReadyCondition) {
-			ready++
+			ready[s.Name]++
 		}
 	}
-	return ready
+	for _, e := range endpoints.Items {
+		if e.IsReady() {
+			ready[e.Name]++
+		}
+	}
+	n := 0
+	for _, both := range ready {
+		if both == 2 {
+			n++
+		}
+	}
+	return n
 }

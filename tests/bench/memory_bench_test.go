@@ -88,10 +88,7 @@ func memoryRun(t *testing.T, root string, n int) (float64, time.Duration) {
 	must(c.Create(ctx, api))
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("svc%04d", i)
-		must(c.Create(ctx, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-			Spec: keystonev1.KeystoneServiceSpec{ServiceType: "type-" + name, ServiceName: name, ServiceUser: "user-" + name,
-				Secret: "osp-secret", PasswordSelector: "ServicePassword", Roles: []string{"admin", "service"},
-				Endpoints: map[string]string{"public": "https://" + name + ".example.com", "internal": "http://" + name + ":9292"}}}))
+		createRegistration(ctx, ns, name)
 	}
 	start := time.Now()
 	for readyServices(ctx, ns) < n {

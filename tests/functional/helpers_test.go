@@ -51,12 +51,46 @@ func keystoneService(ns string) *keystonev1.KeystoneService {
 			ServiceUser:      "glance",
 			Secret:           "osp-secret",
 			PasswordSelector: "GlancePassword",
-			Endpoints: map[string]string{
-				"public":   "https://glance.example.com",
-				"internal": "http://glance-internal.openstack.svc:9292",
-			},
 		},
 	}
+}
+
+// glanceEndpoints are the URLs of keystoneEndpoint.
+var glanceEndpoints = map[string]string{
+	"public":   "https://glance.example.com",
+	"internal": "http://glance-internal.openstack.svc:9292",
+}
+
+// keystoneEndpoint returns a KeystoneEndpoint of the glance KeystoneService with glanceEndpoints.
+func keystoneEndpoint(ns string) *keystonev1.KeystoneEndpoint {
+	urls := map[string]string{}
+	for k, v := range glanceEndpoints {
+		urls[k] = v
+	}
+	return &keystonev1.KeystoneEndpoint{
+		ObjectMeta: metav1.ObjectMeta{Name: "glance", Namespace: ns},
+		Spec:       keystonev1.KeystoneEndpointSpec{ServiceName: "glance", Endpoints: urls},
+	}
+}
+
+func getEndpoint(key types.NamespacedName) func(g Gomega) *keystonev1.KeystoneEndpoint {
+	return func(g Gomega) *keystonev1.KeystoneEndpoint {
+		ep := &keystonev1.KeystoneEndpoint{}
+		g.Expect(k8sClient.Get(context.Background(), key, ep)).To(Succeed())
+		return ep
+	}
+}
+
+// expectObservedConditions waits until the object of key describes its current
+// generation and its conditions include want.
+func expectObservedConditions[T client.Object](key types.NamespacedName, obj T, status func(T) (lc.Conditions, int64), want ...condition) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(context.Background(), key, obj)).To(Succeed())
+		conds, observed := status(obj)
+		g.Expect(observed).To(Equal(obj.GetGeneration()))
+		g.Expect(summary(conds)).To(ContainElements(want))
+	}).Should(Succeed())
 }
 
 // condition is what a spec expects of one condition.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -83,15 +84,40 @@ var _ = Describe("KeystoneAPI in external mode", func() {
 		return client.ObjectKeyFromObject(api)
 	}
 
-	It("is Ready when the admin authenticates at the override URL, and creates nothing", func() {
+	It("is Ready when the admin authenticates at the override URL, and creates only the client configuration", func() {
 		key := external()
 		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
-		expectConditions(key, condition{"Ready", "True", "Ready", ""}, condition{"KeystoneEndpointReady", "True", "Ready", ""})
+		expectConditions(key, condition{"Ready", "True", "Ready", ""}, condition{"KeystoneEndpointReady", "True", "Ready", ""},
+			condition{"OpenStackConfigReady", "True", "Ready", ""})
 		api := getAPI(key)(Default)
 		Expect(api.Status.APIEndpoints).To(Equal(map[string]string{"public": "https://keystone.example.com", "internal": ks.URL}))
-		Expect(summary(api.Status.Conditions)).To(HaveLen(3), "Ready, InputReady, KeystoneEndpointReady")
-		Expect(writesIn(ns)).NotTo(HaveKey(ContainSubstring("POST /apis/")), "no child object created")
-		Expect(writesIn(ns)).NotTo(HaveKey(ContainSubstring("/secrets")))
+		Expect(api.Status.Region).To(Equal("regionOne"))
+		Expect(api.GetRegion()).To(Equal("regionOne"))
+		Expect(summary(api.Status.Conditions)).To(HaveLen(4), "Ready, InputReady, KeystoneEndpointReady, OpenStackConfigReady")
+		Expect(writesIn(ns)).NotTo(HaveKey(ContainSubstring("POST /apis/")), "no workload created")
+		var created []string
+		for req := range writesIn(ns) {
+			if strings.HasPrefix(req, "POST ") {
+				created = append(created, req)
+			}
+		}
+		Expect(created).To(ConsistOf(ContainSubstring("/configmaps"), ContainSubstring("/secrets"), ContainSubstring("/events")))
+		cm := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "openstack-config"}, cm)).To(Succeed())
+		Expect(cm.Data["clouds.yaml"]).To(ContainSubstring("auth_url: https://keystone.example.com"))
+		Expect(cm.Data["clouds.yaml"]).NotTo(ContainSubstring("secret-admin"))
+		secret := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "openstack-config-secret"}, secret)).To(Succeed())
+		Expect(string(secret.Data["secure.yaml"])).To(ContainSubstring("password: secret-admin"))
+		Expect(string(secret.Data["cloudrc"])).To(ContainSubstring("export OS_PASSWORD='secret-admin'"))
+
+		By("a new admin password reaches the client configuration")
+		ks.SetPassword("admin", "secret-admin-2")
+		setSecretKey(ns, "osp-secret", "AdminPassword", "secret-admin-2")
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "openstack-config-secret"}, secret)).To(Succeed())
+			g.Expect(string(secret.Data["secure.yaml"])).To(ContainSubstring("password: secret-admin-2"))
+		}).Should(Succeed())
 	})
 
 	It("stalls with an Error when Keystone refuses the admin password, and recovers when the secret is fixed", func() {

@@ -11,6 +11,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,11 +22,9 @@ import (
 // expectServiceConditions waits until the KeystoneService's conditions include want.
 func expectServiceConditions(key types.NamespacedName, want ...condition) {
 	GinkgoHelper()
-	Eventually(func(g Gomega) {
-		svc := getService(key)(g)
-		g.Expect(svc.Status.ObservedGeneration).To(Equal(svc.Generation))
-		g.Expect(summary(svc.Status.Conditions)).To(ContainElements(want))
-	}).Should(Succeed())
+	expectObservedConditions(key, &keystonev1.KeystoneService{}, func(s *keystonev1.KeystoneService) (lc.Conditions, int64) {
+		return s.Status.Conditions, s.Status.ObservedGeneration
+	}, want...)
 }
 
 func updateService(key types.NamespacedName, mutate func(*keystonev1.KeystoneService)) {
@@ -112,12 +111,11 @@ var _ = Describe("KeystoneService", func() {
 		expectServiceConditions(key,
 			condition{"Ready", "True", "Ready", ""},
 			condition{"KeystoneServiceReady", "True", "Ready", ""},
-			condition{"KeystoneEndpointsReady", "True", "Ready", ""},
 			condition{"ServiceUserReady", "True", "Ready", ""},
 			condition{"RolesReady", "True", "Ready", ""},
 			condition{"RoleAssignmentReady", "True", "Ready", ""})
 		Eventually(func() []string { return eventReasons(ns, "glance") }).Should(ContainElements(
-			"ServiceCreated", "EndpointCreated", "UserCreated", "RoleCreated", "AssignUserRoleCreated"),
+			"ServiceCreated", "UserCreated", "RoleCreated", "AssignUserRoleCreated"),
 			"each step reported its creation before it was confirmed")
 
 		svc := getService(key)(Default)
@@ -125,15 +123,7 @@ var _ = Describe("KeystoneService", func() {
 		Expect(services).To(HaveLen(1))
 		Expect(services[0]).To(HaveKeyWithValue("name", "glance"))
 		Expect(services[0]["id"]).To(Equal(svc.Status.ServiceID))
-		eps := ks.List(fakekeystone.Endpoints, map[string]any{"service_id": svc.Status.ServiceID})
-		Expect(eps).To(HaveLen(2))
-		urls := map[string]string{}
-		for _, e := range eps {
-			urls[e["interface"].(string)] = e["url"].(string)
-			Expect(e["region"]).To(Equal("regionOne"))
-			Expect(svc.Status.EndpointIDs[e["interface"].(string)]).To(Equal(e["id"]))
-		}
-		Expect(urls).To(Equal(keystoneService(ns).Spec.Endpoints))
+		Expect(ks.List(fakekeystone.Endpoints, nil)).To(BeEmpty(), "endpoints are KeystoneEndpoints' business")
 		Expect(canAuthenticate(ks.URL, "glance", "glance-1")).To(BeTrue())
 		project := ks.List(fakekeystone.Projects, map[string]any{"name": "service"})
 		Expect(project).To(HaveLen(1))
@@ -157,7 +147,6 @@ var _ = Describe("KeystoneService", func() {
 		ks.Heal()
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
 		Expect(ks.List(fakekeystone.Services, nil)).To(HaveLen(1))
-		Expect(ks.List(fakekeystone.Endpoints, nil)).To(HaveLen(2))
 		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(HaveLen(1))
 	})
 
@@ -198,34 +187,12 @@ var _ = Describe("KeystoneService", func() {
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
 	})
 
-	It("deletes an endpoint the spec no longer lists, and updates a changed URL", func() {
-		keystone()
-		register()
-		updateService(key, func(s *keystonev1.KeystoneService) {
-			delete(s.Spec.Endpoints, "public")
-			s.Spec.Endpoints["internal"] = "http://glance-internal.new:9292"
-		})
-		Eventually(func(g Gomega) {
-			eps := ks.List(fakekeystone.Endpoints, nil)
-			g.Expect(eps).To(HaveLen(1))
-			g.Expect(eps[0]).To(HaveKeyWithValue("interface", "internal"))
-			g.Expect(eps[0]).To(HaveKeyWithValue("url", "http://glance-internal.new:9292"))
-		}).Should(Succeed())
-		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
-		Expect(getService(key)(Default).Status.EndpointIDs).To(HaveLen(1))
-	})
-
-	It("adopts a service that already exists and collapses duplicate endpoints", func() {
+	It("adopts a service that already exists", func() {
 		keystone()
 		id := ks.Create(fakekeystone.Services, map[string]any{"type": "image", "name": "glance", "enabled": true})
-		for i := 0; i < 2; i++ {
-			ks.Create(fakekeystone.Endpoints, map[string]any{"service_id": id, "interface": "public", "region": "regionOne",
-				"url": "http://old:9292"})
-		}
 		register()
 		Expect(getService(key)(Default).Status.ServiceID).To(Equal(id))
 		Expect(ks.List(fakekeystone.Services, nil)).To(HaveLen(1))
-		Expect(ks.List(fakekeystone.Endpoints, map[string]any{"interface": "public"})).To(HaveLen(1))
 	})
 
 	It("authenticates once and reuses its token over many reconciles, and again after the token expires", func() {
@@ -259,7 +226,7 @@ var _ = Describe("KeystoneService", func() {
 		register()
 		before := settledWrites(ns)
 		for i := 0; i < 5; i++ {
-			touchService(key)
+			reconciledAfter("keystoneservice", func() { touchService(key) })
 		}
 		Consistently(func() map[string]int64 { return writesIn(ns) }, 2*time.Second).Should(Equal(before))
 	})
@@ -282,7 +249,6 @@ var _ = Describe("KeystoneService", func() {
 		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
 		Expect(ks.List(fakekeystone.Services, nil)).To(BeEmpty())
-		Expect(ks.List(fakekeystone.Endpoints, nil)).To(BeEmpty())
 		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty())
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, api)).To(Succeed())
 		Expect(api.Finalizers).NotTo(ContainElement("keystone.openstack.org/keystoneservice-glance"))

@@ -16,6 +16,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/localkeystone"
+	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -160,29 +161,47 @@ var _ = Describe("KeystoneService against the real Keystone", Label("real-keysto
 		svc.Spec.ServiceName = name
 		svc.Spec.ServiceUser = ns + "-" + name
 		svc.Spec.PasswordSelector = "ServicePassword"
-		svc.Spec.Endpoints = map[string]string{
+		return svc
+	}
+	// endpoint returns the KeystoneEndpoint of service(name).
+	endpoint := func(name string) *keystonev1.KeystoneEndpoint {
+		ep := keystoneEndpoint(ns)
+		ep.Name, ep.Spec.ServiceName = name, name
+		ep.Spec.Endpoints = map[string]string{
 			"public":   "https://" + name + ".example.com",
 			"internal": "http://" + name + "-internal." + ns + ".svc:9292",
 		}
-		return svc
+		return ep
 	}
 
 	It("registers exactly the spec, follows a password rotation, and leaves nothing after deletion", func() {
-		svc := service("glance")
+		svc, ep := service("glance"), endpoint("glance")
 		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		Expect(k8sClient.Create(ctx, ep)).To(Succeed())
 		key := client.ObjectKeyFromObject(svc)
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		expectEndpointConditions(client.ObjectKeyFromObject(ep), condition{"Ready", "True", "Ready", ""})
 		url := stack.Keystone.URL()
 
 		got := readCatalog(kc, svc.Spec.ServiceType, svc.Spec.ServiceUser)
 		Expect(got.Services).To(Equal([]string{getService(key)(Default).Status.ServiceID}))
 		Expect(got.Endpoints).To(Equal(map[string]string{
-			"public":   "regionOne " + svc.Spec.Endpoints["public"],
-			"internal": "regionOne " + svc.Spec.Endpoints["internal"],
+			"public":   "regionOne " + ep.Spec.Endpoints["public"],
+			"internal": "regionOne " + ep.Spec.Endpoints["internal"],
 		}))
 		Expect(got.Users).To(HaveLen(1))
 		Expect(got.Roles).To(ConsistOf("admin", "service"))
 		Expect(userCanAuthenticate(url, svc.Spec.ServiceUser, "service-pw-1")).To(BeTrue())
+
+		By("Keystone keeps the owner mark the endpoints were created with")
+		pages, err := endpoints.List(kc, endpoints.ListOpts{ServiceID: getService(key)(Default).Status.ServiceID}).AllPages(context.Background())
+		Expect(err).NotTo(HaveOccurred())
+		var marked []identity.Endpoint
+		Expect(pages.(endpoints.EndpointPage).ExtractIntoSlicePtr(&marked, "endpoints")).To(Succeed())
+		Expect(marked).To(HaveLen(2))
+		for _, e := range marked {
+			Expect(e.Owner).To(Equal("KeystoneEndpoint/" + ns + "/glance/" + string(getEndpoint(client.ObjectKeyFromObject(ep))(Default).UID)))
+		}
 
 		By("rotating the password in the Secret")
 		setSecretKey(ns, "osp-secret", "ServicePassword", "service-pw-2")
@@ -190,8 +209,9 @@ var _ = Describe("KeystoneService against the real Keystone", Label("real-keysto
 		Expect(userCanAuthenticate(url, svc.Spec.ServiceUser, "service-pw-1")).To(BeFalse(), "the old password no longer works")
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
 
-		By("deleting the KeystoneService")
+		By("deleting the KeystoneService and its KeystoneEndpoint")
 		Expect(k8sClient.Delete(ctx, svc)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, ep)).To(Succeed())
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
 		got = readCatalog(kc, svc.Spec.ServiceType, svc.Spec.ServiceUser)
 		Expect(got.Services).To(BeEmpty())
@@ -203,11 +223,13 @@ var _ = Describe("KeystoneService against the real Keystone", Label("real-keysto
 		const n = 10
 		for i := 0; i < n; i++ {
 			Expect(k8sClient.Create(ctx, service(fmt.Sprintf("svc%d", i)))).To(Succeed())
+			Expect(k8sClient.Create(ctx, endpoint(fmt.Sprintf("svc%d", i)))).To(Succeed())
 		}
 		for i := 0; i < n; i++ {
 			Eventually(func(g Gomega) {
-				svc := getService(types.NamespacedName{Namespace: ns, Name: fmt.Sprintf("svc%d", i)})(g)
-				g.Expect(svc.Status.Conditions.IsTrue("Ready")).To(BeTrue())
+				key := types.NamespacedName{Namespace: ns, Name: fmt.Sprintf("svc%d", i)}
+				g.Expect(getService(key)(g).Status.Conditions.IsTrue("Ready")).To(BeTrue())
+				g.Expect(getEndpoint(key)(g).Status.Conditions.IsTrue("Ready")).To(BeTrue())
 			}, 60*time.Second).Should(Succeed())
 		}
 		for i := 0; i < n; i++ {

@@ -68,14 +68,28 @@ var _ = Describe("The keystone.openstack.org schema", func() {
 			"spec.serviceUser in body should be at least 1 chars long"),
 		Entry("empty password selector", func(s *keystonev1.KeystoneService) { s.Spec.PasswordSelector = "" },
 			"spec.passwordSelector in body should be at least 1 chars long"),
-		Entry("an unknown interface", func(s *keystonev1.KeystoneService) { s.Spec.Endpoints["private"] = "http://glance:9292" },
-			"endpoints keys must be public, internal or admin"),
-		Entry("an endpoint that is not a URL", func(s *keystonev1.KeystoneService) { s.Spec.Endpoints["public"] = "glance:9292" },
-			"every endpoint must be an absolute http or https URL"),
-		Entry("an endpoint with a relative URL", func(s *keystonev1.KeystoneService) { s.Spec.Endpoints["public"] = "/v2" },
-			"every endpoint must be an absolute http or https URL"),
 		Entry("an empty role", func(s *keystonev1.KeystoneService) { s.Spec.Roles = []string{"admin", ""} },
 			"spec.roles[1] in body should be at least 1 chars long"),
+	)
+
+	DescribeTable("rejects an invalid KeystoneEndpoint with a message the user understands",
+		func(mutate func(*keystonev1.KeystoneEndpoint), want string) {
+			ep := keystoneEndpoint(ns)
+			mutate(ep)
+			err := k8sClient.Create(context.Background(), ep)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(want))
+		},
+		Entry("empty service name", func(e *keystonev1.KeystoneEndpoint) { e.Spec.ServiceName = "" },
+			"spec.serviceName in body should be at least 1 chars long"),
+		Entry("an unknown interface", func(e *keystonev1.KeystoneEndpoint) { e.Spec.Endpoints["private"] = "http://glance:9292" },
+			"endpoints keys must be public, internal or admin"),
+		Entry("an endpoint that is not a URL", func(e *keystonev1.KeystoneEndpoint) { e.Spec.Endpoints["public"] = "glance:9292" },
+			"every endpoint must be an absolute http or https URL"),
+		Entry("an endpoint with a relative URL", func(e *keystonev1.KeystoneEndpoint) { e.Spec.Endpoints["public"] = "/v2" },
+			"every endpoint must be an absolute http or https URL"),
+		Entry("an endpoint with another scheme", func(e *keystonev1.KeystoneEndpoint) { e.Spec.Endpoints["public"] = "ftp://glance" },
+			"every endpoint must be an absolute http or https URL"),
 	)
 
 	It("applies the keystone-operator defaults to a KeystoneAPI", func() {
@@ -109,13 +123,13 @@ var _ = Describe("The keystone.openstack.org schema", func() {
 			g.Expect(lines).To(HaveLen(2))
 			g.Expect(strings.Fields(lines[0])).To(Equal([]string{"NAME", "READY", "REASON", "MESSAGE", "AGE"}))
 			g.Expect(strings.Fields(lines[1])[:3]).To(Equal([]string{"keystone", "False", "DependencyNotFound"}))
-			g.Expect(lines[1]).To(ContainSubstring("InputReady (0/9 ready): secret osp-secret with key AdminPassword not found"))
+			g.Expect(lines[1]).To(ContainSubstring("InputReady (0/10 ready): secret osp-secret with key AdminPassword not found"))
 		}).Should(Succeed())
 		Eventually(func(g Gomega) {
 			out := kubectl("get", "keystoneservice", "-n", ns)
 			lines := strings.Split(strings.TrimSpace(out), "\n")
 			g.Expect(strings.Fields(lines[0])).To(Equal([]string{"NAME", "SERVICEID", "READY", "REASON", "MESSAGE", "AGE"}))
-			g.Expect(lines[1]).To(ContainSubstring("KeystoneAPIReady (0/7 ready)"))
+			g.Expect(lines[1]).To(ContainSubstring("KeystoneAPIReady (0/6 ready)"))
 		}).Should(Succeed())
 	})
 
@@ -126,7 +140,7 @@ var _ = Describe("The keystone.openstack.org schema", func() {
 })
 
 var _ = Describe("A KeystoneAPI in external mode", func() {
-	It("declares only the input and endpoint steps", func() {
+	It("declares only the input, endpoint and client configuration steps", func() {
 		ns := newNamespace()
 		Expect(k8sClient.Create(context.Background(), externalKeystoneAPI(ns))).To(Succeed())
 		Eventually(func(g Gomega) {
@@ -135,6 +149,7 @@ var _ = Describe("A KeystoneAPI in external mode", func() {
 				{"Ready", "False", "DependencyNotFound", "Warning"},
 				{keystonev1.KeystoneAPIInputReady, "False", "DependencyNotFound", "Warning"},
 				{keystonev1.KeystoneAPIEndpointReady, "Unknown", "Init", ""},
+				{keystonev1.KeystoneAPIOpenStackConfigReady, "Unknown", "Init", ""},
 				{"Reconciling", "True", "DependencyNotFound", ""},
 			}))
 		}).Should(Succeed())
@@ -153,7 +168,7 @@ var _ = Describe("A KeystoneService object", func() {
 				types = append(types, string(c.Type))
 			}
 			g.Expect(types).To(Equal([]string{"Ready", "KeystoneAPIReady", "InputReady", "KeystoneServiceReady",
-				"KeystoneEndpointsReady", "ServiceUserReady", "RolesReady", "RoleAssignmentReady", "Reconciling"}))
+				"ServiceUserReady", "RolesReady", "RoleAssignmentReady", "Reconciling"}))
 		}).Should(Succeed())
 	})
 })

@@ -38,7 +38,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	fmt.Printf("KeystoneService %s/%s is Ready: service %s, endpoints %v\n", svc.Namespace, svc.Name, svc.Status.ServiceID, svc.Status.EndpointIDs)
+	fmt.Printf("KeystoneService %s/%s is Ready: service %s\n", svc.Namespace, svc.Name, svc.Status.ServiceID)
 }
 
 func fail(err error) {

@@ -4,7 +4,7 @@ import (
 	"github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 )
 
-// Step conditions of KeystoneAPI, in declared order (shared/CONDITIONS.md). The types
+// Step conditions of KeystoneAPI, in declared order (docs/conditions.md). The types
 // lib-common already names are reused so that dependent operators find them.
 const (
 	// KeystoneAPIInputReady: the admin password Secret and key exist.
@@ -28,6 +28,9 @@ const (
 	// KeystoneAPIEndpointReady: in external mode, the admin can authenticate at the
 	// internal override URL.
 	KeystoneAPIEndpointReady condition.Type = "KeystoneEndpointReady"
+	// KeystoneAPIOpenStackConfigReady: the ConfigMap openstack-config (clouds.yaml) and
+	// the Secret openstack-config-secret (secure.yaml, cloudrc) hold the admin's cloud.
+	KeystoneAPIOpenStackConfigReady condition.Type = "OpenStackConfigReady"
 )
 
 // KeystoneAPISteps lists the step conditions of KeystoneAPI in declared order.
@@ -42,6 +45,7 @@ var KeystoneAPISteps = []condition.Type{
 	KeystoneAPIBootstrapReady,
 	KeystoneAPIDeploymentReady,
 	KeystoneAPIEndpointReady,
+	KeystoneAPIOpenStackConfigReady,
 }
 
 // Step conditions of KeystoneService, in declared order.
@@ -52,8 +56,6 @@ const (
 	KeystoneServiceInputReady = condition.InputReadyCondition
 	// KeystoneServiceServiceReady: the service is registered.
 	KeystoneServiceServiceReady condition.Type = "KeystoneServiceReady"
-	// KeystoneServiceEndpointsReady: the endpoints match the spec.
-	KeystoneServiceEndpointsReady condition.Type = "KeystoneEndpointsReady"
 	// KeystoneServiceUserReady: the service user exists with the current password.
 	KeystoneServiceUserReady condition.Type = "ServiceUserReady"
 	// KeystoneServiceRolesReady: the roles exist.
@@ -67,13 +69,31 @@ var KeystoneServiceSteps = []condition.Type{
 	KeystoneServiceKeystoneAPIReady,
 	KeystoneServiceInputReady,
 	KeystoneServiceServiceReady,
-	KeystoneServiceEndpointsReady,
 	KeystoneServiceUserReady,
 	KeystoneServiceRolesReady,
 	KeystoneServiceRoleAssignmentReady,
 }
 
-// Reasons specific to Keystone (shared/CONDITIONS.md); the generic ones are lib-common's.
+// Step conditions of KeystoneEndpoint, in declared order.
+const (
+	// KeystoneEndpointKeystoneAPIReady mirrors the namespace's KeystoneAPI.
+	KeystoneEndpointKeystoneAPIReady condition.Type = "KeystoneAPIReady"
+	// KeystoneEndpointServiceReady mirrors the KeystoneService of spec.serviceName
+	// (the type lib-common names for a mirrored KeystoneService).
+	KeystoneEndpointServiceReady = condition.KeystoneServiceReadyCondition
+	// KeystoneEndpointEndpointsReady: the spec's endpoints are registered in the
+	// KeystoneAPI's region (keystone-operator's name for this condition).
+	KeystoneEndpointEndpointsReady condition.Type = "KeystoneServiceOSEndpointsReady"
+)
+
+// KeystoneEndpointSteps lists the step conditions of KeystoneEndpoint in declared order.
+var KeystoneEndpointSteps = []condition.Type{
+	KeystoneEndpointKeystoneAPIReady,
+	KeystoneEndpointServiceReady,
+	KeystoneEndpointEndpointsReady,
+}
+
+// Reasons specific to Keystone (docs/conditions.md); the generic ones are lib-common's.
 const (
 	FernetCreatedReason         condition.Reason = "FernetCreated"
 	ServiceCreatedReason        condition.Reason = "ServiceCreated"

@@ -1,6 +1,8 @@
 package v1beta1
 
 import (
+	"fmt"
+
 	"github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -173,6 +175,11 @@ type KeystoneAPIStatus struct {
 	// +optional
 	DatabaseHostname string `json:"databaseHostname,omitempty"`
 
+	// Region is the region of Keystone's endpoints, and of the endpoints KeystoneEndpoints
+	// register; GetRegion reads it.
+	// +optional
+	Region string `json:"region,omitempty"`
+
 	// Conditions: Ready first, then each step in order.
 	// +optional
 	Conditions condition.Conditions `json:"conditions,omitempty"`
@@ -215,6 +222,18 @@ func init() {
 // IsReady tells whether the KeystoneAPI is Ready for its current generation.
 func (k *KeystoneAPI) IsReady() bool {
 	return k.Status.ObservedGeneration == k.Generation && k.Status.Conditions.IsTrue(condition.ReadyCondition)
+}
+
+// GetRegion returns the region the KeystoneAPI registers endpoints in, as written to
+// its status (keystone-operator's helper of the same name reads the same field).
+func (k *KeystoneAPI) GetRegion() string { return k.Status.Region }
+
+// GetEndpoint returns Keystone's URL for an interface (public or internal).
+func (k *KeystoneAPI) GetEndpoint(iface string) (string, error) {
+	if url, ok := k.Status.APIEndpoints[iface]; ok {
+		return url, nil
+	}
+	return "", fmt.Errorf("KeystoneAPI %s has no %s endpoint yet", k.Name, iface)
 }
 
 // EndpointOverrideURL returns the override URL of an interface, or "" when none is set.

@@ -5,8 +5,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// KeystoneServiceSpec describes a service to register in Keystone's catalog, with
-// its endpoints, its service user and the roles of that user.
+// KeystoneServiceSpec describes a service to register in Keystone's catalog, its
+// service user and the roles of that user. Its endpoints are KeystoneEndpoints.
 type KeystoneServiceSpec struct {
 	// ServiceType is the catalog type, for example image or compute.
 	// +kubebuilder:validation:MinLength=1
@@ -37,19 +37,26 @@ type KeystoneServiceSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	PasswordSelector string `json:"passwordSelector"`
 
-	// Endpoints maps an interface (public, internal, admin) to its URL.
-	// +kubebuilder:validation:MaxProperties=3
-	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['public', 'internal', 'admin'])",message="endpoints keys must be public, internal or admin"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, isURL(self[k]) && url(self[k]).getScheme() in ['http', 'https'] && url(self[k]).getHost() != '')",message="every endpoint must be an absolute http or https URL, for example http://glance-internal:9292"
-	// +optional
-	Endpoints map[string]string `json:"endpoints,omitempty"`
-
-	// Roles are assigned to the service user on the service project.
+	// Roles are assigned to the service user on the service project. An extension of
+	// this suite: where the field is absent (keystone-operator's schema prunes it) the
+	// roles are keystone-operator's, DefaultServiceRoles.
 	// +kubebuilder:default={admin,service}
+	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:items:MinLength=1
 	// +listType=set
 	// +optional
 	Roles []string `json:"roles,omitempty"`
+}
+
+// DefaultServiceRoles are the roles of a service user when the spec names none.
+var DefaultServiceRoles = []string{"admin", "service"}
+
+// ServiceRoles returns the roles of the spec, DefaultServiceRoles when it names none.
+func (s KeystoneServiceSpec) ServiceRoles() []string {
+	if len(s.Roles) == 0 {
+		return DefaultServiceRoles
+	}
+	return s.Roles
 }
 
 // KeystoneServiceStatus is what the operator observed of a KeystoneService.
@@ -57,15 +64,6 @@ type KeystoneServiceStatus struct {
 	// ServiceID is the ID of the service in Keystone.
 	// +optional
 	ServiceID string `json:"serviceID,omitempty"`
-
-	// EndpointIDs are the IDs of the endpoints in Keystone, by interface.
-	// +optional
-	EndpointIDs map[string]string `json:"endpointIDs,omitempty"`
-
-	// Hash records what the registration was made from, by name; "password" is the
-	// UID and resourceVersion of the Secret the user's password was last set from.
-	// +optional
-	Hash map[string]string `json:"hash,omitempty"`
 
 	// Conditions: Ready first, then each step in order.
 	// +optional
@@ -108,6 +106,9 @@ func init() {
 }
 
 // IsReady tells whether the KeystoneService is Ready for its current generation.
+// keystone-operator's schema has no status.observedGeneration (it is pruned, so it
+// reads 0): there, Ready alone is all a reader can go by.
 func (k *KeystoneService) IsReady() bool {
-	return k.Status.ObservedGeneration == k.Generation && k.Status.Conditions.IsTrue(condition.ReadyCondition)
+	observed := k.Status.ObservedGeneration == k.Generation || k.Status.ObservedGeneration == 0
+	return observed && k.Status.Conditions.IsTrue(condition.ReadyCondition)
 }

@@ -1,0 +1,146 @@
+package keystoneendpoint
+
+import (
+	"context"
+	"fmt"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// Kind is the reported kind.
+const Kind = "KeystoneEndpoint"
+
+// Finalizer keeps a KeystoneEndpoint until its endpoints are removed from Keystone.
+const Finalizer = "keystone.openstack.org/keystoneendpoint"
+
+// serviceNameIndex finds the KeystoneEndpoints of a KeystoneService.
+const serviceNameIndex = "spec.serviceName"
+
+var steps = condition.Steps(keystonev1.KeystoneEndpointSteps)
+
+// Reconciler reconciles a KeystoneEndpoint.
+type Reconciler struct {
+	client.Client
+	Reporter condition.Reporter
+	Clock    clock.PassiveClock
+	// Keystone shares authenticated clients between reconciles.
+	Keystone *identity.Clients
+}
+
+// scope is what one reconcile of a KeystoneEndpoint has seen so far.
+type scope struct {
+	endpoint *keystonev1.KeystoneEndpoint
+	round    *condition.Round
+	api      *keystonev1.KeystoneAPI
+	admin    identity.Credentials
+	service  *keystonev1.KeystoneService
+}
+
+// +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneendpoints,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneendpoints/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneendpoints/finalizers,verbs=update
+// +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneapis;keystoneservices,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// SetupWithManager registers the controller and its watches: the namespace's
+// KeystoneAPI and its admin Secret wake every KeystoneEndpoint of the namespace, a
+// KeystoneService those of its service.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &keystonev1.KeystoneEndpoint{}, serviceNameIndex,
+		func(o client.Object) []string { return []string{o.(*keystonev1.KeystoneEndpoint).Spec.ServiceName} }); err != nil {
+		return fmt.Errorf("indexing KeystoneEndpoint by service name: %w", err)
+	}
+	list := &keystonev1.KeystoneEndpointList{}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&keystonev1.KeystoneEndpoint{}, builder.WithPredicates(condition.IgnoreStatusUpdates)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: registration.MaxConcurrentRegistrations}).
+		Watches(&keystonev1.KeystoneAPI{}, registration.EnqueueInNamespace(r.Client, list, nil),
+			builder.WithPredicates(registration.KeystoneAPIChanged)).
+		Watches(&keystonev1.KeystoneService{}, registration.EnqueueInNamespace(r.Client, list, r.ofService),
+			builder.WithPredicates(keystoneServiceChanged)).
+		Watches(&corev1.Secret{}, registration.EnqueueInNamespace(r.Client, list, r.ifAdminSecret)).
+		Complete(condition.NewReconciler(r.Client, r.Reporter, r.Clock, r.kind()))
+}
+
+// ofService selects the KeystoneEndpoints of a KeystoneService: those naming it, by its
+// object name or (where the two differ) by its serviceName.
+func (r *Reconciler) ofService(o client.Object) []client.ListOption {
+	svc, ok := o.(*keystonev1.KeystoneService)
+	if !ok || (svc.Spec.ServiceName != "" && svc.Spec.ServiceName != svc.Name) {
+		// Rare: the names differ. Every KeystoneEndpoint of the namespace looks.
+		return []client.ListOption{}
+	}
+	return []client.ListOption{client.MatchingFields{serviceNameIndex: svc.Name}}
+}
+
+// ifAdminSecret selects every KeystoneEndpoint of the namespace when the Secret holds
+// the admin password of its KeystoneAPI, none otherwise.
+func (r *Reconciler) ifAdminSecret(o client.Object) []client.ListOption {
+	apis := &keystonev1.KeystoneAPIList{}
+	if err := r.List(context.Background(), apis, client.InNamespace(o.GetNamespace())); err != nil {
+		return []client.ListOption{}
+	}
+	for _, api := range apis.Items {
+		if api.Spec.Secret == o.GetName() {
+			return []client.ListOption{}
+		}
+	}
+	return nil
+}
+
+// keystoneServiceChanged passes the KeystoneService updates a KeystoneEndpoint
+// depends on: Ready, the generation it describes, the service ID, deletion.
+var keystoneServiceChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*keystonev1.KeystoneService)
+		n, ok2 := e.ObjectNew.(*keystonev1.KeystoneService)
+		if !ok1 || !ok2 {
+			return true
+		}
+		ready := func(s *keystonev1.KeystoneService) string {
+			if c := s.Status.Conditions.Get(condition.ReadyCondition); c != nil {
+				return string(c.Status) + "/" + string(c.Reason) + "/" + string(c.Severity)
+			}
+			return ""
+		}
+		return ready(o) != ready(n) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
+			o.Status.ServiceID != n.Status.ServiceID || !o.DeletionTimestamp.Equal(n.DeletionTimestamp)
+	},
+}
+
+// kind declares the KeystoneEndpoint to the reconcile skeleton.
+func (r *Reconciler) kind() condition.Kind[*keystonev1.KeystoneEndpoint, *scope] {
+	return condition.Kind[*keystonev1.KeystoneEndpoint, *scope]{
+		Name: Kind,
+		New:  func() *keystonev1.KeystoneEndpoint { return &keystonev1.KeystoneEndpoint{} },
+		Status: func(ep *keystonev1.KeystoneEndpoint) condition.Status {
+			return condition.Status{Conditions: &ep.Status.Conditions, ObservedGeneration: &ep.Status.ObservedGeneration}
+		},
+		Steps:     steps,
+		Finalizer: Finalizer,
+		Scope: func(ep *keystonev1.KeystoneEndpoint, round *condition.Round) *scope {
+			return &scope{endpoint: ep, round: round}
+		},
+		Phases: []condition.Phase[*scope]{
+			{Step: keystonev1.KeystoneEndpointKeystoneAPIReady, Run: r.reconcileKeystoneAPI},
+			{Step: keystonev1.KeystoneEndpointServiceReady, Run: r.reconcileService},
+			{Step: keystonev1.KeystoneEndpointEndpointsReady, Run: r.reconcileEndpoints},
+		},
+		Delete: r.reconcileDelete,
+		Requeue: func(s *scope, result ctrl.Result) ctrl.Result {
+			return registration.RequeueUnconfirmed(s.round, result)
+		},
+	}
+}

@@ -1,0 +1,233 @@
+package keystoneendpoint
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
+	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// endpointReasons are the registration step's reasons.
+var endpointReasons = registration.StepReasons{
+	Created: registration.Reason(keystonev1.EndpointCreatedReason),
+	Failed:  registration.Reason(keystonev1.EndpointFailedReason),
+}
+
+// holdFinalizer is the finalizer a KeystoneEndpoint puts on its KeystoneAPI and
+// KeystoneService, so that neither goes before its endpoints are removed.
+func holdFinalizer(ep *keystonev1.KeystoneEndpoint) string {
+	return finalizers.For("keystoneendpoint", ep.Name)
+}
+
+// upstreamHoldFinalizer is keystone-operator's name for holdFinalizer, released too.
+func upstreamHoldFinalizer(ep *keystonev1.KeystoneEndpoint) string {
+	return finalizers.Upstream("keystoneendpoint", ep.Name)
+}
+
+// owner marks this KeystoneEndpoint's endpoints in Keystone.
+func owner(ep *keystonev1.KeystoneEndpoint) string {
+	return fmt.Sprintf("KeystoneEndpoint/%s/%s/%s", ep.Namespace, ep.Name, ep.UID)
+}
+
+// reconcileKeystoneAPI marks KeystoneAPIReady: it mirrors the namespace's KeystoneAPI,
+// reads its admin's credentials and puts a finalizer on it. A KeystoneAPI being
+// deleted waits for nobody: the endpoints are removed where its Keystone stays
+// (external mode), and the finalizer released.
+func (r *Reconciler) reconcileKeystoneAPI(ctx context.Context, s *scope) (ctrl.Result, error) {
+	step := keystonev1.KeystoneEndpointKeystoneAPIReady
+	api, usable, err := registration.MirrorKeystoneAPI(ctx, r.Client, s.round, step, s.endpoint.Namespace)
+	switch {
+	case err != nil:
+		return ctrl.Result{}, err
+	case api != nil && !api.DeletionTimestamp.IsZero():
+		if registration.KeystoneStays(api) && registered(s.endpoint, api) {
+			if done, err := r.deregister(ctx, s, api); err != nil || !done {
+				return ctrl.Result{}, err
+			}
+		}
+		return ctrl.Result{}, finalizers.Remove(ctx, r.Client, api, holdFinalizer(s.endpoint), upstreamHoldFinalizer(s.endpoint))
+	case !usable:
+		return ctrl.Result{}, nil
+	}
+	admin, ok, err := registration.AdminCredentials(ctx, r.Client, api)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !ok {
+		s.round.MarkFalse(step, condition.DependencyNotFound, "%s", registration.AdminMissing(api))
+		return ctrl.Result{}, nil
+	}
+	s.api, s.admin = api, admin
+	return ctrl.Result{}, finalizers.Add(ctx, r.Client, api, holdFinalizer(s.endpoint))
+}
+
+// registered tells whether the KeystoneEndpoint may have registered endpoints: it puts
+// its finalizer on the KeystoneAPI before its first request to Keystone.
+func registered(ep *keystonev1.KeystoneEndpoint, api *keystonev1.KeystoneAPI) bool {
+	for _, f := range api.Finalizers {
+		if f == holdFinalizer(ep) || f == upstreamHoldFinalizer(ep) {
+			return true
+		}
+	}
+	return false
+}
+
+// keystoneService returns the KeystoneService of spec.serviceName: the object of that
+// name (the upstream helpers name it after its serviceName), else the one whose
+// spec.serviceName it is; nil when there is none.
+func (r *Reconciler) keystoneService(ctx context.Context, ep *keystonev1.KeystoneEndpoint) (*keystonev1.KeystoneService, error) {
+	svc := &keystonev1.KeystoneService{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: ep.Namespace, Name: ep.Spec.ServiceName}, svc)
+	if err == nil {
+		return svc, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading KeystoneService %s: %w", ep.Spec.ServiceName, err)
+	}
+	list := &keystonev1.KeystoneServiceList{}
+	if err := r.List(ctx, list, client.InNamespace(ep.Namespace)); err != nil {
+		return nil, fmt.Errorf("listing KeystoneServices: %w", err)
+	}
+	for i := range list.Items {
+		if list.Items[i].Spec.ServiceName == ep.Spec.ServiceName {
+			return &list.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// reconcileService marks KeystoneServiceReady: it mirrors the KeystoneService of
+// spec.serviceName, takes its service ID and puts a finalizer on it. A KeystoneService
+// being deleted waits for nobody: the endpoints under it are removed and the
+// finalizer released.
+func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Result, error) {
+	step := keystonev1.KeystoneEndpointServiceReady
+	ep := s.endpoint
+	svc, err := r.keystoneService(ctx, ep)
+	switch {
+	case err != nil:
+		return ctrl.Result{}, err
+	case svc == nil:
+		s.round.MarkFalse(step, condition.DependencyNotFound, "KeystoneService %s not found", ep.Spec.ServiceName)
+		return ctrl.Result{}, nil
+	case !svc.DeletionTimestamp.IsZero():
+		if done, err := r.deregister(ctx, s, s.api); err != nil || !done {
+			return ctrl.Result{}, err
+		}
+		ep.Status.EndpointIDs, ep.Status.Endpoints = nil, nil
+		s.round.MarkFalse(step, condition.DependencyNotFound, "KeystoneService %s is being deleted; its endpoints are removed", svc.Name)
+		return ctrl.Result{}, finalizers.Remove(ctx, r.Client, svc, holdFinalizer(ep), upstreamHoldFinalizer(ep))
+	}
+	if s.round.Mirror(step, "KeystoneService", svc.Name, svc.Status.Conditions); !s.round.IsTrue(step) {
+		return ctrl.Result{}, nil
+	}
+	if !svc.IsReady() || svc.Status.ServiceID == "" {
+		s.round.MarkFalse(step, condition.Requested, "KeystoneService %s: waiting for its current generation to be registered", svc.Name)
+		return ctrl.Result{}, nil
+	}
+	s.service = svc
+	return ctrl.Result{}, finalizers.Add(ctx, r.Client, svc, holdFinalizer(ep))
+}
+
+// reconcileEndpoints marks KeystoneServiceOSEndpointsReady: this KeystoneEndpoint's
+// endpoints are exactly the spec's, in the KeystoneAPI's region; the status lists them.
+func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Result, error) {
+	step := keystonev1.KeystoneEndpointEndpointsReady
+	ep := s.endpoint
+	if problem := invalidEndpoints(ep.Spec.Endpoints); problem != "" {
+		// keystone-operator's schema, which this suite may run on, does not validate them.
+		s.round.MarkFalse(step, condition.InvalidInput, "%s", problem)
+		return ctrl.Result{}, nil
+	}
+	kc, err := r.Keystone.Get(ctx, s.admin)
+	if err != nil {
+		return registration.Failed(s.round, r.Keystone, s.admin, step, endpointReasons, err)
+	}
+	region := registration.Region(s.api)
+	ids, changed, err := kc.EnsureEndpoints(ctx, identity.EndpointSet{
+		ServiceID: s.service.Status.ServiceID, Region: region, Owner: owner(ep), URLs: ep.Spec.Endpoints,
+		Known: knownIDs(ep, s.service.Status.ServiceID),
+	})
+	if err != nil {
+		return registration.Failed(s.round, r.Keystone, s.admin, step, endpointReasons, err)
+	}
+	setStatus(ep, s.service.Status.ServiceID, ids)
+	registration.Mark(s.round, step, endpointReasons, changed, "%s in region %s", describe(ep.Spec.Endpoints), region)
+	return ctrl.Result{}, nil
+}
+
+// knownIDs are the endpoint IDs recorded for the current service: none when the
+// service was registered anew (its old endpoints went with the old service).
+func knownIDs(ep *keystonev1.KeystoneEndpoint, serviceID string) map[string]string {
+	if ep.Status.ServiceID != serviceID {
+		return nil
+	}
+	return ep.Status.EndpointIDs
+}
+
+func setStatus(ep *keystonev1.KeystoneEndpoint, serviceID string, ids map[string]string) {
+	ep.Status.ServiceID = serviceID
+	ep.Status.EndpointIDs, ep.Status.Endpoints = nil, nil
+	if len(ids) == 0 {
+		return
+	}
+	ep.Status.EndpointIDs = ids
+	ifaces := make([]string, 0, len(ids))
+	for iface := range ids {
+		ifaces = append(ifaces, iface)
+	}
+	sort.Strings(ifaces)
+	for _, iface := range ifaces {
+		ep.Status.Endpoints = append(ep.Status.Endpoints, keystonev1.Endpoint{Interface: iface, URL: ep.Spec.Endpoints[iface], ID: ids[iface]})
+	}
+}
+
+// describe lists interfaces and URLs, sorted: "internal http://..., public https://...".
+func describe(urls map[string]string) string {
+	if len(urls) == 0 {
+		return "no endpoints"
+	}
+	parts := make([]string, 0, len(urls))
+	for iface, u := range urls {
+		parts = append(parts, iface+" "+u)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+// invalidEndpoints says what is wrong with the endpoints, "" when nothing: the rules
+// of this suite's schema, for clusters that run keystone-operator's.
+func invalidEndpoints(urls map[string]string) string {
+	for _, iface := range sortedKeys(urls) {
+		switch iface {
+		case keystonev1.EndpointPublic, keystonev1.EndpointInternal, keystonev1.EndpointAdmin:
+		default:
+			return fmt.Sprintf("endpoint interface %q is not public, internal or admin", iface)
+		}
+		u, err := url.Parse(urls[iface])
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Sprintf("the %s endpoint %q is not an absolute http or https URL, for example http://glance-internal.openstack.svc:9292",
+				iface, urls[iface])
+		}
+	}
+	return ""
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,223 @@
+// Package registration holds what the controllers that register things in Keystone
+// share: finding the namespace's KeystoneAPI and its admin's credentials, and
+// reporting Keystone's answers as step conditions.
+package registration
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// ConfirmInterval is how soon what a round wrote to Keystone is read back to confirm
+// it: Keystone cannot be watched.
+const ConfirmInterval = 200 * time.Millisecond
+
+// MaxConcurrentRegistrations is how many objects of each registering kind reconcile at
+// once: registrations wait on Keystone, not on the CPU.
+const MaxConcurrentRegistrations = 4
+
+// RequeueUnconfirmed asks for a round after ConfirmInterval when this one wrote to
+// Keystone (a step marked done, not yet confirmed) and asked for nothing else.
+func RequeueUnconfirmed(round *condition.Round, result ctrl.Result) ctrl.Result {
+	if result.IsZero() && round.Unconfirmed() {
+		result.RequeueAfter = ConfirmInterval
+	}
+	return result
+}
+
+// KeystoneAPI returns the namespace's only KeystoneAPI; when there is none, or more
+// than one, it returns the reason and message to report instead.
+func KeystoneAPI(ctx context.Context, c client.Reader, ns string) (*keystonev1.KeystoneAPI, *condition.Reason, string, error) {
+	list := &keystonev1.KeystoneAPIList{}
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil, nil, "", fmt.Errorf("listing KeystoneAPIs: %w", err)
+	}
+	switch len(list.Items) {
+	case 0:
+		return nil, &condition.DependencyNotFound, "no KeystoneAPI in namespace " + ns, nil
+	case 1:
+		return &list.Items[0], nil, "", nil
+	default:
+		return nil, &condition.InvalidInput, fmt.Sprintf("%d KeystoneAPIs in namespace %s; exactly one is needed",
+			len(list.Items), ns), nil
+	}
+}
+
+// MirrorKeystoneAPI marks step from the namespace's KeystoneAPI and returns it, with
+// usable true once the step is True: Ready for its current generation, with an
+// internal endpoint, not being deleted. api is nil when there is no single KeystoneAPI.
+func MirrorKeystoneAPI(ctx context.Context, c client.Reader, round *condition.Round, step lc.Type, ns string) (
+	api *keystonev1.KeystoneAPI, usable bool, err error) {
+	api, reason, why, err := KeystoneAPI(ctx, c, ns)
+	switch {
+	case err != nil:
+		return nil, false, err
+	case api == nil:
+		round.MarkFalse(step, *reason, "%s", why)
+		return nil, false, nil
+	case !api.DeletionTimestamp.IsZero():
+		round.MarkFalse(step, condition.DependencyNotFound, "KeystoneAPI %s is being deleted", api.Name)
+		return api, false, nil
+	}
+	if round.Mirror(step, "KeystoneAPI", api.Name, api.Status.Conditions); !round.IsTrue(step) {
+		return api, false, nil
+	}
+	if !api.IsReady() || api.Status.APIEndpoints[keystonev1.EndpointInternal] == "" {
+		round.MarkFalse(step, condition.Requested, "KeystoneAPI %s: waiting for its current generation to be ready", api.Name)
+		return api, false, nil
+	}
+	return api, true, nil
+}
+
+// KeystoneStays tells whether the KeystoneAPI's Keystone outlives a deletion in its
+// namespace: it is not being deleted, or it is an external Keystone, which stays
+// whatever happens here. Deregistering from a Keystone that goes away is pointless,
+// and would hang when its pods are already gone.
+func KeystoneStays(api *keystonev1.KeystoneAPI) bool {
+	return api.DeletionTimestamp.IsZero() || api.Spec.ExternalKeystoneAPI
+}
+
+// Region is where the KeystoneAPI registers endpoints: its status, or its spec where
+// the status does not say yet.
+func Region(api *keystonev1.KeystoneAPI) string {
+	if r := api.GetRegion(); r != "" {
+		return r
+	}
+	return api.Spec.Region
+}
+
+// AdminCredentials returns the credentials of api's admin at its internal endpoint;
+// ok is false when the admin password Secret or its key is missing.
+func AdminCredentials(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) (creds identity.Credentials, ok bool, err error) {
+	secret := &corev1.Secret{}
+	err = c.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: api.Spec.Secret}, secret)
+	if apierrors.IsNotFound(err) {
+		return creds, false, nil
+	}
+	if err != nil {
+		return creds, false, fmt.Errorf("reading secret %s: %w", api.Spec.Secret, err)
+	}
+	password, found := secret.Data[api.Spec.PasswordSelectors.Admin]
+	if !found {
+		return creds, false, nil
+	}
+	return identity.Credentials{
+		URL: api.Status.APIEndpoints[keystonev1.EndpointInternal], User: api.Spec.AdminUser,
+		Password: string(password), Project: api.Spec.AdminProject, Domain: "Default",
+	}, true, nil
+}
+
+// AdminMissing is the message of a step that cannot reach Keystone without the admin's password.
+func AdminMissing(api *keystonev1.KeystoneAPI) string {
+	return fmt.Sprintf("admin secret %s with key %s of KeystoneAPI %s not found", api.Spec.Secret,
+		api.Spec.PasswordSelectors.Admin, api.Name)
+}
+
+// StepReasons are a registration step's reasons: Created (Info) for work done this
+// round, Failed (Error) for a request Keystone refused.
+type StepReasons struct{ Created, Failed condition.Reason }
+
+// Reason takes a Keystone-specific reason's severity from the API's catalogue.
+func Reason(name lc.Reason) condition.Reason {
+	return condition.Reason{Name: name, Severity: keystonev1.ReasonSeverity[name]}
+}
+
+// Mark marks a registration step: done this round and confirmed by the next one when
+// it wrote to Keystone, True when Keystone already matched.
+func Mark(round *condition.Round, step lc.Type, reasons StepReasons, changed bool, format string, args ...any) {
+	if changed {
+		round.MarkDone(step, reasons.Created, format, args...)
+		return
+	}
+	round.MarkTrue(step, format, args...)
+}
+
+// Failed reports a Keystone error on step: a transient one (no answer, 5xx) is a
+// Warning retried with backoff; a 404 that no valid session gets drops the session
+// first; any other answer is the step's Failed reason (Error), not retried until the
+// spec or an input changes.
+func Failed(round *condition.Round, clients *identity.Clients, creds identity.Credentials, step lc.Type,
+	reasons StepReasons, err error) (ctrl.Result, error) {
+	if identity.SessionSuspect(err) {
+		clients.Forget(creds)
+		round.MarkFalse(step, condition.ServiceUnavailable, "Keystone at %s: %s to a request that cannot get one; authenticating again",
+			creds.URL, identity.Message(err))
+		return ctrl.Result{}, err
+	}
+	if identity.Transient(err) {
+		round.MarkFalse(step, condition.ServiceUnavailable, "Keystone at %s: %s", creds.URL, identity.Message(err))
+		return ctrl.Result{}, err
+	}
+	round.MarkFalse(step, reasons.Failed, "Keystone at %s refused: %s", creds.URL, identity.Message(err))
+	return ctrl.Result{}, reconcile.TerminalError(err)
+}
+
+// KeystoneAPIChanged passes the KeystoneAPI updates a registration depends on: Ready,
+// the generation it describes, the endpoints, the region, the admin's secret,
+// deletion. Not, for example, the finalizers the registrations themselves add.
+var KeystoneAPIChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*keystonev1.KeystoneAPI)
+		n, ok2 := e.ObjectNew.(*keystonev1.KeystoneAPI)
+		if !ok1 || !ok2 {
+			return true
+		}
+		ready := func(a *keystonev1.KeystoneAPI) string {
+			if c := a.Status.Conditions.Get(condition.ReadyCondition); c != nil {
+				return string(c.Status) + "/" + string(c.Reason) + "/" + c.Message
+			}
+			return ""
+		}
+		return ready(o) != ready(n) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
+			!maps.Equal(o.Status.APIEndpoints, n.Status.APIEndpoints) || o.Status.Region != n.Status.Region ||
+			o.Spec.Secret != n.Spec.Secret || !o.DeletionTimestamp.Equal(n.DeletionTimestamp)
+	},
+}
+
+// EnqueueInNamespace wakes the objects of list's kind in an event object's namespace,
+// those matching filter(object) when filter is set (nil from filter: none).
+func EnqueueInNamespace(c client.Reader, list client.ObjectList, filter func(client.Object) []client.ListOption) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		opts := []client.ListOption{client.InNamespace(o.GetNamespace())}
+		if filter != nil {
+			more := filter(o)
+			if more == nil {
+				return nil
+			}
+			opts = append(opts, more...)
+		}
+		l := list.DeepCopyObject().(client.ObjectList)
+		if err := c.List(ctx, l, opts...); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing objects for a watch event")
+			return nil
+		}
+		items, err := apimeta.ExtractList(l)
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "reading a list for a watch event")
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(items))
+		for _, item := range items {
+			if obj, ok := item.(client.Object); ok {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+			}
+		}
+		return reqs
+	})
+}

@@ -1,0 +1,159 @@
+package identity
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/endpoints"
+)
+
+// OwnerAttribute is the extra attribute Keystone keeps on an endpoint this suite
+// registered, naming who registered it. Keystone stores unknown attributes of an
+// endpoint and returns them, so the mark survives a crash between a create and the
+// status write that would have recorded the endpoint's ID: the next round finds its
+// own endpoint instead of creating a second one, and never takes another's.
+const OwnerAttribute = "keystone_operator_owner"
+
+// Endpoint is an endpoint as Keystone lists it, with the owner mark.
+type Endpoint struct {
+	ID        string `json:"id"`
+	Interface string `json:"interface"`
+	Region    string `json:"region"`
+	RegionID  string `json:"region_id"`
+	URL       string `json:"url"`
+	ServiceID string `json:"service_id"`
+	Owner     string `json:"keystone_operator_owner"`
+}
+
+// region is the endpoint's region, whichever of the two fields Keystone filled.
+func (e Endpoint) region() string {
+	if e.RegionID != "" {
+		return e.RegionID
+	}
+	return e.Region
+}
+
+// EndpointSet is what one owner registers for a service: URLs by interface, in a region.
+type EndpointSet struct {
+	ServiceID string
+	Region    string
+	// Owner marks the endpoints in Keystone (OwnerAttribute).
+	Owner string
+	// URLs by interface (public, internal, admin).
+	URLs map[string]string
+	// Known are the IDs recorded earlier, by interface: the owner's endpoints even when
+	// they carry no mark (registered by keystone-operator before this suite took over).
+	Known map[string]string
+}
+
+// ownedEndpoints lists the endpoints of the service that belong to the set's owner:
+// marked with it, or recorded by ID.
+func (c *Client) ownedEndpoints(ctx context.Context, want EndpointSet) ([]Endpoint, error) {
+	pages, err := endpoints.List(c.sc, endpoints.ListOpts{ServiceID: want.ServiceID}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing endpoints of service %s: %w", want.ServiceID, err)
+	}
+	var all []Endpoint
+	if err := pages.(endpoints.EndpointPage).ExtractIntoSlicePtr(&all, "endpoints"); err != nil {
+		return nil, fmt.Errorf("reading endpoints of service %s: %w", want.ServiceID, err)
+	}
+	known := map[string]bool{}
+	for _, id := range want.Known {
+		known[id] = true
+	}
+	var owned []Endpoint
+	for _, e := range all {
+		// A list filtered by service can hold others' only if Keystone ignored the filter.
+		if e.ServiceID != want.ServiceID {
+			continue
+		}
+		if (want.Owner != "" && e.Owner == want.Owner) || known[e.ID] {
+			owned = append(owned, e)
+		}
+	}
+	// Recorded ones first, then by ID: the choice among duplicates is stable.
+	sort.Slice(owned, func(i, j int) bool {
+		if known[owned[i].ID] != known[owned[j].ID] {
+			return known[owned[i].ID]
+		}
+		return owned[i].ID < owned[j].ID
+	})
+	return owned, nil
+}
+
+// EnsureEndpoints makes the owner's endpoints of the service exactly want.URLs in
+// want.Region: it keeps one endpoint per interface (updating its URL and region),
+// creates missing ones marked with the owner, and deletes the owner's others (an
+// interface no longer wanted, a duplicate). Endpoints of anyone else are not touched.
+// It returns the endpoint IDs by interface.
+func (c *Client) EnsureEndpoints(ctx context.Context, want EndpointSet) (map[string]string, bool, error) {
+	owned, err := c.ownedEndpoints(ctx, want)
+	if err != nil {
+		return nil, false, err
+	}
+	ids := map[string]string{}
+	changed := false
+	for _, e := range owned {
+		url, wanted := want.URLs[e.Interface]
+		if !wanted || ids[e.Interface] != "" {
+			if err := endpoints.Delete(ctx, c.sc, e.ID).ExtractErr(); err != nil && !notFound(err) {
+				return nil, false, fmt.Errorf("deleting endpoint %s (%s): %w", e.ID, e.Interface, err)
+			}
+			changed = true
+			continue
+		}
+		if e.URL != url || e.region() != want.Region {
+			if _, err := endpoints.Update(ctx, c.sc, e.ID, endpoints.UpdateOpts{URL: url, Region: want.Region}).Extract(); err != nil {
+				return nil, false, fmt.Errorf("updating endpoint %s (%s): %w", e.ID, e.Interface, err)
+			}
+			changed = true
+		}
+		ids[e.Interface] = e.ID
+	}
+	for _, iface := range sortedKeys(want.URLs) {
+		if ids[iface] != "" {
+			continue
+		}
+		created, err := endpoints.Create(ctx, c.sc, markedEndpoint{CreateOpts: endpoints.CreateOpts{
+			Availability: gophercloud.Availability(iface), Region: want.Region, URL: want.URLs[iface], ServiceID: want.ServiceID,
+		}, owner: want.Owner}).Extract()
+		if err != nil {
+			return nil, false, fmt.Errorf("creating the %s endpoint: %w", iface, err)
+		}
+		ids[iface] = created.ID
+		changed = true
+	}
+	return ids, changed, nil
+}
+
+// DeleteEndpoints deletes the owner's endpoints of the service; those already gone are fine.
+func (c *Client) DeleteEndpoints(ctx context.Context, want EndpointSet) error {
+	want.URLs = nil
+	_, _, err := c.EnsureEndpoints(ctx, want)
+	if notFound(err) {
+		// The service itself is gone, and its endpoints with it.
+		return nil
+	}
+	return err
+}
+
+// markedEndpoint is a create request that also carries the owner mark.
+type markedEndpoint struct {
+	endpoints.CreateOpts
+	owner string
+}
+
+func (m markedEndpoint) ToEndpointCreateMap() (map[string]any, error) {
+	body, err := m.CreateOpts.ToEndpointCreateMap()
+	if err != nil || m.owner == "" {
+		return body, err
+	}
+	ep, ok := body["endpoint"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("unexpected endpoint request body")
+	}
+	ep[OwnerAttribute] = m.owner
+	return body, nil
+}
