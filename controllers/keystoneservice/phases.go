@@ -97,7 +97,7 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if secret == nil || secret.Data[spec.PasswordSelector] == nil {
+	if secret == nil || len(secret.Data[spec.PasswordSelector]) == 0 {
 		s.round.MarkFalse(step, condition.DependencyNotFound, "secret %s with key %s not found", spec.Secret, spec.PasswordSelector)
 		return ctrl.Result{}, nil
 	}

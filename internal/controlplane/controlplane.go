@@ -63,12 +63,14 @@ func CRDPaths(root string) ([]string, error) {
 }
 
 // Environment returns an envtest environment that installs every CRD the operator
-// needs; KUBEBUILDER_ASSETS names the binaries (see `make envtest`).
-func Environment(root string) (*envtest.Environment, error) {
+// needs, and those of extra (files or directories); KUBEBUILDER_ASSETS names the
+// binaries (see `make envtest`).
+func Environment(root string, extra ...string) (*envtest.Environment, error) {
 	paths, err := CRDPaths(root)
 	if err != nil {
 		return nil, err
 	}
+	paths = append(paths, extra...)
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, errors.New("KUBEBUILDER_ASSETS is not set: run through make, which builds etcd and kube-apiserver")
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -37,6 +39,8 @@ const (
 	Projects  = "projects"
 	Users     = "users"
 	Roles     = "roles"
+	// AppCreds are application credentials, under /v3/users/{id}/application_credentials.
+	AppCreds = "application_credentials"
 )
 
 // New starts a fake Keystone on 127.0.0.1 with an admin user, the default domain and
@@ -44,7 +48,7 @@ const (
 func New(admin, password string) *Server {
 	s := &Server{tokens: map[string]string{}, assigned: map[string]bool{}, requests: map[string]int{},
 		entities: map[string]map[string]map[string]any{}}
-	for _, k := range []string{Services, Endpoints, Projects, Users, Roles} {
+	for _, k := range []string{Services, Endpoints, Projects, Users, Roles, AppCreds} {
 		s.entities[k] = map[string]map[string]any{}
 	}
 	s.put(Projects, map[string]any{"name": "admin", "domain_id": "default"})
@@ -231,6 +235,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.listAssignments(w, r)
 		return
 	}
+	if len(parts) >= 4 && parts[1] == Users && parts[3] == AppCreds {
+		s.appCreds(w, r, parts[2], parts[4:])
+		return
+	}
 	if len(parts) == 7 && parts[1] == Projects && parts[3] == Users && parts[5] == Roles && r.Method == http.MethodPut {
 		s.assigned[parts[2]+"/"+parts[4]+"/"+parts[6]] = true
 		w.WriteHeader(http.StatusNoContent)
@@ -348,12 +356,17 @@ func (s *Server) listAssignments(w http.ResponseWriter, r *http.Request) {
 type authRequest struct {
 	Auth struct {
 		Identity struct {
+			Methods  []string `json:"methods"`
 			Password struct {
 				User struct {
 					Name     string `json:"name"`
 					Password string `json:"password"`
 				} `json:"user"`
 			} `json:"password"`
+			AppCred struct {
+				ID     string `json:"id"`
+				Secret string `json:"secret"`
+			} `json:"application_credential"`
 		} `json:"identity"`
 	} `json:"auth"`
 }
@@ -364,22 +377,16 @@ func (s *Server) issueToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "malformed request")
 		return
 	}
-	u := req.Auth.Identity.Password.User
 	s.mu.Lock()
-	ok := false
-	for _, e := range s.entities[Users] {
-		if e["name"] == u.Name && e["password"] == u.Password {
-			ok = true
-		}
-	}
+	user := s.authenticate(req)
 	var token string
-	if ok {
+	if user != nil {
 		s.nextID++
 		token = fmt.Sprintf("tok-%d", s.nextID)
-		s.tokens[token] = u.Name
+		s.tokens[token] = user["name"].(string)
 	}
 	s.mu.Unlock()
-	if !ok {
+	if user == nil {
 		writeError(w, http.StatusUnauthorized, "The request you have made requires authentication.")
 		return
 	}
@@ -387,9 +394,153 @@ func (s *Server) issueToken(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Subject-Token", token)
 	writeJSON(w, http.StatusCreated, map[string]any{"token": map[string]any{
 		"expires_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
-		"user":       map[string]any{"name": u.Name, "id": "id-" + u.Name},
+		"user":       map[string]any{"name": user["name"], "id": user["id"]},
 		"catalog":    []any{},
 	}})
+}
+
+// authenticate returns the user a request authenticates, nil when none.
+func (s *Server) authenticate(req authRequest) map[string]any {
+	id := req.Auth.Identity
+	if slices.Contains(id.Methods, "application_credential") {
+		ac := s.entities[AppCreds][id.AppCred.ID]
+		if ac == nil || ac["secret"] != id.AppCred.Secret {
+			return nil
+		}
+		if exp, ok := ac["expires_at"].(string); ok && exp != "" {
+			if t, err := time.Parse(appCredTime, exp); err == nil && time.Now().After(t) {
+				return nil
+			}
+		}
+		return s.entities[Users][ac["user_id"].(string)]
+	}
+	for _, u := range s.entities[Users] {
+		if u["name"] == id.Password.User.Name && u["password"] == id.Password.User.Password {
+			return u
+		}
+	}
+	return nil
+}
+
+// appCredTime is how Keystone writes expires_at.
+const appCredTime = "2006-01-02T15:04:05.000000"
+
+// accessRuleMethod is Keystone's pattern for an access rule's method.
+var accessRuleMethod = regexp.MustCompile(`^(POST|GET|HEAD|PATCH|PUT|DELETE)$`)
+
+// appCreds serves /v3/users/{userID}/application_credentials[/{id}] with the answers
+// Debian's Keystone gives (measured): 404 for an unknown role, 400 for a role the user
+// does not have, a bad access rule or an expiry in the past, 409 for a duplicate name.
+func (s *Server) appCreds(w http.ResponseWriter, r *http.Request, userID string, rest []string) {
+	if s.entities[Users][userID] == nil {
+		writeError(w, http.StatusNotFound, "Could not find user: "+userID+".")
+		return
+	}
+	if len(rest) == 1 {
+		ac := s.entities[AppCreds][rest[0]]
+		if ac == nil || ac["user_id"] != userID {
+			writeError(w, http.StatusNotFound, "Could not find Application Credential: "+rest[0]+".")
+			return
+		}
+		switch r.Method {
+		case http.MethodGet:
+			writeJSON(w, http.StatusOK, map[string]any{"application_credential": withoutSecret(ac)})
+		case http.MethodDelete:
+			delete(s.entities[AppCreds], rest[0])
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			writeError(w, http.StatusMethodNotAllowed, "method not allowed")
+		}
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		list := []map[string]any{}
+		for _, ac := range s.find(AppCreds, map[string]any{"user_id": userID}) {
+			list = append(list, withoutSecret(ac))
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"application_credentials": list, "links": map[string]any{"next": nil}})
+	case http.MethodPost:
+		var body struct {
+			AC map[string]any `json:"application_credential"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.AC == nil {
+			writeError(w, http.StatusBadRequest, "malformed request")
+			return
+		}
+		if code, msg := s.validAppCred(userID, body.AC); code != 0 {
+			writeError(w, code, msg)
+			return
+		}
+		body.AC["user_id"] = userID
+		s.nextID++
+		body.AC["secret"] = fmt.Sprintf("secret-%d", s.nextID)
+		created := s.put(AppCreds, body.AC)
+		writeJSON(w, http.StatusCreated, map[string]any{"application_credential": created})
+	default:
+		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
+	}
+}
+
+func (s *Server) validAppCred(userID string, ac map[string]any) (int, string) {
+	if len(s.find(AppCreds, map[string]any{"user_id": userID, "name": ac["name"]})) > 0 {
+		return http.StatusConflict, fmt.Sprintf("Conflict occurred attempting to store application_credential - Duplicate entry found with name %v.", ac["name"])
+	}
+	roles, _ := ac["roles"].([]any)
+	for _, raw := range roles {
+		name, _ := raw.(map[string]any)["name"].(string)
+		found := s.find(Roles, map[string]any{"name": name})
+		if len(found) == 0 {
+			return http.StatusNotFound, "Role " + name + " is not defined"
+		}
+		assigned := false
+		for key := range s.assigned {
+			if p := strings.Split(key, "/"); p[1] == userID && p[2] == found[0]["id"] {
+				assigned = true
+			}
+		}
+		if !assigned {
+			return http.StatusBadRequest, "Invalid application credential: Cannot create an application credential with unassigned role"
+		}
+	}
+	rules, _ := ac["access_rules"].([]any)
+	for i, raw := range rules {
+		method, _ := raw.(map[string]any)["method"].(string)
+		if !accessRuleMethod.MatchString(method) {
+			return http.StatusBadRequest, fmt.Sprintf("Invalid input for field 'access_rules/%d/method': '%s' does not match '^(POST|GET|HEAD|PATCH|PUT|DELETE)$'", i, method)
+		}
+	}
+	if exp, ok := ac["expires_at"].(string); ok && exp != "" {
+		t, err := time.Parse("2006-01-02T15:04:05.999999", exp)
+		if err != nil || t.Before(time.Now()) {
+			return http.StatusBadRequest, "The 'expires_at' must not be before now."
+		}
+		ac["expires_at"] = t.Format(appCredTime)
+	}
+	return 0, ""
+}
+
+func withoutSecret(ac map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range ac {
+		if k != "secret" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// AppCredIDs returns the IDs of the application credentials of a user, by name.
+func (s *Server) AppCredIDs(user string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for _, u := range s.find(Users, map[string]any{"name": user}) {
+		for _, ac := range s.find(AppCreds, map[string]any{"user_id": u["id"]}) {
+			ids = append(ids, ac["id"].(string))
+		}
+	}
+	return ids
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

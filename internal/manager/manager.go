@@ -6,6 +6,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneapi"
+	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneapplicationcredential"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneendpoint"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
@@ -91,6 +92,10 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := (&keystoneendpoint.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneendpoint.Kind), Clock: clk,
 		Keystone: keystoneClients}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneEndpoint controller: %w", err)
+	}
+	if err := (&keystoneapplicationcredential.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneapplicationcredential.Kind),
+		Clock: clk, Keystone: keystoneClients}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("registering the KeystoneApplicationCredential controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding health check: %w", err)

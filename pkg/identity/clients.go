@@ -11,6 +11,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 )
 
 // Credentials identify an admin of one Keystone.
@@ -66,10 +67,13 @@ func (cs *Clients) Forget(creds Credentials) {
 	delete(cs.clients, creds.key())
 }
 
-// Client is an authenticated admin client of one Keystone.
+// Client is an authenticated client of one Keystone, for one user (an admin, or a
+// service user creating its own application credentials).
 type Client struct {
 	mu sync.Mutex
 	sc *gophercloud.ServiceClient
+	// userID is the authenticated user's ID, from the first token.
+	userID string
 
 	// projectIDs caches project IDs by domain and name: projects are not renamed.
 	projectIDs sync.Map
@@ -98,6 +102,15 @@ func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout ti
 	if err := openstack.Authenticate(ctx, provider, opts); err != nil {
 		return fmt.Errorf("authenticating as %s at %s: %w", creds.User, creds.URL, err)
 	}
+	if result, ok := provider.GetAuthResult().(tokens.CreateResult); ok {
+		if user, err := result.ExtractUser(); err == nil {
+			c.userID = user.ID
+		}
+	}
 	c.sc = &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: endpoint, Type: "identity"}
 	return nil
 }
+
+// UserID is the ID of the user the client authenticated as; "" when Keystone's
+// answer did not say.
+func (c *Client) UserID() string { return c.userID }

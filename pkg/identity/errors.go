@@ -31,7 +31,19 @@ func Transient(err error) bool {
 // the local cluster (make e2e): after Keystone's pods were scaled to zero and back, every
 // request of the operator's session got a 404 with an empty body for minutes, while new
 // sessions worked. The remedy is a new session; the error is retried like a transient one.
-func SessionSuspect(err error) bool { return notFound(err) }
+func SessionSuspect(err error) bool {
+	var refused *RefusedError
+	return notFound(err) && !errors.As(err, &refused)
+}
+
+// RefusedError marks an answer that refuses the request itself, whatever its code:
+// Keystone answers 404 to an application credential naming a role that does not
+// exist, which says nothing about the session.
+type RefusedError struct{ Err error }
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+
+func (e *RefusedError) Unwrap() error { return e.Err }
 
 // Message is Keystone's own message for an error answer, or the error text.
 func Message(err error) string {

@@ -40,3 +40,13 @@ func TestClassification(t *testing.T) {
 	g.Expect(conflict(answer(http.StatusConflict, ""))).To(BeTrue())
 	g.Expect(notFound(answer(http.StatusNotFound, ""))).To(BeTrue())
 }
+
+func TestRefusedIsNoSessionSuspect(t *testing.T) {
+	g := NewWithT(t)
+	notFound := gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusNotFound, Body: []byte(`{"error":{"message":"Role x is not defined"}}`)}
+	g.Expect(SessionSuspect(notFound)).To(BeTrue(), "a 404 that escaped the registration code")
+	refused := fmt.Errorf("creating: %w", &RefusedError{Err: notFound})
+	g.Expect(SessionSuspect(refused)).To(BeFalse())
+	g.Expect(Transient(refused)).To(BeFalse())
+	g.Expect(Message(refused)).To(Equal("Not Found: Role x is not defined"))
+}

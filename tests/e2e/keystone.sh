@@ -35,6 +35,21 @@ token() {
 
 admin_token() { token admin "$admin_password" admin; }
 
+# appcred_token SECRET issues a token with the application credential of the Secret
+# SECRET (AC_ID, AC_SECRET) and prints it.
+appcred_token() {
+	local id secret body headers code
+	id=$(kubectl -n "$NAMESPACE" get secret "$1" -o jsonpath='{.data.AC_ID}' | base64 -d)
+	secret=$(kubectl -n "$NAMESPACE" get secret "$1" -o jsonpath='{.data.AC_SECRET}' | base64 -d)
+	[[ -n $id && -n $secret ]] || fail "secret $1 holds no AC_ID and AC_SECRET"
+	body=$(printf '{"auth":{"identity":{"methods":["application_credential"],"application_credential":{"id":"%s","secret":"%s"}}}}' "$id" "$secret")
+	headers=$(mktemp)
+	code=$(curl -s -o "$state/last-body" -D "$headers" -w '%{http_code}' -H 'Content-Type: application/json' -d "$body" "$(url)/auth/tokens")
+	[[ $code == 201 ]] || fail "POST /v3/auth/tokens with application credential $id: HTTP $code $(head -c 300 "$state/last-body")"
+	tr -d '\r' <"$headers" | awk -F': ' 'tolower($1) == "x-subject-token" {print $2}'
+	rm -f "$headers"
+}
+
 # validate TOKEN checks TOKEN with GET /v3/auth/tokens and prints its lifetime in seconds.
 validate() {
 	local code auth

@@ -387,8 +387,13 @@ func updateAPI(key types.NamespacedName, mutate func(*keystonev1.KeystoneAPI)) {
 
 func kstatusOf(key types.NamespacedName) status.Status {
 	GinkgoHelper()
-	api := getAPI(key)(Default)
-	raw, err := runtimeToUnstructured(api)
+	return kstatusOfObject(getAPI(key)(Default))
+}
+
+// kstatusOfObject is what kstatus (Flux and others) computes for an object.
+func kstatusOfObject(obj any) status.Status {
+	GinkgoHelper()
+	raw, err := runtimeToUnstructured(obj)
 	Expect(err).NotTo(HaveOccurred())
 	res, err := status.Compute(unstructuredOf(raw))
 	Expect(err).NotTo(HaveOccurred())

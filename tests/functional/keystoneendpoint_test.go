@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -136,6 +137,20 @@ var _ = Describe("KeystoneEndpoint", func() {
 		api := getAPI(types.NamespacedName{Namespace: ns, Name: "keystone"})(Default)
 		Expect(api.Finalizers).To(ContainElement("keystone.openstack.org/keystoneendpoint-glance"))
 		Expect(kubectl("-n", ns, "get", "keystoneendpoint", "glance")).To(MatchRegexp(`glance\s+glance\s+True\s+Ready\s+all 3 steps ready`))
+		Expect(kstatusOfObject(getEndpoint(key)(Default))).To(Equal(status.CurrentStatus))
+		Expect(gauge("KeystoneEndpoint", ns, "glance", "KeystoneServiceOSEndpointsReady", "True")).To(BeEquivalentTo(1))
+
+		By("back: the KeystoneAPI's admin password stops working, the KeystoneEndpoint mirrors its Error")
+		ks.SetPassword("admin", "rotated-elsewhere")
+		update(types.NamespacedName{Namespace: ns, Name: "keystone"}, &keystonev1.KeystoneAPI{}, touchAnnotation)
+		expectEndpointConditions(key,
+			condition{"Ready", "False", "InvalidInput", "Error"},
+			condition{"KeystoneAPIReady", "False", "InvalidInput", "Error"},
+			condition{"Stalled", "True", "InvalidInput", ""})
+		Expect(kstatusOfObject(getEndpoint(key)(Default))).To(Equal(status.FailedStatus))
+		ks.SetPassword("admin", "secret-admin")
+		update(types.NamespacedName{Namespace: ns, Name: "keystone"}, &keystonev1.KeystoneAPI{}, touchAnnotation)
+		expectEndpointConditions(key, condition{"Ready", "True", "Ready", ""})
 
 		By("back: the KeystoneService stalls, the KeystoneEndpoint mirrors it")
 		ks.FailNext(http.MethodPatch, "/v3/services", http.StatusForbidden)

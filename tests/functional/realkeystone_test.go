@@ -247,3 +247,57 @@ var _ = Describe("KeystoneService against the real Keystone", Label("real-keysto
 		Expect(ps).To(HaveLen(1), "one service project")
 	})
 })
+
+var _ = Describe("KeystoneApplicationCredential against the real Keystone", Label("real-keystone"), func() {
+	var (
+		ns    string
+		stack *localkeystone.Stack
+	)
+	AfterEach(func() {
+		if CurrentSpecReport().Failed() && stack != nil {
+			GinkgoWriter.Println(stack.Logs())
+		}
+	})
+
+	It("makes a credential that authenticates, rotates it, and revokes what it made", func() {
+		stack = realKeystone()
+		url := stack.Keystone.URL()
+		ns = newNamespace()
+		api := externalKeystoneAPI(ns)
+		api.Spec.Override.Service.Internal.EndpointURL = ptr.To(url)
+		Expect(k8sClient.Create(ctx, api)).To(Succeed())
+		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": realAdminPassword, "ServicePassword": "ac-user-pw"})
+		svc := keystoneService(ns)
+		svc.Spec.ServiceType, svc.Spec.ServiceUser, svc.Spec.PasswordSelector = ns+"-ac", ns+"-ac", "ServicePassword"
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		expectServiceConditions(client.ObjectKeyFromObject(svc), condition{"Ready", "True", "Ready", ""})
+
+		ac := applicationCredential(ns)
+		ac.Spec.UserName, ac.Spec.PasswordSelector = svc.Spec.ServiceUser, "ServicePassword"
+		ac.Spec.AccessRules = []keystonev1.ACRule{{Service: "identity", Path: "/v3/auth/tokens", Method: "GET"}}
+		Expect(k8sClient.Create(ctx, ac)).To(Succeed())
+		key := client.ObjectKeyFromObject(ac)
+		expectAppCredConditions(key, condition{"Ready", "True", "Ready", ""})
+		first := getAppCred(key)(Default).Status
+		firstSecret := acSecret(ns, first.SecretName)
+		Expect(canUseAppCred(url, string(firstSecret.Data["AC_ID"]), string(firstSecret.Data["AC_SECRET"]))).To(BeTrue())
+
+		By("a roles change replaces it; with no consumer, the first is revoked in Keystone")
+		update(key, &keystonev1.KeystoneApplicationCredential{}, func(ac *keystonev1.KeystoneApplicationCredential) {
+			ac.Spec.Roles = []string{"service", "admin"}
+		})
+		Eventually(func(g Gomega) { g.Expect(getAppCred(key)(g).Status.ACID).NotTo(Equal(first.ACID)) }).Should(Succeed())
+		expectAppCredConditions(key, condition{"Ready", "True", "Ready", ""})
+		second := acSecret(ns, getAppCred(key)(Default).Status.SecretName)
+		Expect(canUseAppCred(url, string(second.Data["AC_ID"]), string(second.Data["AC_SECRET"]))).To(BeTrue())
+		Eventually(func() bool {
+			return canUseAppCred(url, string(firstSecret.Data["AC_ID"]), string(firstSecret.Data["AC_SECRET"]))
+		}, 20*time.Second).Should(BeFalse(), "revoked")
+
+		By("deletion revokes it with the admin's credentials alone, the user's password already gone")
+		setSecretKey(ns, "osp-secret", "ServicePassword", "")
+		Expect(k8sClient.Delete(ctx, getAppCred(key)(Default))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneApplicationCredential{})) }).Should(BeTrue())
+		Expect(canUseAppCred(url, string(second.Data["AC_ID"]), string(second.Data["AC_SECRET"]))).To(BeFalse())
+	})
+})

@@ -53,7 +53,8 @@ var _ = BeforeSuite(func() {
 
 	root, err := controlplane.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
-	testEnv, err = controlplane.Environment(root)
+	// The data plane's NodeSet kind too: application credentials wait for NodeSets.
+	testEnv, err = controlplane.Environment(root, filepath.Join("testdata", "crds"))
 	Expect(err).NotTo(HaveOccurred())
 	cfg, err := testEnv.Start()
 	Expect(err).NotTo(HaveOccurred())

@@ -93,6 +93,36 @@ var KeystoneEndpointSteps = []condition.Type{
 	KeystoneEndpointEndpointsReady,
 }
 
+// Step conditions of KeystoneApplicationCredential, in declared order.
+const (
+	// KeystoneApplicationCredentialKeystoneAPIReady mirrors the namespace's KeystoneAPI.
+	KeystoneApplicationCredentialKeystoneAPIReady condition.Type = "KeystoneAPIReady"
+	// KeystoneApplicationCredentialInputReady: the user's password Secret and key exist.
+	KeystoneApplicationCredentialInputReady = condition.InputReadyCondition
+	// KeystoneApplicationCredentialCredentialReady: the current credential exists in
+	// Keystone with the spec's roles and access rules (keystone-operator's name).
+	KeystoneApplicationCredentialCredentialReady condition.Type = "KeystoneApplicationCredentialReady"
+	// KeystoneApplicationCredentialSecretReady: the current credential's Secret holds
+	// AC_ID and AC_SECRET.
+	KeystoneApplicationCredentialSecretReady condition.Type = "ApplicationCredentialSecretReady"
+	// KeystoneApplicationCredentialRotationReady: the credential is replaced on schedule.
+	KeystoneApplicationCredentialRotationReady condition.Type = "ApplicationCredentialRotationReady"
+	// KeystoneApplicationCredentialCleanupReady: the credential before the last rotation
+	// is kept exactly while a consumer still uses its Secret, then revoked.
+	KeystoneApplicationCredentialCleanupReady condition.Type = "ApplicationCredentialCleanupReady"
+)
+
+// KeystoneApplicationCredentialSteps lists the step conditions of
+// KeystoneApplicationCredential in declared order.
+var KeystoneApplicationCredentialSteps = []condition.Type{
+	KeystoneApplicationCredentialKeystoneAPIReady,
+	KeystoneApplicationCredentialInputReady,
+	KeystoneApplicationCredentialCredentialReady,
+	KeystoneApplicationCredentialSecretReady,
+	KeystoneApplicationCredentialRotationReady,
+	KeystoneApplicationCredentialCleanupReady,
+}
+
 // Reasons specific to Keystone (docs/conditions.md); the generic ones are lib-common's.
 const (
 	FernetCreatedReason         condition.Reason = "FernetCreated"
@@ -106,6 +136,19 @@ const (
 	RoleFailedReason            condition.Reason = "RoleFailed"
 	AssignUserRoleCreatedReason condition.Reason = "AssignUserRoleCreated"
 	AssignUserRoleFailedReason  condition.Reason = "AssignUserRoleFailed"
+	// ApplicationCredentialCreatedReason: a credential was created this round (Info).
+	ApplicationCredentialCreatedReason condition.Reason = "ApplicationCredentialCreated"
+	// ApplicationCredentialFailedReason: Keystone refused to create the credential (Error).
+	ApplicationCredentialFailedReason condition.Reason = "ApplicationCredentialFailed"
+	// UserAuthenticationFailedReason: Keystone refused the user's name and password; the
+	// user may not exist yet, or its password not be set yet (Warning).
+	UserAuthenticationFailedReason condition.Reason = "UserAuthenticationFailed"
+	// ApplicationCredentialRotatedReason: a new credential replaced the current one this round (Info).
+	ApplicationCredentialRotatedReason condition.Reason = "ApplicationCredentialRotated"
+	// ApplicationCredentialRevokedReason: the previous credential was revoked this round (Info).
+	ApplicationCredentialRevokedReason condition.Reason = "ApplicationCredentialRevoked"
+	// SecretCreatedReason: the credential's Secret was created this round (Info).
+	SecretCreatedReason condition.Reason = "SecretCreated"
 )
 
 // ReasonSeverity gives each Keystone-specific reason its one severity: Created
@@ -122,4 +165,11 @@ var ReasonSeverity = map[condition.Reason]condition.Severity{
 	RoleFailedReason:            condition.SeverityError,
 	AssignUserRoleCreatedReason: condition.SeverityInfo,
 	AssignUserRoleFailedReason:  condition.SeverityError,
+
+	ApplicationCredentialCreatedReason: condition.SeverityInfo,
+	ApplicationCredentialFailedReason:  condition.SeverityError,
+	UserAuthenticationFailedReason:     condition.SeverityWarning,
+	ApplicationCredentialRotatedReason: condition.SeverityInfo,
+	ApplicationCredentialRevokedReason: condition.SeverityInfo,
+	SecretCreatedReason:                condition.SeverityInfo,
 }

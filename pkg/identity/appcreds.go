@@ -1,0 +1,120 @@
+package identity
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/applicationcredentials"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
+)
+
+// AppCredSpec is an application credential to create.
+type AppCredSpec struct {
+	Name string
+	// Owner marks the credential's description, so that one this suite created and
+	// never recorded (a crash before the Secret write) can be found and revoked.
+	Owner        string
+	Roles        []string
+	AccessRules  []AccessRule
+	Unrestricted bool
+	ExpiresAt    time.Time
+}
+
+// AccessRule allows one kind of API call.
+type AccessRule struct{ Service, Path, Method string }
+
+// AppCred is an application credential as created; Secret is only known then.
+type AppCred struct {
+	ID, Secret string
+	ExpiresAt  time.Time
+}
+
+// ownerMark is how Owner appears in a credential's description.
+func ownerMark(owner string) string { return "[owner " + owner + "]" }
+
+// CreateAppCred creates an application credential of the client's own user (Keystone
+// lets only the user create them), on the project its token is scoped to.
+func (c *Client) CreateAppCred(ctx context.Context, want AppCredSpec) (*AppCred, error) {
+	opts := applicationcredentials.CreateOpts{
+		Name:         want.Name,
+		Description:  "Created by keystone-operator " + ownerMark(want.Owner),
+		Unrestricted: want.Unrestricted,
+	}
+	for _, r := range want.Roles {
+		opts.Roles = append(opts.Roles, applicationcredentials.Role{Name: r})
+	}
+	for _, r := range want.AccessRules {
+		opts.AccessRules = append(opts.AccessRules, applicationcredentials.AccessRule{Service: r.Service, Path: r.Path, Method: r.Method})
+	}
+	if !want.ExpiresAt.IsZero() {
+		// gophercloud writes the time without a zone, which Keystone reads as UTC.
+		expires := want.ExpiresAt.UTC()
+		opts.ExpiresAt = &expires
+	}
+	created, err := applicationcredentials.Create(ctx, c.sc, c.userID, opts).Extract()
+	if notFound(err) {
+		// "Role X is not defined": the request, not the session.
+		err = &RefusedError{Err: err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating application credential %s: %w", want.Name, err)
+	}
+	return &AppCred{ID: created.ID, Secret: created.Secret, ExpiresAt: created.ExpiresAt}, nil
+}
+
+// AppCredExists tells whether the user's application credential exists.
+func (c *Client) AppCredExists(ctx context.Context, userID, id string) (bool, error) {
+	_, err := applicationcredentials.Get(ctx, c.sc, userID, id).Extract()
+	switch {
+	case err == nil:
+		return true, nil
+	case notFound(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("reading application credential %s: %w", id, err)
+	}
+}
+
+// OwnedAppCreds returns the IDs of the user's application credentials marked with owner.
+func (c *Client) OwnedAppCreds(ctx context.Context, userID, owner string) ([]string, error) {
+	pages, err := applicationcredentials.List(c.sc, userID, applicationcredentials.ListOpts{}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the application credentials of user %s: %w", userID, err)
+	}
+	all, err := applicationcredentials.ExtractApplicationCredentials(pages)
+	if err != nil {
+		return nil, fmt.Errorf("reading the application credentials of user %s: %w", userID, err)
+	}
+	var ids []string
+	for _, ac := range all {
+		if strings.Contains(ac.Description, ownerMark(owner)) {
+			ids = append(ids, ac.ID)
+		}
+	}
+	return ids, nil
+}
+
+// DeleteAppCred revokes the user's application credential; one already gone is fine.
+// An admin may revoke any user's.
+func (c *Client) DeleteAppCred(ctx context.Context, userID, id string) error {
+	err := applicationcredentials.Delete(ctx, c.sc, userID, id).ExtractErr()
+	if err != nil && !notFound(err) {
+		return fmt.Errorf("revoking application credential %s: %w", id, err)
+	}
+	return nil
+}
+
+// FindUserID returns the ID of the user named name in the domain, "" when there is none.
+func (c *Client) FindUserID(ctx context.Context, domainID, name string) (string, error) {
+	pages, err := users.List(c.sc, users.ListOpts{DomainID: domainID, Name: name}).AllPages(ctx)
+	if err != nil {
+		return "", fmt.Errorf("listing users named %s: %w", name, err)
+	}
+	all, err := users.ExtractUsers(pages)
+	if err != nil || len(all) == 0 {
+		return "", err
+	}
+	return all[0].ID, nil
+}

@@ -1,0 +1,366 @@
+package functional
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneapplicationcredential"
+	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	oksecret "github.com/openstack-k8s-operators/lib-common/modules/common/secret"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// applicationCredential returns the KeystoneApplicationCredential of glance's user.
+func applicationCredential(ns string) *keystonev1.KeystoneApplicationCredential {
+	return &keystonev1.KeystoneApplicationCredential{
+		ObjectMeta: metav1.ObjectMeta{Name: "ac-glance", Namespace: ns,
+			Annotations: map[string]string{keystonev1.EDPMServiceAnnotation: "false"}},
+		Spec: keystonev1.KeystoneApplicationCredentialSpec{Secret: "osp-secret", PasswordSelector: "GlancePassword",
+			UserName: "glance", Roles: []string{"service"}},
+	}
+}
+
+func getAppCred(key types.NamespacedName) func(g Gomega) *keystonev1.KeystoneApplicationCredential {
+	return func(g Gomega) *keystonev1.KeystoneApplicationCredential {
+		ac := &keystonev1.KeystoneApplicationCredential{}
+		g.Expect(k8sClient.Get(context.Background(), key, ac)).To(Succeed())
+		return ac
+	}
+}
+
+// expectAppCredConditions waits until the KeystoneApplicationCredential's conditions include want.
+func expectAppCredConditions(key types.NamespacedName, want ...condition) {
+	GinkgoHelper()
+	expectObservedConditions(key, &keystonev1.KeystoneApplicationCredential{},
+		func(ac *keystonev1.KeystoneApplicationCredential) (lc.Conditions, int64) {
+			return ac.Status.Conditions, ac.Status.ObservedGeneration
+		}, want...)
+}
+
+// canUseAppCred tells whether Keystone issues a token for an application credential.
+func canUseAppCred(url, id, secret string) bool {
+	_, err := openstack.AuthenticatedClient(context.Background(), gophercloud.AuthOptions{
+		IdentityEndpoint: url + "/v3/", ApplicationCredentialID: id, ApplicationCredentialSecret: secret,
+	})
+	return err == nil
+}
+
+// acSecret reads a credential's Secret.
+func acSecret(ns, name string) *corev1.Secret {
+	GinkgoHelper()
+	s := &corev1.Secret{}
+	Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, s)).To(Succeed())
+	return s
+}
+
+// setFinalizers plays a consumer (a service operator) adding or removing its finalizer.
+func setFinalizers(ns, name string, edit func([]string) []string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		s := &corev1.Secret{}
+		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, s)).To(Succeed())
+		s.Finalizers = edit(s.Finalizers)
+		g.Expect(k8sClient.Update(ctx, s)).To(Succeed())
+	}).Should(Succeed())
+}
+
+const consumerFinalizer = "openstack.org/glance-ac-consumer"
+
+func withConsumer(fs []string) []string { return append(fs, consumerFinalizer) }
+
+func withoutConsumer(fs []string) []string {
+	var out []string
+	for _, f := range fs {
+		if f != consumerFinalizer {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+var _ = Describe("KeystoneApplicationCredential", func() {
+	var (
+		ns  string
+		ks  *fakekeystone.Server
+		key types.NamespacedName
+	)
+	// keystone makes an external KeystoneAPI at the fake Keystone, and registers glance
+	// (user glance with roles admin and service on the service project).
+	keystone := func(withUser bool) {
+		api := externalKeystoneAPI(ns)
+		api.Spec.Override.Service.Internal.EndpointURL = ptr.To(ks.URL)
+		Expect(k8sClient.Create(ctx, api)).To(Succeed())
+		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin", "GlancePassword": "glance-1"})
+		expectConditions(client.ObjectKeyFromObject(api), condition{"Ready", "True", "Ready", ""})
+		if withUser {
+			Expect(k8sClient.Create(ctx, keystoneService(ns))).To(Succeed())
+			expectServiceConditions(types.NamespacedName{Namespace: ns, Name: "glance"}, condition{"Ready", "True", "Ready", ""})
+		}
+	}
+	ready := func() *keystonev1.KeystoneApplicationCredential {
+		GinkgoHelper()
+		expectAppCredConditions(key, condition{"Ready", "True", "Ready", ""})
+		return getAppCred(key)(Default)
+	}
+	BeforeEach(func() {
+		ns = newNamespace()
+		ks = fakekeystone.New("admin", "secret-admin")
+		DeferCleanup(ks.Close)
+		key = types.NamespacedName{Namespace: ns, Name: "ac-glance"}
+	})
+
+	It("walks every step forward and makes a credential the service can use, and a Secret it can read", func() {
+		Expect(k8sClient.Create(ctx, applicationCredential(ns))).To(Succeed())
+		By("no KeystoneAPI yet")
+		expectAppCredConditions(key,
+			condition{"Ready", "False", "DependencyNotFound", "Warning"},
+			condition{"KeystoneAPIReady", "False", "DependencyNotFound", "Warning"})
+		Expect(getAppCred(key)(Default).Status.Conditions.Get("Ready").Message).To(
+			Equal("KeystoneAPIReady (0/6 ready): no KeystoneAPI in namespace " + ns))
+
+		By("the KeystoneAPI is ready, the user does not exist yet: a Warning, retried")
+		keystone(false)
+		expectAppCredConditions(key,
+			condition{"InputReady", "True", "Ready", ""},
+			condition{"KeystoneApplicationCredentialReady", "False", "UserAuthenticationFailed", "Warning"})
+		Expect(getAppCred(key)(Default).Status.Conditions.Get("KeystoneApplicationCredentialReady").Message).To(
+			Equal("user glance does not exist in Keystone (yet)"))
+
+		By("the KeystoneService registers the user: the credential is made")
+		Expect(k8sClient.Create(ctx, keystoneService(ns))).To(Succeed())
+		ac := ready()
+		Expect(summary(ac.Status.Conditions)).To(Equal([]condition{
+			{"Ready", "True", "Ready", ""},
+			{"KeystoneAPIReady", "True", "Ready", ""},
+			{"InputReady", "True", "Ready", ""},
+			{"KeystoneApplicationCredentialReady", "True", "Ready", ""},
+			{"ApplicationCredentialSecretReady", "True", "Ready", ""},
+			{"ApplicationCredentialRotationReady", "True", "Ready", ""},
+			{"ApplicationCredentialCleanupReady", "True", "Ready", ""},
+		}))
+		Eventually(func() []string { return eventReasons(ns, "ac-glance") }).Should(ContainElements(
+			"ApplicationCredentialCreated", "SecretCreated"), "each creation was reported before it was confirmed")
+		st := ac.Status
+		Expect(st.ACID).NotTo(BeEmpty())
+		Expect(st.PreviousSecretName).To(BeEmpty())
+		Expect(st.ExpiresAt.Sub(st.CreatedAt.Time)).To(BeNumerically("~", 365*24*time.Hour, time.Second))
+		Expect(st.RotationEligibleAt.Time).To(Equal(st.ExpiresAt.Add(-182 * 24 * time.Hour)))
+		Expect(st.SecurityHash).NotTo(BeEmpty())
+		Expect(st.LastRotated).To(BeNil())
+
+		secret := acSecret(ns, st.SecretName)
+		Expect(secret.Immutable).To(HaveValue(BeTrue()))
+		Expect(secret.Finalizers).To(ConsistOf(keystoneapplicationcredential.ProtectionFinalizer))
+		Expect(secret.Labels).To(Equal(map[string]string{"application-credentials": "true", "application-credential-service": "glance"}))
+		Expect(metav1.IsControlledBy(secret, ac)).To(BeTrue())
+		Expect(string(secret.Data["AC_ID"])).To(Equal(st.ACID))
+		Expect(canUseAppCred(ks.URL, st.ACID, string(secret.Data["AC_SECRET"]))).To(BeTrue())
+		Expect(ks.AppCredIDs("glance")).To(Equal([]string{st.ACID}))
+		Expect(kubectl("-n", ns, "get", "appcred", "ac-glance")).To(ContainSubstring(st.SecretName))
+
+		By("converged: no write")
+		before := settledWrites(ns)
+		for i := 0; i < 3; i++ {
+			reconciledAfter("keystoneapplicationcredential", func() {
+				update(key, &keystonev1.KeystoneApplicationCredential{}, touchAnnotation)
+			})
+		}
+		Consistently(func() map[string]int64 { return writesIn(ns) }, 2*time.Second).Should(Equal(before))
+	})
+
+	It("rotates at the grace period, keeps the previous credential while a consumer holds its Secret, then revokes it", func() {
+		keystone(true)
+		Expect(k8sClient.Create(ctx, applicationCredential(ns))).To(Succeed())
+		first := ready().Status
+		firstSecret := acSecret(ns, first.SecretName)
+		setFinalizers(ns, first.SecretName, withConsumer)
+
+		By("184 days later: inside the grace period")
+		testClock.Advance(184 * 24 * time.Hour)
+		update(key, &keystonev1.KeystoneApplicationCredential{}, touchAnnotation)
+		Eventually(func(g Gomega) {
+			g.Expect(getAppCred(key)(g).Status.ACID).NotTo(Equal(first.ACID))
+		}).Should(Succeed())
+		second := ready().Status
+		Expect(second.PreviousSecretName).To(Equal(first.SecretName))
+		Expect(second.LastRotated).NotTo(BeNil())
+		Expect(eventReasons(ns, "ac-glance")).To(ContainElement("ApplicationCredentialRotated"))
+		Expect(getAppCred(key)(Default).Status.Conditions.Get("ApplicationCredentialCleanupReady").Message).To(
+			ContainSubstring("secret " + first.SecretName + " is used by " + consumerFinalizer))
+		Expect(canUseAppCred(ks.URL, first.ACID, string(firstSecret.Data["AC_SECRET"]))).To(BeTrue(), "the old one works while in use")
+		Expect(ks.AppCredIDs("glance")).To(ConsistOf(first.ACID, second.ACID))
+
+		By("the consumer moves its finalizer to the new Secret")
+		setFinalizers(ns, second.SecretName, withConsumer)
+		setFinalizers(ns, first.SecretName, withoutConsumer)
+		Eventually(func() []string { return ks.AppCredIDs("glance") }).Should(Equal([]string{second.ACID}))
+		Expect(canUseAppCred(ks.URL, first.ACID, string(firstSecret.Data["AC_SECRET"]))).To(BeFalse(), "revoked")
+		Eventually(gone(types.NamespacedName{Namespace: ns, Name: first.SecretName}, &corev1.Secret{})).Should(BeTrue())
+		Eventually(func(g Gomega) { g.Expect(getAppCred(key)(g).Status.PreviousSecretName).To(BeEmpty()) }).Should(Succeed())
+		expectAppCredConditions(key, condition{"Ready", "True", "Ready", ""})
+	})
+
+	It("rotates at once when the roles change, and revokes the previous one when nobody uses it", func() {
+		keystone(true)
+		Expect(k8sClient.Create(ctx, applicationCredential(ns))).To(Succeed())
+		first := ready().Status
+		update(key, &keystonev1.KeystoneApplicationCredential{}, func(ac *keystonev1.KeystoneApplicationCredential) {
+			ac.Spec.Roles = []string{"service", "admin"}
+		})
+		Eventually(func(g Gomega) {
+			ac := getAppCred(key)(g)
+			g.Expect(ac.Status.ACID).NotTo(Equal(first.ACID))
+			g.Expect(ac.Status.SecurityHash).NotTo(Equal(first.SecurityHash))
+		}).Should(Succeed())
+		second := ready().Status
+		Eventually(func() []string { return ks.AppCredIDs("glance") }).Should(Equal([]string{second.ACID}))
+		Eventually(gone(types.NamespacedName{Namespace: ns, Name: first.SecretName}, &corev1.Secret{})).Should(BeTrue())
+	})
+
+	DescribeTable("reports what Keystone refuses, with its message, and leaves nothing half-created",
+		func(mutate func(*keystonev1.KeystoneApplicationCredential), fault func(*fakekeystone.Server), want condition, message string) {
+			keystone(true)
+			if fault != nil {
+				fault(ks)
+			}
+			ac := applicationCredential(ns)
+			mutate(ac)
+			Expect(k8sClient.Create(ctx, ac)).To(Succeed())
+			expectAppCredConditions(key, condition{"Ready", "False", want.Reason, want.Severity}, want)
+			Expect(getAppCred(key)(Default).Status.Conditions.Get(want.Type).Message).To(ContainSubstring(message))
+			Expect(ks.AppCredIDs("glance")).To(BeEmpty())
+			secrets := &corev1.SecretList{}
+			Expect(k8sClient.List(ctx, secrets, client.InNamespace(ns), client.MatchingLabels{"application-credentials": "true"})).To(Succeed())
+			Expect(secrets.Items).To(BeEmpty())
+		},
+		Entry("a role that does not exist", func(ac *keystonev1.KeystoneApplicationCredential) { ac.Spec.Roles = []string{"nosuchrole"} }, nil,
+			condition{"KeystoneApplicationCredentialReady", "False", "ApplicationCredentialFailed", "Error"}, "Role nosuchrole is not defined"),
+		Entry("a password that no longer works", func(*keystonev1.KeystoneApplicationCredential) {},
+			func(ks *fakekeystone.Server) { ks.SetPassword("glance", "changed-elsewhere") },
+			condition{"KeystoneApplicationCredentialReady", "False", "UserAuthenticationFailed", "Warning"},
+			"Keystone refused the password of user glance from secret osp-secret"),
+		Entry("an access rule Keystone refuses", func(ac *keystonev1.KeystoneApplicationCredential) {
+			ac.Spec.AccessRules = []keystonev1.ACRule{{Service: "compute", Path: "/v2.1/servers", Method: "GET"}}
+		}, func(ks *fakekeystone.Server) { ks.FailNext(http.MethodPost, "/v3/users", http.StatusBadRequest) },
+			condition{"KeystoneApplicationCredentialReady", "False", "ApplicationCredentialFailed", "Error"}, "Bad Request"),
+	)
+
+	It("revokes a credential a crashed round created but never recorded, and creates no duplicate", func() {
+		keystone(true)
+		ac := applicationCredential(ns)
+		ac.Spec.PasswordSelector = "NotYet"
+		Expect(k8sClient.Create(ctx, ac)).To(Succeed())
+		expectAppCredConditions(key, condition{"InputReady", "False", "DependencyNotFound", "Warning"})
+		uid := getAppCred(key)(Default).UID
+		user := ks.List(fakekeystone.Users, map[string]any{"name": "glance"})[0]["id"].(string)
+		orphan := ks.Create(fakekeystone.AppCreds, map[string]any{"user_id": user, "name": "ac-glance-crash",
+			"description": "Created by keystone-operator [owner KeystoneApplicationCredential/" + ns + "/ac-glance/" + string(uid) + "]"})
+		foreign := ks.Create(fakekeystone.AppCreds, map[string]any{"user_id": user, "name": "someone-elses", "description": "not ours"})
+		update(key, &keystonev1.KeystoneApplicationCredential{}, func(ac *keystonev1.KeystoneApplicationCredential) {
+			ac.Spec.PasswordSelector = "GlancePassword"
+		})
+		current := ready().Status.ACID
+		Expect(ks.AppCredIDs("glance")).To(ConsistOf(current, foreign), "the orphan %s is revoked, the foreign one kept", orphan)
+	})
+
+	It("revokes every credential on deletion and respects a consumer's finalizer on a Secret", func() {
+		keystone(true)
+		Expect(k8sClient.Create(ctx, applicationCredential(ns))).To(Succeed())
+		first := ready().Status
+		setFinalizers(ns, first.SecretName, withConsumer)
+		update(key, &keystonev1.KeystoneApplicationCredential{}, func(ac *keystonev1.KeystoneApplicationCredential) {
+			ac.Spec.Roles = []string{"admin"}
+		})
+		Eventually(func(g Gomega) { g.Expect(getAppCred(key)(g).Status.PreviousSecretName).To(Equal(first.SecretName)) }).Should(Succeed())
+		second := ready().Status
+		Expect(ks.AppCredIDs("glance")).To(HaveLen(2))
+
+		Expect(k8sClient.Delete(ctx, getAppCred(key)(Default))).To(Succeed())
+		Eventually(gone(key, &keystonev1.KeystoneApplicationCredential{})).Should(BeTrue())
+		Expect(ks.AppCredIDs("glance")).To(BeEmpty(), "both credentials revoked")
+		Expect(acSecret(ns, first.SecretName).Finalizers).To(ConsistOf(consumerFinalizer), "the consumer's finalizer stays")
+		Expect(acSecret(ns, second.SecretName).Finalizers).To(BeEmpty())
+		api := getAPI(types.NamespacedName{Namespace: ns, Name: "keystone"})(Default)
+		Expect(api.Finalizers).NotTo(ContainElement(ContainSubstring("keystoneapplicationcredential")))
+	})
+
+	It("waits for the data plane, where NodeSets run, before revoking or letting go", func() {
+		keystone(true)
+		ac := applicationCredential(ns)
+		delete(ac.Annotations, keystonev1.EDPMServiceAnnotation) // a data plane service, as by default
+		Expect(k8sClient.Create(ctx, ac)).To(Succeed())
+		first := ready().Status
+		setNodeSetHashes(ns, map[string]string{first.SecretName: "deployed-long-ago"})
+
+		By("a rotation: the previous credential waits until the NodeSet deployed the current Secrets")
+		update(key, &keystonev1.KeystoneApplicationCredential{}, func(ac *keystonev1.KeystoneApplicationCredential) {
+			ac.Spec.Roles = []string{"admin"}
+		})
+		Eventually(func(g Gomega) { g.Expect(getAppCred(key)(g).Status.ACID).NotTo(Equal(first.ACID)) }).Should(Succeed())
+		second := ready().Status
+		Expect(getAppCred(key)(Default).Status.Conditions.Get("ApplicationCredentialCleanupReady").Message).To(
+			ContainSubstring("waiting for the data plane: NodeSet compute has not deployed secret " + first.SecretName))
+		Consistently(func() []string { return ks.AppCredIDs("glance") }, time.Second).Should(ConsistOf(first.ACID, second.ACID))
+
+		By("the NodeSet deploys the current Secret")
+		setNodeSetHashes(ns, map[string]string{second.SecretName: secretHash(acSecret(ns, second.SecretName))})
+		Eventually(func() []string { return ks.AppCredIDs("glance") }).Should(Equal([]string{second.ACID}))
+
+		By("deletion waits too")
+		setNodeSetHashes(ns, map[string]string{second.SecretName: "deployed-long-ago"})
+		Expect(k8sClient.Delete(ctx, getAppCred(key)(Default))).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := getAppCred(key)(g).Status.Conditions.Get("ApplicationCredentialCleanupReady")
+			g.Expect(c.Message).To(HavePrefix("deleting: waiting for the data plane"))
+		}).Should(Succeed())
+		Expect(ks.AppCredIDs("glance")).To(Equal([]string{second.ACID}))
+		setNodeSetHashes(ns, map[string]string{second.SecretName: secretHash(acSecret(ns, second.SecretName))})
+		Eventually(gone(key, &keystonev1.KeystoneApplicationCredential{})).Should(BeTrue())
+		Expect(ks.AppCredIDs("glance")).To(BeEmpty())
+	})
+})
+
+// setNodeSetHashes plays the data plane: the NodeSet compute deployed the Secrets of
+// hashes (created when missing).
+func setNodeSetHashes(ns string, hashes map[string]string) {
+	GinkgoHelper()
+	nodeSet := &unstructured.Unstructured{}
+	nodeSet.SetGroupVersionKind(schema.GroupVersionKind{Group: "dataplane.openstack.org", Version: "v1beta1", Kind: "OpenStackDataPlaneNodeSet"})
+	key := types.NamespacedName{Namespace: ns, Name: "compute"}
+	if err := k8sClient.Get(ctx, key, nodeSet); apierrors.IsNotFound(err) {
+		nodeSet.SetNamespace(ns)
+		nodeSet.SetName("compute")
+		Expect(k8sClient.Create(ctx, nodeSet)).To(Succeed())
+	}
+	Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, key, nodeSet)).To(Succeed())
+		values := map[string]any{}
+		for k, v := range hashes {
+			values[k] = v
+		}
+		g.Expect(unstructured.SetNestedMap(nodeSet.Object, values, "status", "secretHashes")).To(Succeed())
+		g.Expect(k8sClient.Status().Update(ctx, nodeSet)).To(Succeed())
+	}).Should(Succeed())
+}
+
+// secretHash is the hash a NodeSet records for a Secret it deployed (lib-common's).
+func secretHash(s *corev1.Secret) string {
+	GinkgoHelper()
+	h, err := oksecret.Hash(s)
+	Expect(err).NotTo(HaveOccurred())
+	return h
+}
