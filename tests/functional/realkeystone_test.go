@@ -297,7 +297,7 @@ var _ = Describe("KeystoneApplicationCredential against the real Keystone", Labe
 		By("deletion revokes it with the admin's credentials alone, the user's password already gone")
 		setSecretKey(ns, "osp-secret", "ServicePassword", "")
 		Expect(k8sClient.Delete(ctx, getAppCred(key)(Default))).To(Succeed())
-		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneApplicationCredential{})) }).Should(BeTrue())
+		Eventually(gone(key, &keystonev1.KeystoneApplicationCredential{})).Should(BeTrue())
 		Expect(canUseAppCred(url, string(second.Data["AC_ID"]), string(second.Data["AC_SECRET"]))).To(BeFalse())
 	})
 })
