@@ -12,8 +12,10 @@ import (
 
 func main() {
 	var opts manager.Options
-	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
-	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
+	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:8080", "Address of the Prometheus metrics endpoint; 0 disables it.\n"+
+		"Plain HTTP answers anyone who reaches it: the default binds localhost only; use --metrics-secure on other addresses.")
+	flag.BoolVar(&opts.MetricsSecure, "metrics-secure", false, "Serve metrics over HTTPS to callers Kubernetes authenticates and authorizes for GET /metrics only.")
+	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints (they tell nothing but liveness).")
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
 	flag.StringVar(&opts.ClusterDNS, "cluster-dns", "", "Resolve Keystone's Service names (*.svc) through this DNS server (host:port);\n"+
 		"for an operator run outside the cluster, such as the local cluster's 10.244.0.1:53.")

@@ -120,8 +120,10 @@ func (r *Reconciler) jobFailure(ctx context.Context, job *batchv1.Job) string {
 			msg += fmt.Sprintf(" (%s: %s)", c.Reason, c.Message)
 		}
 	}
+	// Read from the API server, not the cache: a cached read would start an informer
+	// on every Pod of the cluster for a message about one Job's pods.
 	pods := &corev1.PodList{}
-	if err := r.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err != nil {
+	if err := r.Reporter.Reader.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err != nil {
 		return msg + "; its pods could not be read: " + err.Error()
 	}
 	sort.Slice(pods.Items, func(i, j int) bool {

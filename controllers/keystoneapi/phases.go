@@ -258,8 +258,15 @@ func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Re
 	} else if err != nil {
 		return ctrl.Result{}, fmt.Errorf("reading keys secret: %w", err)
 	}
-	rotatedAt, err := time.Parse(time.RFC3339, secret.Annotations[keystone.RotatedAtAnnotation])
-	if err != nil {
+	raw := secret.Annotations[keystone.RotatedAtAnnotation]
+	rotatedAt, err := time.Parse(time.RFC3339, raw)
+	malformed := raw != "" && err != nil
+	switch {
+	case malformed:
+		// Unreadable: taken as overdue, so rotation never silently stops; the rotation
+		// writes a valid time back and the schedule goes on from it.
+		rotatedAt = time.Time{}
+	case err != nil:
 		rotatedAt = now
 	}
 	keys := keystone.FernetKeys(secret.Data)
@@ -284,6 +291,12 @@ func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Re
 		due = keystone.RotationDue(rotatedAt, ptr.Deref(api.Spec.FernetRotationDays, 1))
 	}
 	s.requeueAt(due.Sub(now))
+	if malformed {
+		s.round.MarkFalse(step, invalidAnnotation, "annotation %s=%q of secret %s is not an RFC 3339 time (such as %s): "+
+			"the keys were rotated now, and the next rotation is at %s", keystone.RotatedAtAnnotation, raw, secret.Name,
+			now.UTC().Format(time.RFC3339), due.UTC().Format(time.RFC3339))
+		return ctrl.Result{}, nil
+	}
 	s.round.MarkTrue(step, "%d fernet keys in secret %s, next rotation at %s", len(keys), secret.Name,
 		due.UTC().Format(time.RFC3339))
 	return ctrl.Result{}, nil

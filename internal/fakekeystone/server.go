@@ -231,29 +231,26 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "The request you have made requires authentication.")
 		return
 	}
-	if parts[1] == "role_assignments" {
+	s.route(w, r, parts)
+}
+
+// route serves an authenticated request under /v3 (parts: the path's segments).
+func (s *Server) route(w http.ResponseWriter, r *http.Request, parts []string) {
+	switch {
+	case parts[1] == "role_assignments":
 		s.listAssignments(w, r)
-		return
-	}
-	if len(parts) >= 4 && parts[1] == Users && parts[3] == AppCreds {
+	case len(parts) >= 4 && parts[1] == Users && parts[3] == AppCreds:
 		s.appCreds(w, r, parts[2], parts[4:])
-		return
-	}
-	if len(parts) == 7 && parts[1] == Projects && parts[3] == Users && parts[5] == Roles && r.Method == http.MethodPut {
+	case len(parts) == 7 && parts[1] == Projects && parts[3] == Users && parts[5] == Roles && r.Method == http.MethodPut:
 		s.assigned[parts[2]+"/"+parts[4]+"/"+parts[6]] = true
 		w.WriteHeader(http.StatusNoContent)
-		return
+	case s.entities[parts[1]] == nil:
+		writeError(w, http.StatusNotFound, "unknown resource "+parts[1])
+	case len(parts) == 2:
+		s.collection(w, r, parts[1])
+	default:
+		s.member(w, r, parts[1], parts[2])
 	}
-	kind := parts[1]
-	if _, ok := s.entities[kind]; !ok {
-		writeError(w, http.StatusNotFound, "unknown resource "+kind)
-		return
-	}
-	if len(parts) == 2 {
-		s.collection(w, r, kind)
-		return
-	}
-	s.member(w, r, kind, parts[2])
 }
 
 // unique lists the fields that must be unique per kind (Keystone answers 409).

@@ -21,6 +21,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -38,6 +39,8 @@ func init() {
 type Options struct {
 	// MetricsAddr serves Prometheus metrics; "0" disables them.
 	MetricsAddr string
+	// MetricsSecure serves them over HTTPS to authenticated, authorized callers only.
+	MetricsSecure bool
 	// ProbeAddr serves /healthz and /readyz; "0" disables them.
 	ProbeAddr string
 	// LeaderElection makes only one replica active.
@@ -53,11 +56,27 @@ type Options struct {
 	Clock clock.PassiveClock
 }
 
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// MetricsServerOptions configures the metrics endpoint: plain HTTP at MetricsAddr (the
+// commands bind 127.0.0.1 unless told otherwise), or with MetricsSecure HTTPS that
+// answers only callers whose token Kubernetes authenticates (TokenReview) and who may
+// GET /metrics (SubjectAccessReview), as kubebuilder's projects serve it.
+func MetricsServerOptions(opts Options) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: opts.MetricsAddr}
+	if opts.MetricsSecure {
+		o.SecureServing = true
+		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return o
+}
+
 // New builds a manager with every controller registered.
 func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme,
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Metrics:                 MetricsServerOptions(opts),
 		HealthProbeBindAddress:  opts.ProbeAddr,
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "keystone-operator.keystone.openstack.org",

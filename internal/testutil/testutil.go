@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// Writes counts mutating API requests ("METHOD path") passing through Wrap.
-type Writes struct{ m sync.Map }
+// Writes counts mutating API requests ("METHOD path") passing through Wrap, and
+// records the paths watched.
+type Writes struct{ m, watched sync.Map }
 
 // Wrap is a rest.Config WrapTransport that counts every request but GET.
 func (w *Writes) Wrap(rt http.RoundTripper) http.RoundTripper {
@@ -19,9 +20,18 @@ func (w *Writes) Wrap(rt http.RoundTripper) http.RoundTripper {
 		if req.Method != http.MethodGet {
 			n, _ := w.m.LoadOrStore(req.Method+" "+req.URL.Path, new(atomic.Int64))
 			n.(*atomic.Int64).Add(1)
+		} else if req.URL.Query().Get("watch") == "true" {
+			w.watched.Store(req.URL.Path, true)
 		}
 		return rt.RoundTrip(req)
 	})
+}
+
+// Watched tells whether a watch of path (for example /api/v1/pods, every Pod of the
+// cluster) was started.
+func (w *Writes) Watched(path string) bool {
+	_, ok := w.watched.Load(path)
+	return ok
 }
 
 // In returns the counts of the requests whose path is in namespace ns.

@@ -168,7 +168,9 @@ func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container) corev1.PodSpec {
 	spec := corev1.PodSpec{
 		// The group of the mounted key and config files, so the keystone user reads them (mode 0440).
 		SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr.To(KeystoneUID)},
-		Containers:      []corev1.Container{c},
+		// Keystone never talks to the Kubernetes API: no token to steal from its pods.
+		AutomountServiceAccountToken: ptr.To(false),
+		Containers:                   []corev1.Container{c},
 		Volumes: []corev1.Volume{
 			secretVolume(configVolume, ConfigSecretName(api), nil),
 			secretVolume(kollaVolume, ConfigSecretName(api), nil),

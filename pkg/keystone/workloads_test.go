@@ -1,11 +1,13 @@
 package keystone
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 )
@@ -25,6 +27,7 @@ func TestDeployment(t *testing.T) {
 	g.Expect(*c.SecurityContext.RunAsNonRoot).To(BeTrue())
 	g.Expect(*c.SecurityContext.AllowPrivilegeEscalation).To(BeFalse())
 	g.Expect(c.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
+	g.Expect(dep.Spec.Template.Spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()), "no API token in Keystone's pods")
 
 	var fernet *corev1.Volume
 	for i, v := range dep.Spec.Template.Spec.Volumes {
@@ -77,4 +80,26 @@ func TestServicesAndEndpoints(t *testing.T) {
 	api.Spec.Override.Service = &keystonev1.ServiceOverrides{Public: &keystonev1.EndpointOverride{EndpointURL: ptr.To("https://keystone.example.com")}}
 	g.Expect(Endpoints(api)[keystonev1.EndpointPublic]).To(Equal("https://keystone.example.com"))
 	g.Expect(Endpoints(api)[keystonev1.EndpointInternal]).To(Equal("http://keystone-internal.openstack.svc:5000"))
+}
+
+// TestCredentialFilesPrivate checks that every configuration file that may hold a
+// credential is installed readable by Keystone's user only.
+func TestCredentialFilesPrivate(t *testing.T) {
+	g := NewWithT(t)
+	files, err := RenderConfig(testAPI(), ConfigInput{DatabaseHostname: "db", DatabaseUser: "keystone", DatabasePassword: "pw"})
+	g.Expect(err).NotTo(HaveOccurred())
+	var kolla struct {
+		ConfigFiles []struct{ Source, Dest, Perm string } `json:"config_files"`
+	}
+	g.Expect(json.Unmarshal([]byte(files[APIKollaConfig]), &kolla)).To(Succeed())
+	g.Expect(kolla.ConfigFiles).NotTo(BeEmpty())
+	for _, f := range kolla.ConfigFiles {
+		if strings.HasSuffix(f.Dest, "httpd.conf") {
+			continue // no credential in it
+		}
+		g.Expect(f.Perm).To(Equal("0600"), f.Dest)
+	}
+	for _, job := range []*batchv1.Job{DBSyncJob(testAPI(), "h"), BootstrapJob(testAPI(), "h", map[string]string{})} {
+		g.Expect(job.Spec.Template.Spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()), job.Name)
+	}
 }

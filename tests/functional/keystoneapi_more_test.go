@@ -68,6 +68,37 @@ var _ = Describe("KeystoneAPI fernet keys", func() {
 	})
 })
 
+var _ = Describe("KeystoneAPI fernet rotation annotation", func() {
+	It("reports a malformed value as a Warning naming it, and keeps rotating", func() {
+		ns := newNamespace()
+		key := deploy(ns)
+		keysKey := types.NamespacedName{Namespace: ns, Name: "keystone-keys"}
+		before := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, keysKey, before)).To(Succeed())
+		update(keysKey, &corev1.Secret{}, func(s *corev1.Secret) {
+			s.Annotations[keystone.RotatedAtAnnotation] = "yesterday"
+		})
+		Eventually(func(g Gomega) {
+			events := &corev1.EventList{}
+			g.Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+			var found bool
+			for _, e := range events.Items {
+				found = found || (e.Type == corev1.EventTypeWarning && e.Reason == "InvalidAnnotation" &&
+					strings.Contains(e.Message, `annotation keystone.openstack.org/fernet-rotated-at="yesterday" of secret keystone-keys is not an RFC 3339 time`))
+			}
+			g.Expect(found).To(BeTrue(), "a Warning event naming the annotation")
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			s := &corev1.Secret{}
+			g.Expect(k8sClient.Get(ctx, keysKey, s)).To(Succeed())
+			_, err := time.Parse(time.RFC3339, s.Annotations[keystone.RotatedAtAnnotation])
+			g.Expect(err).NotTo(HaveOccurred(), "a valid time is back: the schedule goes on")
+			g.Expect(keystone.FernetKeys(s.Data)[4]).To(Equal(keystone.FernetKeys(before.Data)[0]), "rotated: the staged key is primary")
+		}).Should(Succeed())
+		expectConditions(key, condition{"Ready", "True", "Ready", ""}, condition{"FernetKeysReady", "True", "Ready", ""})
+	})
+})
+
 var _ = Describe("KeystoneAPI in external mode", func() {
 	var ns string
 	var ks *fakekeystone.Server

@@ -172,6 +172,7 @@ var _ = Describe("KeystoneAPI", func() {
 			condition{"Stalled", "True", "CreationFailed", ""})
 		msg := message(key, "DBSyncReady")
 		Expect(msg).To(ContainSubstring("job keystone-db-sync failed after 4 attempts"))
+		Expect(managerWrites.Watched("/api/v1/pods")).To(BeFalse(), "the job's pods are read, not every Pod of the cluster watched")
 		Expect(msg).To(ContainSubstring("BackoffLimitExceeded"))
 		Expect(msg).To(ContainSubstring("exit code 1: sqlalchemy.exc.OperationalError: (1045"))
 		Expect(kstatusOf(key)).To(Equal(status.FailedStatus))

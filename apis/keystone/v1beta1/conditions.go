@@ -125,7 +125,10 @@ var KeystoneApplicationCredentialSteps = []condition.Type{
 
 // Reasons specific to Keystone (docs/conditions.md); the generic ones are lib-common's.
 const (
-	FernetCreatedReason         condition.Reason = "FernetCreated"
+	FernetCreatedReason condition.Reason = "FernetCreated"
+	// InvalidAnnotationReason: an annotation the operator reads holds a value it cannot
+	// read; it goes on without it and says so (Warning).
+	InvalidAnnotationReason     condition.Reason = "InvalidAnnotation"
 	ServiceCreatedReason        condition.Reason = "ServiceCreated"
 	ServiceFailedReason         condition.Reason = "ServiceFailed"
 	EndpointCreatedReason       condition.Reason = "EndpointCreated"
@@ -155,6 +158,7 @@ const (
 // reasons are progress (Info), Failed reasons will not fix themselves (Error).
 var ReasonSeverity = map[condition.Reason]condition.Severity{
 	FernetCreatedReason:         condition.SeverityInfo,
+	InvalidAnnotationReason:     condition.SeverityWarning,
 	ServiceCreatedReason:        condition.SeverityInfo,
 	ServiceFailedReason:         condition.SeverityError,
 	EndpointCreatedReason:       condition.SeverityInfo,
