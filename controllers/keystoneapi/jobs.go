@@ -8,12 +8,14 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
@@ -31,13 +33,59 @@ type jobInputs struct {
 	Secret  string
 }
 
+// reconcileDBSync marks DBSyncReady: db_sync ran for the current configuration and image.
+func (r *Reconciler) reconcileDBSync(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if s.configRevision == "" {
+		return ctrl.Result{}, nil // no configuration yet: waiting for ServiceConfigReady
+	}
+	s.dbSyncHash = keystone.Hash(map[string]string{"config": s.configRevision, "image": s.api.Spec.ContainerImage})
+	in := jobInputs{HashKey: keystone.HashDBSync, Public: s.dbSyncHash}
+	return ctrl.Result{}, r.runJob(ctx, s, keystonev1.KeystoneAPIDBSyncReady, in, keystone.DBSyncJob(s.api, s.dbSyncHash))
+}
+
+// reconcileBootstrap marks BootstrapReady: bootstrap ran for the current database,
+// image, admin identity, region and endpoints (published as a digest), and for the
+// current admin password (remembered only in the private state Secret). A new
+// configuration alone does not run it again.
+func (r *Reconciler) reconcileBootstrap(ctx context.Context, s *scope) (ctrl.Result, error) {
+	api := s.api
+	step := keystonev1.KeystoneAPIBootstrapReady
+	if !s.round.IsTrue(keystonev1.KeystoneAPIInputReady) {
+		return ctrl.Result{}, nil // without the admin password nothing can be said: waiting
+	}
+	inputs := map[string]string{
+		"database": api.Status.DatabaseHostname + "/" + api.Spec.DatabaseAccount, "image": api.Spec.ContainerImage,
+		"user": api.Spec.AdminUser, "project": api.Spec.AdminProject, "region": api.Spec.Region,
+	}
+	for iface, url := range api.Status.APIEndpoints {
+		inputs["endpoint-"+iface] = url
+	}
+	if err := r.loadPrivateState(ctx, s, s.acting(step)); err != nil || s.private == nil {
+		return ctrl.Result{}, err
+	}
+	in := jobInputs{HashKey: keystone.HashBootstrap, Public: keystone.Hash(inputs),
+		Secret: keystone.PrivateMAC(s.private.Data, map[string]string{"adminPassword": s.adminPassword})}
+	return ctrl.Result{}, r.runJob(ctx, s, step, in, keystone.BootstrapJob(api, in.Public, api.Status.APIEndpoints))
+}
+
 // runJob drives a job step: done when it last succeeded for in; otherwise it makes
 // sure a Job for in exists and reports it running, failed (with attempts and the pod's
-// termination reason) or succeeded. A Job built for other inputs is replaced.
+// termination reason) or succeeded. A Job built for other inputs is replaced. While
+// the step may not act, only a Job for in that exists already is observed.
 func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, in jobInputs, desired *batchv1.Job) error {
 	if s.api.Status.Hash[in.HashKey] == in.Public && s.privateValue(keystone.DoneKey(in.HashKey)) == in.Secret {
 		s.round.MarkTrue(step, "job %s succeeded for the current inputs", desired.Name)
 		return nil
+	}
+	if !s.acting(step) {
+		job := &batchv1.Job{}
+		if err := r.Get(ctx, client.ObjectKeyFromObject(desired), job); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if job.Annotations[keystone.HashAnnotation] != in.Public || s.privateValue(keystone.PendingKey(in.HashKey)) != in.Secret {
+			return nil // a Job of other inputs: waiting to replace it
+		}
+		return r.observeJob(ctx, s, step, in, job)
 	}
 	job, err := r.jobFor(ctx, s, step, in, desired)
 	if err != nil || job == nil {

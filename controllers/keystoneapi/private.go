@@ -13,8 +13,9 @@ import (
 )
 
 // loadPrivateState reads the private state Secret into the scope, creating it (with a
-// new MAC key) when missing; see pkg/keystone/private.go for why it exists.
-func (r *Reconciler) loadPrivateState(ctx context.Context, s *scope) error {
+// new MAC key) when missing and create is set; see pkg/keystone/private.go for why it
+// exists. Without create, s.private stays nil when the Secret does not exist.
+func (r *Reconciler) loadPrivateState(ctx context.Context, s *scope, create bool) error {
 	api := s.api
 	key := client.ObjectKey{Namespace: api.Namespace, Name: keystone.PrivateStateSecretName(api)}
 	secret := &corev1.Secret{}
@@ -24,6 +25,8 @@ func (r *Reconciler) loadPrivateState(ctx context.Context, s *scope) error {
 		err = r.Reporter.Reader.Get(ctx, key, secret)
 	}
 	switch {
+	case apierrors.IsNotFound(err) && !create:
+		return nil
 	case apierrors.IsNotFound(err):
 		data, err := keystone.NewPrivateState()
 		if err != nil {
@@ -42,7 +45,7 @@ func (r *Reconciler) loadPrivateState(ctx context.Context, s *scope) error {
 		}
 	case err != nil:
 		return fmt.Errorf("reading secret %s: %w", key.Name, err)
-	case len(secret.Data[keystone.PrivateMACKey]) == 0:
+	case len(secret.Data[keystone.PrivateMACKey]) == 0 && create:
 		// Someone removed the key: a new one makes every record stale, so the steps
 		// that depend on secret values run once more.
 		data, err := keystone.NewPrivateState()

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -43,6 +44,7 @@ var (
 		Failed:  registration.Reason(keystonev1.ApplicationCredentialFailedReason),
 	}
 	userAuthenticationFailed = registration.Reason(keystonev1.UserAuthenticationFailedReason)
+	roleNotAssigned          = registration.Reason(keystonev1.RoleNotAssignedReason)
 	rotatedReason            = registration.Reason(keystonev1.ApplicationCredentialRotatedReason)
 	revokedReason            = registration.Reason(keystonev1.ApplicationCredentialRevokedReason)
 	secretCreatedReason      = registration.Reason(keystonev1.SecretCreatedReason)
@@ -198,6 +200,12 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 		want.AccessRules = append(want.AccessRules, identity.AccessRule{Service: rule.Service, Path: rule.Path, Method: rule.Method})
 	}
 	created, err := kc.CreateAppCred(ctx, want)
+	if identity.StatusCode(err) == http.StatusBadRequest && strings.Contains(identity.Message(err), "unassigned role") {
+		// The user's KeystoneService may be assigning the role right now: retried.
+		s.round.MarkFalse(step, roleNotAssigned, "Keystone at %s refused: %s: user %s needs roles %v on project %s",
+			s.user.URL, identity.Message(err), spec.UserName, spec.Roles, serviceProject)
+		return ctrl.Result{}, err
+	}
 	if err != nil {
 		return registration.Failed(s.round, r.Keystone, s.user, step, credentialReasons, err)
 	}

@@ -12,20 +12,55 @@ import (
 type Phase[S any] struct {
 	Step lc.Type
 	Run  func(ctx context.Context, s S) (ctrl.Result, error)
+	// Observes makes the phase run every round, whatever the steps before it: it reports
+	// its objects as it finds them (a Deployment's readiness always comes from the
+	// Deployment) and acts only when Round.WaitingFor(Step) is "". A phase that does
+	// not observe runs only once every earlier step is True (or done this round).
+	Observes bool
 }
 
-// RunPhases runs the phases in order and stops at the first one that failed, asked
-// for a requeue, or left its step neither True nor done (MarkDone): a real wait.
-// Phases whose step is not applicable in round are passed over.
+// RunPhases runs the phases in declared order. A phase that does not observe runs only
+// when every step before it is True or done this round, and not after an error; an
+// observing phase always runs. Phases whose step is not applicable are passed over.
+// The first error is returned; requests to requeue are merged (the soonest wins).
 func RunPhases[S any](ctx context.Context, round *Round, s S, phases []Phase[S]) (ctrl.Result, error) {
+	var result ctrl.Result
+	var firstErr error
 	for _, p := range phases {
 		if round.current[p.Step] == nil {
 			continue
 		}
+		if !p.Observes && (firstErr != nil || round.WaitingFor(p.Step) != "") {
+			continue
+		}
 		res, err := p.Run(ctx, s)
-		if err != nil || !res.IsZero() || (!round.IsTrue(p.Step) && !round.done[p.Step]) {
-			return res, err
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		result = mergeResults(result, res)
+	}
+	return result, firstErr
+}
+
+// WaitingFor returns the first applicable step before t that is neither True nor done
+// this round: what t's actions wait for. "" when there is none.
+func (r *Round) WaitingFor(t lc.Type) lc.Type {
+	for _, step := range r.steps {
+		if step == t {
+			return ""
+		}
+		if !r.IsTrue(step) && !r.done[step] {
+			return step
 		}
 	}
-	return ctrl.Result{}, nil
+	return ""
+}
+
+// mergeResults keeps the sooner of two requests to reconcile again.
+func mergeResults(a, b ctrl.Result) ctrl.Result {
+	out := ctrl.Result{Requeue: a.Requeue || b.Requeue, RequeueAfter: a.RequeueAfter}
+	if b.RequeueAfter > 0 && (out.RequeueAfter == 0 || b.RequeueAfter < out.RequeueAfter) {
+		out.RequeueAfter = b.RequeueAfter
+	}
+	return out
 }

@@ -29,11 +29,28 @@ func TestRunPhases(t *testing.T) {
 		r.MarkDone(stepB, Created, "created, confirmed next round")
 		return ctrl.Result{}, nil
 	}}
+	requeueIn := func(step lc.Type, d time.Duration) Phase[*Round] {
+		return Phase[*Round]{Step: step, Run: func(_ context.Context, r *Round) (ctrl.Result, error) {
+			r.MarkTrue(step, "done")
+			return ctrl.Result{RequeueAfter: d}, nil
+		}}
+	}
 	failing := Phase[*Round]{Step: stepB, Run: func(context.Context, *Round) (ctrl.Result, error) { return ctrl.Result{}, errBoom }}
 	requeue := Phase[*Round]{Step: stepB, Run: func(_ context.Context, r *Round) (ctrl.Result, error) {
 		r.MarkTrue(stepB, "done, check again later")
 		return ctrl.Result{RequeueAfter: time.Minute}, nil
 	}}
+
+	observing := func(step lc.Type) Phase[*Round] {
+		return Phase[*Round]{Step: step, Observes: true, Run: func(_ context.Context, r *Round) (ctrl.Result, error) {
+			if waiting := r.WaitingFor(step); waiting != "" {
+				r.MarkTrue(step, "observed while waiting for %s", waiting)
+				return ctrl.Result{RequeueAfter: 2 * time.Minute}, nil
+			}
+			r.MarkTrue(step, "done")
+			return ctrl.Result{}, nil
+		}}
+	}
 
 	tests := []struct {
 		name    string
@@ -44,11 +61,17 @@ func TestRunPhases(t *testing.T) {
 		ran     []lc.Type
 	}{
 		{"all done", nil, []Phase[*Round]{done(stepA), done(stepB), done(stepC)}, nil, ctrl.Result{}, []lc.Type{stepA, stepB, stepC}},
-		{"stops at a wait", nil, []Phase[*Round]{done(stepA), waiting(stepB), done(stepC)}, nil, ctrl.Result{}, []lc.Type{stepA}},
-		{"stops at an error", nil, []Phase[*Round]{done(stepA), failing, done(stepC)}, errBoom, ctrl.Result{}, []lc.Type{stepA}},
-		{"stops at a requeue", nil, []Phase[*Round]{done(stepA), requeue, done(stepC)}, nil, ctrl.Result{RequeueAfter: time.Minute}, []lc.Type{stepA, stepB}},
+		{"waits at a wait", nil, []Phase[*Round]{done(stepA), waiting(stepB), done(stepC)}, nil, ctrl.Result{}, []lc.Type{stepA}},
+		{"waits after an error", nil, []Phase[*Round]{done(stepA), failing, done(stepC)}, errBoom, ctrl.Result{}, []lc.Type{stepA}},
+		{"goes on after a requeue", nil, []Phase[*Round]{done(stepA), requeue, done(stepC)}, nil, ctrl.Result{RequeueAfter: time.Minute}, []lc.Type{stepA, stepB, stepC}},
 		{"goes on after a step marked done", nil, []Phase[*Round]{done(stepA), doneOnly, done(stepC)}, nil, ctrl.Result{}, []lc.Type{stepA, stepC}},
 		{"passes over skipped steps", []lc.Type{stepB}, []Phase[*Round]{done(stepA), failing, done(stepC)}, nil, ctrl.Result{}, []lc.Type{stepA, stepC}},
+		{"observes behind a wait", nil, []Phase[*Round]{done(stepA), waiting(stepB), observing(stepC)}, nil,
+			ctrl.Result{RequeueAfter: 2 * time.Minute}, []lc.Type{stepA, stepC}},
+		{"observes after an error", nil, []Phase[*Round]{done(stepA), failing, observing(stepC)}, errBoom,
+			ctrl.Result{RequeueAfter: 2 * time.Minute}, []lc.Type{stepA, stepC}},
+		{"keeps the sooner requeue", nil, []Phase[*Round]{requeueIn(stepA, time.Hour), requeueIn(stepB, time.Minute), requeueIn(stepC, 0)}, nil,
+			ctrl.Result{RequeueAfter: time.Minute}, []lc.Type{stepA, stepB, stepC}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

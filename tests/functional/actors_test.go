@@ -57,6 +57,18 @@ func markMemcachedReady(ns, name string) {
 	}).Should(Succeed())
 }
 
+// unmarkMemcachedReady plays infra-operator while memcached's pods restart: not Ready.
+func unmarkMemcachedReady(ns, name string) {
+	Eventually(func(g Gomega) {
+		mc := &memcachedv1.Memcached{}
+		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, mc)).To(Succeed())
+		notReady := lc.FalseCondition(lc.ReadyCondition, lc.RequestedReason, lc.SeverityInfo, "memcached pods are restarting")
+		notReady.LastTransitionTime = metav1.Now()
+		mc.Status.Conditions = lc.Conditions{*notReady}
+		g.Expect(k8sClient.Status().Update(ctx, mc)).To(Succeed())
+	}).Should(Succeed())
+}
+
 // markReady sets the Ready condition of a MariaDB object as mariadb-operator would.
 func markReady(obj client.Object, conds *lc.Conditions, key types.NamespacedName) {
 	Eventually(func(g Gomega) {

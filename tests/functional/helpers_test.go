@@ -2,9 +2,11 @@ package functional
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/manager"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
@@ -127,6 +129,8 @@ func getService(key types.NamespacedName) func(g Gomega) *keystonev1.KeystoneSer
 
 type metav1ObjectMeta = metav1.ObjectMeta
 
+type metav1Time = metav1.Time
+
 func runtimeToUnstructured(obj any) (map[string]any, error) {
 	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 }
@@ -153,4 +157,43 @@ func touchAnnotation[T client.Object](obj T) {
 	}
 	a["test/touch"] = time.Now().Format(time.RFC3339Nano)
 	obj.SetAnnotations(a)
+}
+
+// conditionLog is every status each condition of one object had, as a watch saw them.
+type conditionLog struct {
+	mu   sync.Mutex
+	seen map[lc.Type][]corev1.ConditionStatus
+}
+
+func (l *conditionLog) statuses(t lc.Type) []corev1.ConditionStatus {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]corev1.ConditionStatus(nil), l.seen[t]...)
+}
+
+// watchConditions records, from now on, every status of every condition of the
+// KeystoneAPI of key, as a user's `kubectl get -w` would see them.
+func watchConditions(key types.NamespacedName) *conditionLog {
+	GinkgoHelper()
+	wc, err := client.NewWithWatch(testEnv.Config, client.Options{Scheme: manager.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	w, err := wc.Watch(context.Background(), &keystonev1.KeystoneAPIList{}, client.InNamespace(key.Namespace),
+		client.MatchingFields{"metadata.name": key.Name})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(w.Stop)
+	log := &conditionLog{seen: map[lc.Type][]corev1.ConditionStatus{}}
+	go func() {
+		for ev := range w.ResultChan() {
+			api, ok := ev.Object.(*keystonev1.KeystoneAPI)
+			if !ok {
+				continue
+			}
+			log.mu.Lock()
+			for _, c := range api.Status.Conditions {
+				log.seen[c.Type] = append(log.seen[c.Type], c.Status)
+			}
+			log.mu.Unlock()
+		}
+	}()
+	return log
 }

@@ -259,6 +259,24 @@ var _ = Describe("KeystoneApplicationCredential", func() {
 			condition{"KeystoneApplicationCredentialReady", "False", "ApplicationCredentialFailed", "Error"}, "Bad Request"),
 	)
 
+	It("waits, with a Warning, for a role its user does not have yet, and goes on once the KeystoneService assigns it", func() {
+		keystone(true)
+		ac := applicationCredential(ns)
+		ac.Spec.Roles = []string{"reader"}
+		ks.Create(fakekeystone.Roles, map[string]any{"name": "reader"})
+		Expect(k8sClient.Create(ctx, ac)).To(Succeed())
+		expectAppCredConditions(key,
+			condition{"Ready", "False", "RoleNotAssigned", "Warning"},
+			condition{"KeystoneApplicationCredentialReady", "False", "RoleNotAssigned", "Warning"})
+		Expect(getAppCred(key)(Default).Status.Conditions.Get("KeystoneApplicationCredentialReady").Message).To(
+			ContainSubstring("user glance needs roles [reader] on project service"))
+		Expect(ks.AppCredIDs("glance")).To(BeEmpty())
+		updateService(types.NamespacedName{Namespace: ns, Name: "glance"}, func(s *keystonev1.KeystoneService) {
+			s.Spec.Roles = []string{"admin", "service", "reader"}
+		})
+		ready()
+	})
+
 	It("revokes a credential a crashed round created but never recorded, and creates no duplicate", func() {
 		keystone(true)
 		ac := applicationCredential(ns)

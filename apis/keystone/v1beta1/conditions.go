@@ -146,6 +146,9 @@ const (
 	// UserAuthenticationFailedReason: Keystone refused the user's name and password; the
 	// user may not exist yet, or its password not be set yet (Warning).
 	UserAuthenticationFailedReason condition.Reason = "UserAuthenticationFailed"
+	// RoleNotAssignedReason: Keystone refused a credential with a role its user lacks on
+	// the service project; the user's KeystoneService may still be assigning it (Warning).
+	RoleNotAssignedReason condition.Reason = "RoleNotAssigned"
 	// ApplicationCredentialRotatedReason: a new credential replaced the current one this round (Info).
 	ApplicationCredentialRotatedReason condition.Reason = "ApplicationCredentialRotated"
 	// ApplicationCredentialRevokedReason: the previous credential was revoked this round (Info).
@@ -173,6 +176,7 @@ var ReasonSeverity = map[condition.Reason]condition.Severity{
 	ApplicationCredentialCreatedReason: condition.SeverityInfo,
 	ApplicationCredentialFailedReason:  condition.SeverityError,
 	UserAuthenticationFailedReason:     condition.SeverityWarning,
+	RoleNotAssignedReason:              condition.SeverityWarning,
 	ApplicationCredentialRotatedReason: condition.SeverityInfo,
 	ApplicationCredentialRevokedReason: condition.SeverityInfo,
 	SecretCreatedReason:                condition.SeverityInfo,

@@ -1,0 +1,194 @@
+package keystoneapi
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// reconcileConfig marks ServiceConfigReady: the rendered configuration is stored in
+// its Secret and its revision in status.hash. While an earlier step is not True (the
+// database's credentials or memcached's servers may be missing) the Secret is observed
+// as rendered before.
+func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result, error) {
+	api := s.api
+	step := keystonev1.KeystoneAPIServiceConfigReady
+	if !s.acting(step) {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: keystone.ConfigSecretName(api)}}
+		if found, err := r.written(ctx, s, secret); !found {
+			return ctrl.Result{}, err
+		}
+		s.setConfigRevision(secret)
+		s.round.MarkTrue(step, "configuration in secret %s as rendered before %s", secret.Name, s.afterwards(step))
+		return ctrl.Result{}, nil
+	}
+	files, err := keystone.RenderConfig(api, keystone.ConfigInput{
+		DatabaseHostname: api.Status.DatabaseHostname, DatabaseUser: s.dbUser, DatabasePassword: s.dbPassword,
+		MemcachedServers: s.memcachedServers,
+	})
+	if err != nil {
+		s.round.MarkFalse(step, condition.CreationFailed, "rendering the configuration: %v", err)
+		return ctrl.Result{}, nil
+	}
+	secret, err := r.writeSecret(ctx, api, keystone.ConfigSecretName(api), files)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.setConfigRevision(secret)
+	s.round.MarkTrue(step, "configuration rendered into secret %s", secret.Name)
+	return ctrl.Result{}, nil
+}
+
+// setConfigRevision records the configuration Secret's revision: a digest of its
+// identity and resourceVersion, which change with its contents. The files hold
+// passwords, so no digest of them is published.
+func (s *scope) setConfigRevision(secret *corev1.Secret) {
+	s.configRevision = keystone.Hash(map[string]string{"uid": string(secret.UID), "resourceVersion": secret.ResourceVersion})
+	setHash(s.api, keystone.HashConfig, s.configRevision)
+}
+
+// writeSecret makes the owned Secret name hold exactly files; it writes only what differs.
+func (r *Reconciler) writeSecret(ctx context.Context, api *keystonev1.KeystoneAPI, name string, files map[string]string) (*corev1.Secret, error) {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: api.Namespace}}
+	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, secret, func() error {
+		secret.Labels = mergeLabels(secret.Labels, keystone.Labels(api))
+		data := make(map[string][]byte, len(files))
+		for k, v := range files {
+			data[k] = []byte(v)
+		}
+		if !equality.Semantic.DeepEqual(secret.Data, data) {
+			secret.Data, secret.StringData = data, nil
+		}
+		return controllerutil.SetControllerReference(api, secret, r.Scheme())
+	}); err != nil {
+		return nil, fmt.Errorf("writing Secret %s: %w", name, err)
+	}
+	return secret, nil
+}
+
+// reconcileFernetKeys marks FernetKeysReady: the keys Secret exists, holds
+// fernetMaxActiveKeys fernet keys, and rotates every fernetRotationDays. While an
+// earlier step is not True the keys are observed, not rotated.
+func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Result, error) {
+	api := s.api
+	step := keystonev1.KeystoneAPIFernetKeysReady
+	maxActive := int(ptr.Deref(api.Spec.FernetMaxActiveKeys, 5))
+	now := r.Clock.Now()
+	secret := &corev1.Secret{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: keystone.KeysSecretName(api)}, secret)
+	switch {
+	case apierrors.IsNotFound(err) && s.acting(step):
+		if err := r.createKeysSecret(ctx, api, maxActive, now); err != nil {
+			return ctrl.Result{}, err
+		}
+		s.round.MarkFalse(step, fernetCreated, "fernet and credential keys created in secret %s", keystone.KeysSecretName(api))
+		return ctrl.Result{}, nil
+	case err != nil:
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	sched := fernetScheduleOf(secret, ptr.Deref(api.Spec.FernetRotationDays, 1), now)
+	keys := keystone.FernetKeys(secret.Data)
+	if !s.acting(step) {
+		s.round.MarkTrue(step, "%d fernet keys in secret %s, next rotation at %s %s", len(keys), secret.Name,
+			sched.due.UTC().Format(time.RFC3339), s.afterwards(step))
+		return ctrl.Result{}, nil
+	}
+	if sched.rotate || len(keys) != maxActive || sched.raw == "" {
+		if keys, err = r.writeKeys(ctx, secret, keys, maxActive, &sched, now); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	s.requeueAt(sched.due.Sub(now))
+	if sched.malformed {
+		s.round.MarkFalse(step, invalidAnnotation, "annotation %s=%q of secret %s is not an RFC 3339 time (such as %s): "+
+			"the keys were rotated now, and the next rotation is at %s", keystone.RotatedAtAnnotation, sched.raw, secret.Name,
+			now.UTC().Format(time.RFC3339), sched.due.UTC().Format(time.RFC3339))
+		return ctrl.Result{}, nil
+	}
+	s.round.MarkTrue(step, "%d fernet keys in secret %s, next rotation at %s", len(keys), secret.Name,
+		sched.due.UTC().Format(time.RFC3339))
+	return ctrl.Result{}, nil
+}
+
+// fernetSchedule is when the fernet keys last rotated and rotate next.
+type fernetSchedule struct {
+	raw       string // the annotation as found
+	malformed bool   // raw is set but not an RFC 3339 time
+	rotatedAt time.Time
+	due       time.Time
+	rotate    bool // due now
+	days      int32
+}
+
+func fernetScheduleOf(secret *corev1.Secret, days int32, now time.Time) fernetSchedule {
+	sched := fernetSchedule{raw: secret.Annotations[keystone.RotatedAtAnnotation], days: days}
+	rotatedAt, err := time.Parse(time.RFC3339, sched.raw)
+	sched.malformed = sched.raw != "" && err != nil
+	switch {
+	case sched.malformed:
+		// Unreadable: taken as overdue, so rotation never silently stops; the rotation
+		// writes a valid time back and the schedule goes on from it.
+		rotatedAt = time.Time{}
+	case err != nil:
+		rotatedAt = now
+	}
+	sched.rotatedAt = rotatedAt
+	sched.due = keystone.RotationDue(rotatedAt, days)
+	sched.rotate = !now.Before(sched.due)
+	return sched
+}
+
+// writeKeys rotates the keys when due, else resizes them to maxActive, and records
+// the rotation time; sched moves to the new schedule.
+func (r *Reconciler) writeKeys(ctx context.Context, secret *corev1.Secret, keys []string, maxActive int,
+	sched *fernetSchedule, now time.Time) ([]string, error) {
+	var err error
+	if sched.rotate {
+		keys, err = keystone.Rotate(keys, maxActive)
+		sched.rotatedAt = now
+	} else {
+		keys, err = keystone.Resize(keys, maxActive)
+	}
+	if err != nil {
+		return nil, err
+	}
+	patch := client.MergeFrom(secret.DeepCopy())
+	secret.Data = keystone.WithFernetKeys(secret.Data, keys)
+	metav1.SetMetaDataAnnotation(&secret.ObjectMeta, keystone.RotatedAtAnnotation, sched.rotatedAt.UTC().Format(time.RFC3339))
+	if err := r.Patch(ctx, secret, patch); err != nil {
+		return nil, fmt.Errorf("rotating fernet keys: %w", err)
+	}
+	sched.due = keystone.RotationDue(sched.rotatedAt, sched.days)
+	return keys, nil
+}
+
+func (r *Reconciler) createKeysSecret(ctx context.Context, api *keystonev1.KeystoneAPI, maxActive int, now time.Time) error {
+	data, err := keystone.NewKeysData(maxActive)
+	if err != nil {
+		return err
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: keystone.KeysSecretName(api), Namespace: api.Namespace, Labels: keystone.Labels(api),
+			Annotations: map[string]string{keystone.RotatedAtAnnotation: now.UTC().Format(time.RFC3339)}},
+		Data: data,
+	}
+	if err := controllerutil.SetControllerReference(api, secret, r.Scheme()); err != nil {
+		return fmt.Errorf("owning keys secret: %w", err)
+	}
+	if err := r.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating keys secret: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package keystoneapi
+
+import (
+	"context"
+	"fmt"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// reconcileOpenStackConfig marks OpenStackConfigReady: the ConfigMap openstack-config
+// (clouds.yaml, no password) and the Secret openstack-config-secret (secure.yaml and
+// cloudrc with the admin's password) describe the admin's cloud at the public
+// endpoint, for openstackclient.
+// While an earlier step is not True they are observed as written before.
+func (r *Reconciler) reconcileOpenStackConfig(ctx context.Context, s *scope) (ctrl.Result, error) {
+	api := s.api
+	step := keystonev1.KeystoneAPIOpenStackConfigReady
+	if !s.acting(step) {
+		if found, err := r.written(ctx, s,
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: keystone.OpenStackConfigName}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: keystone.OpenStackConfigSecretName}}); !found {
+			return ctrl.Result{}, err
+		}
+		s.round.MarkTrue(step, "ConfigMap %s and Secret %s as written before %s", keystone.OpenStackConfigName,
+			keystone.OpenStackConfigSecretName, s.afterwards(step))
+		return ctrl.Result{}, nil
+	}
+	authURL := api.Status.APIEndpoints[keystonev1.EndpointPublic]
+	public, err := keystone.OpenStackConfig(api, authURL)
+	if err == nil {
+		var private map[string]string
+		if private, err = keystone.OpenStackConfigSecret(api, authURL, s.adminPassword); err == nil {
+			err = r.writeOpenStackConfig(ctx, api, public, private)
+		}
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.round.MarkTrue(step, "ConfigMap %s and Secret %s hold the cloud %q of user %s", keystone.OpenStackConfigName,
+		keystone.OpenStackConfigSecretName, keystone.CloudName, api.Spec.AdminUser)
+	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) writeOpenStackConfig(ctx context.Context, api *keystonev1.KeystoneAPI, public, private map[string]string) error {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: keystone.OpenStackConfigName, Namespace: api.Namespace}}
+	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, cm, func() error {
+		cm.Labels = mergeLabels(cm.Labels, keystone.Labels(api))
+		if !equality.Semantic.DeepEqual(cm.Data, public) {
+			cm.Data = public
+		}
+		return controllerutil.SetControllerReference(api, cm, r.Scheme())
+	}); err != nil {
+		return fmt.Errorf("writing ConfigMap %s: %w", cm.Name, err)
+	}
+	_, err := r.writeSecret(ctx, api, keystone.OpenStackConfigSecretName, private)
+	return err
+}

@@ -1,0 +1,164 @@
+package keystoneapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// TemplateAnnotation records on the Deployment a digest of the pod template the
+// operator last applied. The template is compared with what the operator owns, not
+// with what the API server holds (defaults added): a field removed from the spec, such
+// as a nodeSelector key or a resource limit, is removed from the pods too.
+const TemplateAnnotation = "keystone.openstack.org/template-hash"
+
+// reconcileServices marks ExposeServiceReady: the public and internal Services exist
+// and status.apiEndpoints lists Keystone's URLs. While an earlier step is not True
+// they are observed, not changed.
+func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Result, error) {
+	api := s.api
+	step := keystonev1.KeystoneAPIExposeServiceReady
+	for _, desired := range keystone.Services(api) {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: desired.Name, Namespace: desired.Namespace}}
+		if !s.acting(step) {
+			if err := r.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
+				return ctrl.Result{}, client.IgnoreNotFound(err)
+			}
+			continue
+		}
+		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, svc, func() error {
+			svc.Labels = mergeLabels(svc.Labels, desired.Labels)
+			svc.Annotations = mergeLabels(svc.Annotations, desired.Annotations)
+			if !samePorts(desired.Spec.Ports, svc.Spec.Ports) {
+				svc.Spec.Ports = desired.Spec.Ports
+			}
+			svc.Spec.Selector = desired.Spec.Selector
+			return controllerutil.SetControllerReference(api, svc, r.Scheme())
+		}); err != nil {
+			return ctrl.Result{}, fmt.Errorf("ensuring service %s: %w", svc.Name, err)
+		}
+	}
+	api.Status.APIEndpoints = keystone.Endpoints(api)
+	api.Status.Region = api.Spec.Region
+	msg := fmt.Sprintf("services %s and %s expose port %d", keystone.ServiceName(api, keystonev1.EndpointPublic),
+		keystone.ServiceName(api, keystonev1.EndpointInternal), keystone.Port)
+	if !s.acting(step) {
+		msg += " " + s.afterwards(step)
+	}
+	s.round.MarkTrue(step, "%s", msg)
+	return ctrl.Result{}, nil
+}
+
+// samePorts compares the fields of Service ports the operator sets (the API server
+// fills others, such as a node port).
+func samePorts(want, have []corev1.ServicePort) bool {
+	if len(want) != len(have) {
+		return false
+	}
+	for i := range want {
+		w, h := want[i], have[i]
+		if w.Name != h.Name || w.Port != h.Port || w.Protocol != h.Protocol || w.TargetPort != h.TargetPort {
+			return false
+		}
+	}
+	return true
+}
+
+// reconcileDeployment marks DeploymentReady from the Deployment's rollout and records
+// status.readyCount. While an earlier step is not True the Deployment keeps its pod
+// template (its pods keep serving) and its readiness is still reported; a change of
+// replicas is applied all the same: scaling needs nothing of the steps before.
+func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Result, error) {
+	api := s.api
+	step := keystonev1.KeystoneAPIDeploymentReady
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: api.Name, Namespace: api.Namespace}}
+	replicas := ptr.To(ptr.Deref(api.Spec.Replicas, 1))
+	if s.acting(step) {
+		desired := keystone.Deployment(api, s.configRevision)
+		template, err := templateDigest(&desired.Spec.Template)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, dep, func() error {
+			dep.Labels = mergeLabels(dep.Labels, desired.Labels)
+			dep.Spec.Replicas = replicas
+			if dep.Spec.Selector == nil {
+				dep.Spec.Selector = desired.Spec.Selector
+			}
+			if dep.Annotations[TemplateAnnotation] != template {
+				dep.Spec.Template = desired.Spec.Template
+				metav1.SetMetaDataAnnotation(&dep.ObjectMeta, TemplateAnnotation, template)
+			}
+			return controllerutil.SetControllerReference(api, dep, r.Scheme())
+		}); err != nil {
+			return ctrl.Result{}, fmt.Errorf("ensuring deployment %s: %w", dep.Name, err)
+		}
+	} else {
+		if err := r.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		if *replicas != ptr.Deref(dep.Spec.Replicas, 1) {
+			patch := client.MergeFrom(dep.DeepCopy())
+			dep.Spec.Replicas = replicas
+			if err := r.Patch(ctx, dep, patch); err != nil {
+				return ctrl.Result{}, fmt.Errorf("scaling deployment %s: %w", dep.Name, err)
+			}
+		}
+	}
+	api.Status.ReadyCount = dep.Status.ReadyReplicas
+	markRollout(s, step, dep)
+	return ctrl.Result{}, nil
+}
+
+// markRollout marks step from the Deployment's rollout.
+func markRollout(s *scope, step lc.Type, dep *appsv1.Deployment) {
+	want := ptr.Deref(dep.Spec.Replicas, 1)
+	switch {
+	case dep.Status.ObservedGeneration < dep.Generation:
+		s.round.MarkFalse(step, condition.Created, "deployment %s: rollout of the new spec starting", dep.Name)
+	case deadlineExceeded(dep) != "":
+		s.round.MarkFalse(step, condition.CreationFailed, "deployment %s exceeded its progress deadline: %s", dep.Name, deadlineExceeded(dep))
+	case dep.Status.UpdatedReplicas == want && dep.Status.AvailableReplicas == want && dep.Status.Replicas == want:
+		msg := fmt.Sprintf("deployment %s: %d/%d replicas ready", dep.Name, dep.Status.ReadyReplicas, want)
+		if !s.acting(step) {
+			msg += fmt.Sprintf("; its pods keep their configuration until %s is True", s.round.WaitingFor(step))
+		}
+		s.round.MarkTrue(step, "%s", msg)
+	default:
+		s.round.MarkFalse(step, condition.Created, "deployment %s: %d/%d replicas ready, %d updated", dep.Name,
+			dep.Status.ReadyReplicas, want, dep.Status.UpdatedReplicas)
+	}
+}
+
+// templateDigest is a digest of a pod template as the operator builds it: public
+// values only (the configuration enters as its revision).
+func templateDigest(t *corev1.PodTemplateSpec) (string, error) {
+	data, err := json.Marshal(t)
+	if err != nil {
+		return "", fmt.Errorf("encoding the pod template: %w", err)
+	}
+	return keystone.Hash(map[string]string{"template": string(data)}), nil
+}
+
+// deadlineExceeded returns the message of a Progressing=False/ProgressDeadlineExceeded
+// condition, or "".
+func deadlineExceeded(dep *appsv1.Deployment) string {
+	for _, c := range dep.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
+			return c.Message
+		}
+	}
+	return ""
+}
