@@ -6,6 +6,7 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
@@ -17,7 +18,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -29,6 +32,9 @@ const (
 	secretIndex    = "spec.secret"
 	memcachedIndex = "spec.memcachedInstance"
 	databaseIndex  = "spec.databaseInstance"
+	accountIndex   = "spec.databaseAccount"
+	// accountSecretIndex indexes MariaDBAccounts by their password Secret.
+	accountSecretIndex = "spec.secret"
 )
 
 var steps = condition.Steps(keystonev1.KeystoneAPISteps)
@@ -87,6 +93,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		secretIndex:    func(a *keystonev1.KeystoneAPI) string { return a.Spec.Secret },
 		memcachedIndex: func(a *keystonev1.KeystoneAPI) string { return a.Spec.MemcachedInstance },
 		databaseIndex:  func(a *keystonev1.KeystoneAPI) string { return a.Spec.DatabaseInstance },
+		accountIndex:   func(a *keystonev1.KeystoneAPI) string { return a.Spec.DatabaseAccount },
 	}
 	for field, value := range indexes {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, &keystonev1.KeystoneAPI{}, field, func(o client.Object) []string {
@@ -94,6 +101,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}); err != nil {
 			return fmt.Errorf("indexing KeystoneAPI by %s: %w", field, err)
 		}
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &mariadbv1.MariaDBAccount{}, accountSecretIndex, func(o client.Object) []string {
+		return []string{o.(*mariadbv1.MariaDBAccount).Spec.Secret}
+	}); err != nil {
+		return fmt.Errorf("indexing MariaDBAccount by %s: %w", accountSecretIndex, err)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&keystonev1.KeystoneAPI{}, builder.WithPredicates(condition.IgnoreStatusUpdates)).
@@ -103,8 +115,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&batchv1.Job{}).
 		Owns(&appsv1.Deployment{}).
 		Owns(&mariadbv1.MariaDBDatabase{}).
-		Owns(&mariadbv1.MariaDBAccount{}).
+		// The account is watched by name, not ownership: an existing one is adopted.
+		Watches(&mariadbv1.MariaDBAccount{}, r.enqueueBy(accountIndex, func(o client.Object) string { return o.GetName() })).
+		// A KeystoneAPI created or deleted changes which one of the namespace is the first.
+		Watches(&keystonev1.KeystoneAPI{}, registration.EnqueueInNamespace(r.Client, &keystonev1.KeystoneAPIList{}, nil),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
 		Watches(&corev1.Secret{}, r.enqueueBy(secretIndex, func(o client.Object) string { return o.GetName() })).
+		Watches(&corev1.Secret{}, r.enqueueForAccountSecret()).
 		Watches(&memcachedv1.Memcached{}, r.enqueueBy(memcachedIndex, func(o client.Object) string { return o.GetName() })).
 		Watches(&corev1.Service{}, r.enqueueBy(databaseIndex, func(o client.Object) string {
 			if o.GetLabels()["app"] != "mariadb" {
@@ -119,18 +136,39 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // key(object).
 func (r *Reconciler) enqueueBy(index string, key func(client.Object) string) handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-		k := key(o)
-		if k == "" {
+		return r.apisBy(ctx, index, o.GetNamespace(), key(o))
+	})
+}
+
+// apisBy returns requests for the KeystoneAPIs of namespace ns whose indexed field equals value.
+func (r *Reconciler) apisBy(ctx context.Context, index, ns, value string) []reconcile.Request {
+	if value == "" {
+		return nil
+	}
+	list := &keystonev1.KeystoneAPIList{}
+	if err := r.List(ctx, list, client.InNamespace(ns), client.MatchingFields{index: value}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing KeystoneAPIs for a watch event", "index", index)
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, a := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&a)})
+	}
+	return reqs
+}
+
+// enqueueForAccountSecret wakes the KeystoneAPIs whose MariaDBAccount keeps its
+// password in the Secret of an event.
+func (r *Reconciler) enqueueForAccountSecret() handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		accounts := &mariadbv1.MariaDBAccountList{}
+		if err := r.List(ctx, accounts, client.InNamespace(o.GetNamespace()), client.MatchingFields{accountSecretIndex: o.GetName()}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing MariaDBAccounts for a watch event")
 			return nil
 		}
-		list := &keystonev1.KeystoneAPIList{}
-		if err := r.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{index: k}); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "listing KeystoneAPIs for a watch event", "index", index)
-			return nil
-		}
-		reqs := make([]reconcile.Request, 0, len(list.Items))
-		for _, a := range list.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&a)})
+		var reqs []reconcile.Request
+		for i := range accounts.Items {
+			reqs = append(reqs, r.apisBy(ctx, accountIndex, accounts.Items[i].Namespace, accounts.Items[i].Name)...)
 		}
 		return reqs
 	})

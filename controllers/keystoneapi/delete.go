@@ -10,8 +10,10 @@ import (
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
 // Finalizer keeps a KeystoneAPI until the finalizers it put on other objects are released.
@@ -50,4 +52,35 @@ func (r *Reconciler) releaseFinalizer(ctx context.Context, api *keystonev1.Keyst
 		return fmt.Errorf("reading %T %s: %w", obj, name, err)
 	}
 	return finalizers.Remove(ctx, r.Client, obj, finalizerFor(api))
+}
+
+// releaseStale removes this KeystoneAPI's finalizer from the Memcached, MariaDBAccount
+// and MariaDBDatabase it no longer uses: after memcachedInstance or databaseAccount
+// changed, once the pods run with the new ones (or, in external mode, all of them).
+func (r *Reconciler) releaseStale(ctx context.Context, api *keystonev1.KeystoneAPI) error {
+	mine := finalizerFor(api)
+	for _, list := range []client.ObjectList{
+		&memcachedv1.MemcachedList{}, &mariadbv1.MariaDBAccountList{}, &mariadbv1.MariaDBDatabaseList{},
+	} {
+		if err := r.List(ctx, list, client.InNamespace(api.Namespace)); err != nil {
+			return fmt.Errorf("listing %T: %w", list, err)
+		}
+		items, err := apimeta.ExtractList(list)
+		if err != nil {
+			return fmt.Errorf("reading %T: %w", list, err)
+		}
+		for _, item := range items {
+			obj, ok := item.(client.Object)
+			if !ok || !controllerutil.ContainsFinalizer(obj, mine) {
+				continue
+			}
+			if !api.Spec.ExternalKeystoneAPI && obj.GetName() == dependencyName(api, obj) {
+				continue
+			}
+			if err := finalizers.Remove(ctx, r.Client, obj, mine); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

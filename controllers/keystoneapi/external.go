@@ -38,7 +38,7 @@ func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (c
 	switch {
 	case err == nil:
 		s.round.MarkTrue(step, "admin %s authenticated at %s", api.Spec.AdminUser, url)
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.releaseStale(ctx, api)
 	case gophercloud.ResponseCodeIs(err, http.StatusUnauthorized):
 		s.round.MarkFalse(step, condition.InvalidInput, "Keystone at %s refused the credentials of admin %s in project %s",
 			url, api.Spec.AdminUser, api.Spec.AdminProject)

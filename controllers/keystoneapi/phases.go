@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
@@ -62,8 +63,22 @@ func (r *Reconciler) written(ctx context.Context, s *scope, objs ...client.Objec
 	return true, nil
 }
 
-// reconcileInput marks InputReady: the admin password Secret and key exist.
+// reconcileInput marks InputReady: this is the namespace's first KeystoneAPI, and the
+// admin password Secret and key exist. Any other KeystoneAPI of the namespace is
+// refused and the round halted: the database, the KeystoneServices and openstack-config
+// are the namespace's, and its objects would be the first's.
 func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result, error) {
+	list := &keystonev1.KeystoneAPIList{}
+	if err := r.List(ctx, list, client.InNamespace(s.api.Namespace)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing KeystoneAPIs: %w", err)
+	}
+	if first := registration.FirstKeystoneAPI(list.Items); first != nil && first.UID != s.api.UID {
+		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.InvalidInput,
+			"KeystoneAPI %s already deploys Keystone in namespace %s; one KeystoneAPI per namespace: delete this one",
+			first.Name, s.api.Namespace)
+		s.round.Halt()
+		return ctrl.Result{}, nil
+	}
 	spec := s.api.Spec
 	password, found, err := r.secretValue(ctx, s.api.Namespace, spec.Secret, spec.PasswordSelectors.Admin)
 	if err != nil {

@@ -119,6 +119,10 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Re
 	}
 	api.Status.ReadyCount = dep.Status.ReadyReplicas
 	markRollout(s, step, dep)
+	if s.acting(step) && s.round.IsTrue(step) {
+		// The pods run with the current Memcached and account: the old ones may go.
+		return ctrl.Result{}, r.releaseStale(ctx, api)
+	}
 	return ctrl.Result{}, nil
 }
 

@@ -48,10 +48,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 			return ctrl.Result{}, err
 		}
 	}
-	if api != nil {
-		if err := finalizers.Remove(ctx, r.Client, api, holdFinalizer(ac)); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := registration.Release(ctx, r.Client, ac.Namespace, holdFinalizer(ac)); err != nil {
+		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, finalizers.Remove(ctx, r.Client, ac, Finalizer, finalizers.UpstreamOwn("applicationcredential"))
 }

@@ -35,10 +35,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 			return ctrl.Result{}, err
 		}
 	}
-	if api != nil {
-		if err := finalizers.Remove(ctx, r.Client, api, holdFinalizer(ep), upstreamHoldFinalizer(ep)); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := registration.Release(ctx, r.Client, ep.Namespace, holdFinalizer(ep), upstreamHoldFinalizer(ep)); err != nil {
+		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, finalizers.Remove(ctx, r.Client, ep, Finalizer, finalizers.UpstreamOwn("keystoneendpoint"))
 }

@@ -40,10 +40,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 			}
 		}
 	}
-	if api != nil {
-		if err := r.release(ctx, s, api); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := registration.Release(ctx, r.Client, svc.Namespace, apiFinalizer(svc), finalizers.Upstream("keystoneservice", svc.Name)); err != nil {
+		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, finalizers.Remove(ctx, r.Client, svc, Finalizer, finalizers.UpstreamOwn("keystoneservice"))
 }
@@ -85,7 +83,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 }
 
 // release removes this KeystoneService's finalizers (its own and keystone-operator's
-// name for it) from the KeystoneAPI.
+// name for it) from the KeystoneAPI being deleted.
 func (r *Reconciler) release(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI) error {
 	return finalizers.Remove(ctx, r.Client, api, apiFinalizer(s.service), finalizers.Upstream("keystoneservice", s.service.Name))
 }

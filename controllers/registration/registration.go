@@ -10,6 +10,7 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
@@ -41,22 +42,49 @@ func RequeueUnconfirmed(round *condition.Round, result ctrl.Result) ctrl.Result 
 	return result
 }
 
-// KeystoneAPI returns the namespace's only KeystoneAPI; when there is none, or more
-// than one, it returns the reason and message to report instead.
+// KeystoneAPI returns the namespace's KeystoneAPI: the first created (FirstKeystoneAPI),
+// which is the one that deploys Keystone; any other is refused as InvalidInput by its
+// own controller. When there is none, it returns the reason and message to report.
 func KeystoneAPI(ctx context.Context, c client.Reader, ns string) (*keystonev1.KeystoneAPI, *condition.Reason, string, error) {
 	list := &keystonev1.KeystoneAPIList{}
 	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
 		return nil, nil, "", fmt.Errorf("listing KeystoneAPIs: %w", err)
 	}
-	switch len(list.Items) {
-	case 0:
-		return nil, &condition.DependencyNotFound, "no KeystoneAPI in namespace " + ns, nil
-	case 1:
-		return &list.Items[0], nil, "", nil
-	default:
-		return nil, &condition.InvalidInput, fmt.Sprintf("%d KeystoneAPIs in namespace %s; exactly one is needed",
-			len(list.Items), ns), nil
+	if api := FirstKeystoneAPI(list.Items); api != nil {
+		return api, nil, "", nil
 	}
+	return nil, &condition.DependencyNotFound, "no KeystoneAPI in namespace " + ns, nil
+}
+
+// FirstKeystoneAPI returns the KeystoneAPI created first (by creation time, then by
+// name), nil for none. keystone-operator's schema allows one per namespace in effect:
+// the database, the KeystoneServices and openstack-config are the namespace's.
+func FirstKeystoneAPI(items []keystonev1.KeystoneAPI) *keystonev1.KeystoneAPI {
+	var first *keystonev1.KeystoneAPI
+	for i := range items {
+		a := &items[i]
+		if first == nil || a.CreationTimestamp.Before(&first.CreationTimestamp) ||
+			(a.CreationTimestamp.Equal(&first.CreationTimestamp) && a.Name < first.Name) {
+			first = a
+		}
+	}
+	return first
+}
+
+// Release removes finalizers from every KeystoneAPI of the namespace: a registration
+// releases wherever it may have put them, so that no KeystoneAPI keeps one of a
+// registration that is gone (a second KeystoneAPI, or one created after it).
+func Release(ctx context.Context, c client.Client, ns string, names ...string) error {
+	list := &keystonev1.KeystoneAPIList{}
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return fmt.Errorf("listing KeystoneAPIs: %w", err)
+	}
+	for i := range list.Items {
+		if err := finalizers.Remove(ctx, c, &list.Items[i], names...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // MirrorKeystoneAPI marks step from the namespace's KeystoneAPI and returns it, with

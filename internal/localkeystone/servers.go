@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 )
 
 // MariaDB is a MariaDB server on 127.0.0.1 with a throwaway data directory.
@@ -96,6 +98,8 @@ type Keystone struct {
 	Port int
 	// ConfigFiles are read in order; later files win.
 	ConfigFiles []string
+	// ManageFiles are read by keystone-manage in a job after ConfigFiles (ManageConf).
+	ManageFiles []string
 }
 
 // URL is Keystone's base URL.
@@ -110,14 +114,19 @@ func (k *Keystone) Manage(ctx context.Context, env []string, args ...string) err
 	return run(ctx, env, "/usr/bin/keystone-manage", append(full, args...)...)
 }
 
-// ManageShell runs a shell command line in which `keystone-manage` is given the
-// configuration files; it runs what a Job's container would run.
+// ManageShell runs what a Job's container would run: a shell command line in which
+// keystone-manage reads the job's configuration files (keystone.ManageConfigArgs)
+// from where the stack wrote them, ConfigFiles then ManageFiles.
 func (k *Keystone) ManageShell(ctx context.Context, env []string, command string) error {
 	var files []string
-	for _, f := range k.ConfigFiles {
+	for _, f := range append(append([]string(nil), k.ConfigFiles...), k.ManageFiles...) {
 		files = append(files, "--config-file "+f)
 	}
-	command = strings.ReplaceAll(command, "keystone-manage ", "/usr/bin/keystone-manage "+strings.Join(files, " ")+" ")
+	job := "keystone-manage " + keystone.ManageConfigArgs + " "
+	if !strings.Contains(command, job) {
+		return fmt.Errorf("%q does not run keystone-manage with the job's configuration (%s)", command, keystone.ManageConfigArgs)
+	}
+	command = strings.ReplaceAll(command, job, "/usr/bin/keystone-manage "+strings.Join(files, " ")+" ")
 	return run(ctx, env, "/bin/bash", "-c", command)
 }
 

@@ -64,7 +64,7 @@ func StartStack(ctx context.Context, dir string, api *keystonev1.KeystoneAPI, ad
 	if err != nil {
 		return nil, err
 	}
-	paths, err := WriteFiles(dir, []string{keystone.KeystoneConf, keystone.CustomConf, keystone.MyCnf}, s.Files)
+	paths, err := WriteFiles(dir, []string{keystone.KeystoneConf, keystone.CustomConf, keystone.ManageConf, keystone.MyCnf}, s.Files)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func StartStack(ctx context.Context, dir string, api *keystonev1.KeystoneAPI, ad
 		return nil, err
 	}
 	// my.cnf is read by PyMySQL, not by oslo.config.
-	s.Keystone = &Keystone{ConfigFiles: paths[:2]}
+	s.Keystone = &Keystone{ConfigFiles: paths[:2], ManageFiles: paths[2:3]}
 	if s.Keystone.Port, err = FreePort(); err != nil {
 		return nil, err
 	}

@@ -44,7 +44,15 @@ type Round struct {
 	now     time.Time
 	// done holds steps whose work is done in this round but not yet confirmed.
 	done map[lc.Type]bool
+	// halted stops the phases after the current one (Halt).
+	halted bool
 }
+
+// Halt runs no phase after the current one this round, observing ones included: the
+// object is not to be acted on or observed further (a second KeystoneAPI in a
+// namespace, whose objects' names would be the first's). The steps after it stay
+// Unknown and say which step they wait for.
+func (r *Round) Halt() { r.halted = true }
 
 // Begin starts a reconcile: it keeps a copy of saved, and re-initialises Ready and
 // every declared step that is not in skip to Unknown (reason Init). Skipped steps do

@@ -21,12 +21,16 @@ type Phase[S any] struct {
 
 // RunPhases runs the phases in declared order. A phase that does not observe runs only
 // when every step before it is True or done this round, and not after an error; an
-// observing phase always runs. Phases whose step is not applicable are passed over.
+// observing phase always runs, unless an earlier phase halted the round (Round.Halt).
+// Phases whose step is not applicable are passed over.
 // The first error is returned; requests to requeue are merged (the soonest wins).
 func RunPhases[S any](ctx context.Context, round *Round, s S, phases []Phase[S]) (ctrl.Result, error) {
 	var result ctrl.Result
 	var firstErr error
 	for _, p := range phases {
+		if round.halted {
+			break
+		}
 		if round.current[p.Step] == nil {
 			continue
 		}

@@ -52,6 +52,12 @@ func TestRunPhases(t *testing.T) {
 		}}
 	}
 
+	halting := Phase[*Round]{Step: stepA, Run: func(_ context.Context, r *Round) (ctrl.Result, error) {
+		r.MarkFalse(stepA, InvalidInput, "not this object's to run")
+		r.Halt()
+		return ctrl.Result{}, nil
+	}}
+
 	tests := []struct {
 		name    string
 		skip    []lc.Type
@@ -70,6 +76,8 @@ func TestRunPhases(t *testing.T) {
 			ctrl.Result{RequeueAfter: 2 * time.Minute}, []lc.Type{stepA, stepC}},
 		{"observes after an error", nil, []Phase[*Round]{done(stepA), failing, observing(stepC)}, errBoom,
 			ctrl.Result{RequeueAfter: 2 * time.Minute}, []lc.Type{stepA, stepC}},
+		{"a halt stops observers too", nil, []Phase[*Round]{halting, observing(stepB), observing(stepC)}, nil,
+			ctrl.Result{}, nil},
 		{"keeps the sooner requeue", nil, []Phase[*Round]{requeueIn(stepA, time.Hour), requeueIn(stepB, time.Minute), requeueIn(stepC, 0)}, nil,
 			ctrl.Result{RequeueAfter: time.Minute}, []lc.Type{stepA, stepB, stepC}},
 	}

@@ -18,6 +18,8 @@ const (
 	KeystoneConf = "keystone.conf"
 	CustomConf   = "custom.conf"
 	MyCnf        = "my.cnf"
+	// ManageConf bounds the database retries of keystone-manage in the jobs.
+	ManageConf = "keystone-manage.conf"
 	// APIKollaConfig is the start-up description of the API container.
 	APIKollaConfig = "keystone-api-config.json"
 
@@ -29,6 +31,15 @@ const (
 	MyCnfPath = "/etc/my.cnf"
 	// CacheBackend is oslo.cache's backend for a memcached server list.
 	CacheBackend = "dogpile.cache.pymemcache"
+
+	// JobDBRetries and JobDBRetryInterval (seconds) bound how long one attempt of a
+	// job waits for an unreachable database: about a minute.
+	JobDBRetries       = 10
+	JobDBRetryInterval = 6
+	// ManageConfigArgs are the configuration files keystone-manage reads in a job, in
+	// order (later files win): Keystone's own, custom.conf, then ManageConf.
+	ManageConfigArgs = "--config-file /etc/keystone/keystone.conf --config-dir /etc/keystone/keystone.conf.d " +
+		"--config-file /etc/keystone/" + ManageConf
 )
 
 // ConfigInput is what the configuration needs besides the spec.
@@ -53,6 +64,8 @@ type configData struct {
 	FernetMaxActiveKeys     int32
 	Port                    int
 	Processes               int
+	JobDBRetries            int
+	JobDBRetryInterval      int
 }
 
 // DatabaseURL is SQLAlchemy's URL for Keystone's database. It holds no credentials:
@@ -94,6 +107,8 @@ func RenderConfig(api *keystonev1.KeystoneAPI, in ConfigInput) (map[string]strin
 		FernetMaxActiveKeys:     fernetMaxActiveKeys(api),
 		Port:                    Port,
 		Processes:               2,
+		JobDBRetries:            JobDBRetries,
+		JobDBRetryInterval:      JobDBRetryInterval,
 	}
 	files := map[string]string{}
 	err := fs.WalkDir(templates.KeystoneAPI, "keystoneapi", func(path string, d fs.DirEntry, err error) error {

@@ -23,6 +23,9 @@ const (
 	// JobBackoffLimit is how many failed attempts a db-sync or bootstrap Job makes
 	// before the operator reports it failed.
 	JobBackoffLimit int32 = 3
+	// JobDeadlineSeconds bounds a db-sync or bootstrap Job, its attempts together,
+	// whatever hangs (each attempt's database retries are bounded by ManageConf).
+	JobDeadlineSeconds int64 = 20 * 60
 	// BootstrapPasswordEnv is read by `keystone-manage bootstrap`.
 	BootstrapPasswordEnv = "OS_BOOTSTRAP_PASSWORD"
 
@@ -40,13 +43,13 @@ func JobCommand(cmd string) string {
 
 // DBSyncJob runs `keystone-manage db_sync` for the configuration of hash.
 func DBSyncJob(api *keystonev1.KeystoneAPI, hash string) *batchv1.Job {
-	return job(api, DBSyncJobName(api), hash, "keystone-manage db_sync", nil)
+	return job(api, DBSyncJobName(api), hash, "keystone-manage "+ManageConfigArgs+" db_sync", nil)
 }
 
 // BootstrapJob runs `keystone-manage bootstrap`: admin user, project and role, the
 // region, and Keystone's own endpoints. The password comes from the Secret.
 func BootstrapJob(api *keystonev1.KeystoneAPI, hash string, endpoints map[string]string) *batchv1.Job {
-	cmd := fmt.Sprintf("keystone-manage bootstrap --bootstrap-username %s --bootstrap-project-name %s "+
+	cmd := fmt.Sprintf("keystone-manage "+ManageConfigArgs+" bootstrap --bootstrap-username %s --bootstrap-project-name %s "+
 		"--bootstrap-role-name admin --bootstrap-service-name keystone --bootstrap-region-id %s "+
 		"--bootstrap-admin-url %s --bootstrap-internal-url %s --bootstrap-public-url %s",
 		shellQuote(api.Spec.AdminUser), shellQuote(api.Spec.AdminProject), shellQuote(api.Spec.Region),
@@ -69,7 +72,8 @@ func job(api *keystonev1.KeystoneAPI, name, hash, cmd string, env []corev1.EnvVa
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: api.Namespace, Labels: Labels(api),
 			Annotations: map[string]string{HashAnnotation: hash}},
 		Spec: batchv1.JobSpec{
-			BackoffLimit: ptr.To(JobBackoffLimit),
+			BackoffLimit:          ptr.To(JobBackoffLimit),
+			ActiveDeadlineSeconds: ptr.To(JobDeadlineSeconds),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: Labels(api)},
 				Spec:       pod,

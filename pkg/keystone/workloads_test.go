@@ -2,6 +2,7 @@ package keystone
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -53,7 +54,13 @@ func TestJobs(t *testing.T) {
 	g.Expect(sync.Annotations).To(HaveKeyWithValue(HashAnnotation, "h1"))
 	g.Expect(*sync.Spec.BackoffLimit).To(Equal(JobBackoffLimit))
 	g.Expect(sync.Spec.Template.Spec.RestartPolicy).To(Equal(corev1.RestartPolicyNever))
-	g.Expect(sync.Spec.Template.Spec.Containers[0].Command[2]).To(HaveSuffix("exec keystone-manage db_sync"))
+	files, err := RenderConfig(api, ConfigInput{DatabaseHostname: "db"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(files[ManageConf]).To(ContainSubstring(fmt.Sprintf("max_retries = %d\n", JobDBRetries)), "a job's database retries are bounded")
+	g.Expect(files[APIKollaConfig]).To(ContainSubstring(`"dest": "/etc/keystone/`+ManageConf+`"`), "kolla installs it where the jobs read it")
+	g.Expect(sync.Spec.ActiveDeadlineSeconds).To(HaveValue(Equal(JobDeadlineSeconds)), "a job is bounded whatever hangs")
+	g.Expect(sync.Spec.Template.Spec.Containers[0].Command[2]).To(HaveSuffix("exec keystone-manage " + ManageConfigArgs + " db_sync"))
+	g.Expect(ManageConfigArgs).To(HaveSuffix("--config-file /etc/keystone/"+ManageConf), "the bound is read last, so it wins")
 
 	boot := BootstrapJob(api, "h2", map[string]string{keystonev1.EndpointPublic: "https://k.example.com", keystonev1.EndpointInternal: "http://k-int:5000"})
 	cmd := boot.Spec.Template.Spec.Containers[0].Command[2]

@@ -127,10 +127,6 @@ func getService(key types.NamespacedName) func(g Gomega) *keystonev1.KeystoneSer
 	}
 }
 
-type metav1ObjectMeta = metav1.ObjectMeta
-
-type metav1Time = metav1.Time
-
 func runtimeToUnstructured(obj any) (map[string]any, error) {
 	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 }

@@ -15,6 +15,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
@@ -225,7 +226,7 @@ var _ = Describe("KeystoneAPI", func() {
 
 	It("goes back to not Ready when the admin secret is deleted, and forward when it returns", func() {
 		key := deploy(ns)
-		Expect(k8sClient.Delete(ctx, &corev1.Secret{ObjectMeta: metaOf(ns, "osp-secret")})).To(Succeed())
+		Expect(k8sClient.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "osp-secret"}})).To(Succeed())
 		expectConditions(key,
 			condition{"Ready", "False", "DependencyNotFound", "Warning"},
 			condition{"InputReady", "False", "DependencyNotFound", "Warning"})
@@ -239,7 +240,7 @@ var _ = Describe("KeystoneAPI", func() {
 		oldHash := before.Status.Hash["config"]
 		unaffected := []lc.Type{"InputReady", "DBReady", "MemcachedReady", "FernetKeysReady", "ExposeServiceReady",
 			"BootstrapReady", "DeploymentReady", "OpenStackConfigReady"}
-		times := map[lc.Type]metav1Time{}
+		times := map[lc.Type]metav1.Time{}
 		for _, t := range unaffected {
 			times[t] = before.Status.Conditions.Get(t).LastTransitionTime
 		}
@@ -323,6 +324,63 @@ var _ = Describe("KeystoneAPI", func() {
 		Consistently(func() map[string]int64 { return writesIn(ns) }, 2*time.Second).Should(Equal(before))
 	})
 
+	It("moves its finalizer to a new Memcached and MariaDBAccount once its pods use them", func() {
+		key := deploy(ns)
+		mine := "keystone.openstack.org/keystoneapi-keystone"
+		holds := func(obj client.Object, name string) []string {
+			GinkgoHelper()
+			Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, obj)).To(Succeed())
+			return obj.GetFinalizers()
+		}
+		createMemcached(ns, "memcached2")
+		markMemcachedReady(ns, "memcached2")
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) {
+			a.Spec.MemcachedInstance = "memcached2"
+			a.Spec.DatabaseAccount = "keystone2"
+		})
+		acc := &mariadbv1.MariaDBAccount{}
+		Eventually(func() error { return k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone2"}, acc) }).Should(Succeed())
+		markReady(acc, &acc.Status.Conditions, types.NamespacedName{Namespace: ns, Name: "keystone2"})
+		finishJob(ns, "keystone-db-sync", true, "")
+		finishJob(ns, "keystone-bootstrap", true, "") // its inputs name the database account
+		expectConditions(key, condition{"BootstrapReady", "True", "Ready", ""}, condition{"DeploymentReady", "False", "Created", "Info"})
+		By("while the old pods run, the old Memcached and account stay held")
+		Expect(holds(&memcachedv1.Memcached{}, "memcached")).To(ContainElement(mine))
+		Expect(holds(&mariadbv1.MariaDBAccount{}, "keystone")).To(ContainElement(mine))
+		rollOut(ns, "keystone", 1)
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+		Eventually(func() []string { return holds(&memcachedv1.Memcached{}, "memcached") }).ShouldNot(ContainElement(mine))
+		Eventually(func() []string { return holds(&mariadbv1.MariaDBAccount{}, "keystone") }).ShouldNot(ContainElement(mine))
+		Expect(holds(&memcachedv1.Memcached{}, "memcached2")).To(ContainElement(mine))
+		Expect(holds(&mariadbv1.MariaDBAccount{}, "keystone2")).To(ContainElement(mine))
+		Expect(holds(&mariadbv1.MariaDBDatabase{}, "keystone")).To(ContainElement(mine))
+	})
+
+	It("wakes when an adopted MariaDBAccount, and then its Secret, turn ready", func() {
+		acc := &mariadbv1.MariaDBAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keystone"},
+			Spec: mariadbv1.MariaDBAccountSpec{UserName: "keystone", Secret: "adopted-db", AccountType: mariadbv1.User}}
+		Expect(k8sClient.Create(ctx, acc)).To(Succeed())
+		api := keystoneAPI(ns)
+		Expect(k8sClient.Create(ctx, api)).To(Succeed())
+		key := client.ObjectKeyFromObject(api)
+		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
+		createMemcached(ns, "memcached")
+		markMemcachedReady(ns, "memcached")
+		db := &mariadbv1.MariaDBDatabase{}
+		markReady(db, &db.Status.Conditions, types.NamespacedName{Namespace: ns, Name: "keystone"})
+		createGaleraService(ns, galera)
+		expectConditions(key, condition{"DBReady", "False", "Requested", "Info"})
+		Eventually(func() string { return message(key, "DBReady") }).Should(HavePrefix("MariaDBAccount keystone"))
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(acc), acc)).To(Succeed())
+		Expect(metav1.GetControllerOf(acc)).To(BeNil(), "an adopted account is not taken over")
+
+		markReady(acc, &acc.Status.Conditions, client.ObjectKeyFromObject(acc))
+		expectConditions(key, condition{"DBReady", "False", "DependencyNotFound", "Warning"})
+		Eventually(func() string { return message(key, "DBReady") }).Should(ContainSubstring("secret adopted-db"))
+		createSecret(ns, "adopted-db", map[string]string{mariadbv1.DatabasePasswordSelector: "db-password"})
+		expectConditions(key, condition{"DBReady", "True", "Ready", ""})
+	})
+
 	It("releases its finalizers on deletion, with its dependencies present or already gone", func() {
 		key := deploy(ns)
 		Expect(k8sClient.Delete(ctx, getAPI(key)(Default))).To(Succeed())
@@ -347,8 +405,6 @@ var _ = Describe("KeystoneAPI", func() {
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, other, &keystonev1.KeystoneAPI{})) }).Should(BeTrue())
 	})
 })
-
-func metaOf(ns, name string) metav1ObjectMeta { return metav1ObjectMeta{Namespace: ns, Name: name} }
 
 // gauge reads keystone_operator_condition for one object's condition and status.
 func gauge(kind, ns, name, condType, condStatus string) float64 {

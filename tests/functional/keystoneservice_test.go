@@ -14,6 +14,7 @@ import (
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -231,13 +232,44 @@ var _ = Describe("KeystoneService", func() {
 		Consistently(func() map[string]int64 { return writesIn(ns) }, 2*time.Second).Should(Equal(before))
 	})
 
-	It("reports two KeystoneAPIs in a namespace as an Error", func() {
+	It("registers with the namespace's first KeystoneAPI, refuses a second, and leaves no finalizer on either", func() {
 		keystone()
+		first := types.NamespacedName{Namespace: ns, Name: "keystone"}
 		other := externalKeystoneAPI(ns)
 		other.Name = "second"
+		other.Spec.Override.Service.Internal.EndpointURL = ptr.To(ks.URL)
 		Expect(k8sClient.Create(ctx, other)).To(Succeed())
-		Expect(k8sClient.Create(ctx, keystoneService(ns))).To(Succeed())
-		expectServiceConditions(key, condition{"KeystoneAPIReady", "False", "InvalidInput", "Error"})
+		By("the second is an Error naming the first, and observes nothing after its input")
+		second := client.ObjectKeyFromObject(other)
+		Eventually(func(g Gomega) {
+			c := getAPI(second)(g).Status.Conditions.Get("InputReady")
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(string(c.Reason)).To(Equal("InvalidInput"))
+			g.Expect(string(c.Severity)).To(Equal("Error"))
+			g.Expect(c.Message).To(ContainSubstring("KeystoneAPI keystone already deploys Keystone"))
+		}).Should(Succeed())
+		expectConditions(second, condition{"Ready", "False", "InvalidInput", "Error"},
+			condition{"KeystoneEndpointReady", "Unknown", "Init", ""}, condition{"OpenStackConfigReady", "Unknown", "Init", ""})
+		expectConditions(first, condition{"Ready", "True", "Ready", ""})
+
+		By("a KeystoneService registers with the first")
+		register()
+		Expect(getAPI(first)(Default).Finalizers).To(ContainElement("keystone.openstack.org/keystoneservice-glance"))
+		Expect(getAPI(second)(Default).Finalizers).NotTo(ContainElement("keystone.openstack.org/keystoneservice-glance"))
+
+		By("deleting it releases the first KeystoneAPI")
+		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
+		for _, k := range []types.NamespacedName{first, second} {
+			Expect(getAPI(k)(Default).Finalizers).To(ConsistOf("keystone.openstack.org/keystoneapi"), k.Name)
+		}
+
+		By("the first deleted, the second takes over")
+		Expect(k8sClient.Delete(ctx, getAPI(first)(Default))).To(Succeed())
+		// envtest runs no garbage collector: delete what the first owned, as it would.
+		Expect(k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "openstack-config"}})).To(Succeed())
+		Expect(k8sClient.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "openstack-config-secret"}})).To(Succeed())
+		expectConditions(second, condition{"Ready", "True", "Ready", ""})
 	})
 
 	It("removes its registration from Keystone on deletion and releases the KeystoneAPI", func() {

@@ -22,6 +22,18 @@ import (
 
 const adminPassword = "admin-Pa55:word"
 
+// testKeystoneAPI is the KeystoneAPI whose configuration the tests render.
+func testKeystoneAPI() *keystonev1.KeystoneAPI {
+	return &keystonev1.KeystoneAPI{
+		ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: "openstack"},
+		Spec: keystonev1.KeystoneAPISpec{
+			ContainerImage: "keystone", Secret: "osp-secret", DatabaseInstance: "openstack", DatabaseAccount: "keystone",
+			MemcachedInstance: "memcached", Region: "regionTest", AdminProject: "admin", AdminUser: "admin",
+			PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"}, FernetMaxActiveKeys: ptr.To[int32](5),
+		},
+	}
+}
+
 // TestRenderedConfigServesRealKeystone renders the configuration of a KeystoneAPI,
 // points it at a real MariaDB and memcached, runs the operator's db-sync and bootstrap
 // commands with Debian's keystone-manage, serves Keystone with the fernet keys the
@@ -30,14 +42,7 @@ func TestRenderedConfigServesRealKeystone(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	api := &keystonev1.KeystoneAPI{
-		ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: "openstack"},
-		Spec: keystonev1.KeystoneAPISpec{
-			ContainerImage: "keystone", Secret: "osp-secret", DatabaseInstance: "openstack", DatabaseAccount: "keystone",
-			MemcachedInstance: "memcached", Region: "regionTest", AdminProject: "admin", AdminUser: "admin",
-			PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"}, FernetMaxActiveKeys: ptr.To[int32](5),
-		},
-	}
+	api := testKeystoneAPI()
 	stack, err := localkeystone.StartStack(ctx, t.TempDir(), api, adminPassword)
 	g.Expect(err).NotTo(HaveOccurred())
 	defer stack.Stop()
