@@ -3,14 +3,18 @@ package keystoneapi
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -20,9 +24,20 @@ import (
 const Finalizer = "keystone.openstack.org/keystoneapi"
 
 // reconcileDelete releases our finalizers on the database, account and memcached
-// (whichever still exist), then the KeystoneAPI's own; owned children go with it.
+// (whichever still exist); once no registration holds the KeystoneAPI any more, the
+// cleanup Secret (the admin's password they remove themselves with); then the
+// KeystoneAPI's own. Owned children go with it.
 func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
+	if holders := registrationHolders(api); len(holders) > 0 {
+		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.Requested,
+			"deleting: waiting for %s to remove their registrations", strings.Join(holders, ", "))
+		return ctrl.Result{}, nil
+	}
+	cleanup := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: api.Namespace, Name: keystone.CleanupSecretName(api)}}
+	if err := finalizers.Remove(ctx, r.Client, cleanup, Finalizer); err != nil {
+		return ctrl.Result{}, err
+	}
 	for _, obj := range []client.Object{
 		&mariadbv1.MariaDBDatabase{}, &mariadbv1.MariaDBAccount{}, &memcachedv1.Memcached{},
 	} {
@@ -83,4 +98,24 @@ func (r *Reconciler) releaseStale(ctx context.Context, api *keystonev1.KeystoneA
 		}
 	}
 	return nil
+}
+
+// registrationHolders names the registrations whose finalizers hold the KeystoneAPI:
+// this suite's ("KeystoneService glance") and keystone-operator's.
+func registrationHolders(api *keystonev1.KeystoneAPI) []string {
+	var names []string
+	for _, kind := range []struct{ finalizer, name string }{
+		{"keystoneservice", "KeystoneService"}, {"keystoneendpoint", "KeystoneEndpoint"},
+		{"keystoneapplicationcredential", "KeystoneApplicationCredential"},
+	} {
+		for _, holder := range finalizers.Holders(api, kind.finalizer) {
+			names = append(names, kind.name+" "+holder)
+		}
+		for _, f := range api.GetFinalizers() {
+			if holder, ok := strings.CutPrefix(f, finalizers.Upstream(kind.finalizer, "")); ok {
+				names = append(names, kind.name+" "+holder)
+			}
+		}
+	}
+	return names
 }

@@ -90,6 +90,14 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 		return ctrl.Result{}, nil
 	}
 	s.adminPassword = password
+	// A copy for removing registrations from Keystone, whatever is deleted first.
+	cleanup, err := r.writeSecret(ctx, s.api, keystone.CleanupSecretName(s.api), map[string]string{keystone.CleanupPasswordKey: password})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := finalizers.Add(ctx, r.Client, cleanup, Finalizer); err != nil {
+		return ctrl.Result{}, err
+	}
 	s.round.MarkTrue(keystonev1.KeystoneAPIInputReady, "admin password found in secret %s", spec.Secret)
 	return ctrl.Result{}, nil
 }

@@ -59,7 +59,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 // and any marked as its own. done is false, with a step saying why, when it cannot yet.
 func (r *Reconciler) revokeAll(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI) (done bool, err error) {
 	step := keystonev1.KeystoneApplicationCredentialCleanupReady
-	admin, ok, err := registration.AdminCredentials(ctx, r.Client, api)
+	admin, ok, err := registration.CleanupCredentials(ctx, r.Client, api)
 	if err != nil {
 		return false, err
 	}

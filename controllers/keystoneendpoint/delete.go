@@ -60,7 +60,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	if serviceID == "" {
 		return true, nil
 	}
-	admin, ok, err := registration.AdminCredentials(ctx, r.Client, api)
+	admin, ok, err := registration.CleanupCredentials(ctx, r.Client, api)
 	if err != nil {
 		return false, err
 	}

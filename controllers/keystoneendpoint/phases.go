@@ -154,6 +154,16 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 		return registration.Failed(s.round, r.Keystone, s.admin, step, endpointReasons, err)
 	}
 	region := registration.Region(s.api)
+	changedService := false
+	if previous := ep.Status.ServiceID; previous != "" && previous != s.service.Status.ServiceID {
+		// The KeystoneService registered another service (a new type or name): our
+		// endpoints of the previous one go, unless they went with it.
+		err := kc.DeleteEndpoints(ctx, identity.EndpointSet{ServiceID: previous, Owner: owner(ep), Known: ep.Status.EndpointIDs})
+		if err != nil {
+			return registration.Failed(s.round, r.Keystone, s.admin, step, endpointReasons, err)
+		}
+		changedService = true
+	}
 	ids, changed, err := kc.EnsureEndpoints(ctx, identity.EndpointSet{
 		ServiceID: s.service.Status.ServiceID, Region: region, Owner: owner(ep), URLs: ep.Spec.Endpoints,
 		Known: knownIDs(ep, s.service.Status.ServiceID),
@@ -162,12 +172,12 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 		return registration.Failed(s.round, r.Keystone, s.admin, step, endpointReasons, err)
 	}
 	setStatus(ep, s.service.Status.ServiceID, ids)
-	registration.Mark(s.round, step, endpointReasons, changed, "%s in region %s", describe(ep.Spec.Endpoints), region)
+	registration.Mark(s.round, step, endpointReasons, changed || changedService, "%s in region %s", describe(ep.Spec.Endpoints), region)
 	return ctrl.Result{}, nil
 }
 
 // knownIDs are the endpoint IDs recorded for the current service: none when the
-// service was registered anew (its old endpoints went with the old service).
+// service was registered anew (the old endpoints were removed with it or before).
 func knownIDs(ep *keystonev1.KeystoneEndpoint, serviceID string) map[string]string {
 	if ep.Status.ServiceID != serviceID {
 		return nil

@@ -46,7 +46,7 @@ type scope struct {
 	passwordVersion string
 	keystone        *identity.Client
 	projectID       string
-	userID          string
+	user            identity.Registered
 	roleIDs         map[string]string
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
@@ -53,11 +52,13 @@ func registered(s *scope, api *keystonev1.KeystoneAPI) bool {
 		controllerutil.ContainsFinalizer(api, finalizers.Upstream("keystoneservice", s.service.Name))
 }
 
-// deregister deletes what the KeystoneService registered, with the admin's credentials
-// alone. done is false, with the step saying why, when it cannot yet.
+// deregister deletes what the KeystoneService registered and owns (identity.Owned: the
+// service and user it created, or claimed from keystone-operator), with the admin's
+// credentials alone; what it adopted stays. done is false, with the step saying why,
+// when it cannot yet.
 func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI) (done bool, err error) {
 	step := keystonev1.KeystoneServiceServiceReady
-	admin, ok, err := registration.AdminCredentials(ctx, r.Client, api)
+	admin, ok, err := registration.CleanupCredentials(ctx, r.Client, api)
 	if err != nil {
 		return false, err
 	}
@@ -71,10 +72,17 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 		_, err = registration.Failed(s.round, r.Keystone, admin, step, stepReasons[step], err)
 		return false, err
 	}
-	spec := s.service.Spec
-	err = kc.DeleteRegistration(ctx, s.service.Status.ServiceID,
-		identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Enabled: ptr.Deref(spec.Enabled, true)},
-		identity.UserSpec{Name: spec.ServiceUser, DomainID: defaultDomainID})
+	svc := s.service
+	spec := svc.Spec
+	user := identity.UserSpec{Name: spec.ServiceUser, DomainID: defaultDomainID, Owner: owner(svc),
+		// The admin user is never this KeystoneService's, whatever keystone-operator did.
+		ClaimUnmarked: takenOver(svc) && spec.ServiceUser != api.Spec.AdminUser}
+	if spec.ServiceUser == api.Spec.AdminUser {
+		user.Name = ""
+	}
+	err = kc.DeleteRegistration(ctx, svc.Status.ServiceID,
+		identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Owner: owner(svc), ClaimUnmarked: takenOver(svc)},
+		svc.Annotations[UserAnnotation], user)
 	if err != nil {
 		_, err = registration.Failed(s.round, r.Keystone, admin, step, stepReasons[step], err)
 		return false, fmt.Errorf("deregistering %s: %w", spec.ServiceName, err)

@@ -2,6 +2,7 @@ package keystoneservice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
 const (
@@ -26,24 +28,42 @@ const (
 	DefaultDomain   = "default"
 	defaultDomainID = "default"
 	// PasswordFromAnnotation records on a KeystoneService which version of its Secret
-	// ("<uid>/<resourceVersion>") the user's password was last set from, so that it is
-	// set again only when that Secret changes. An annotation, not status: metadata is
-	// kept on every schema (keystone-operator's KeystoneService status has no room for it).
+	// ("<uid>/<resourceVersion>") the user's password was last set from: it is set
+	// again only when that Secret changes or the user is another one. Annotations, not
+	// status: metadata is kept on every schema (keystone-operator's KeystoneService
+	// status has no room for them).
 	PasswordFromAnnotation = "keystone.openstack.org/password-set-from"
+	// UserAnnotation records the ID of the user the password was set on: a user
+	// replaced (a new serviceUser) is removed when it was this KeystoneService's.
+	UserAnnotation = "keystone.openstack.org/user-id"
 )
 
-// recordPasswordVersion writes PasswordFromAnnotation when it differs, patching the
-// annotations alone.
-func (r *Reconciler) recordPasswordVersion(ctx context.Context, svc *keystonev1.KeystoneService, version string) error {
-	if svc.Annotations[PasswordFromAnnotation] == version {
+// owner is how this KeystoneService marks what it creates in Keystone (identity.OwnerAttribute).
+func owner(svc *keystonev1.KeystoneService) string {
+	return fmt.Sprintf("KeystoneService/%s/%s/%s", svc.Namespace, svc.Name, svc.UID)
+}
+
+// takenOver tells whether keystone-operator registered this KeystoneService before
+// this suite (its own finalizer is on it): the service it recorded and the user of
+// serviceUser, which it would delete with the KeystoneService, are claimed as ours
+// although they carry no mark.
+func takenOver(svc *keystonev1.KeystoneService) bool {
+	return controllerutil.ContainsFinalizer(svc, finalizers.UpstreamOwn("keystoneservice"))
+}
+
+// recordUser writes UserAnnotation and PasswordFromAnnotation where they differ,
+// patching the annotations alone.
+func (r *Reconciler) recordUser(ctx context.Context, svc *keystonev1.KeystoneService, userID, version string) error {
+	if svc.Annotations[UserAnnotation] == userID && svc.Annotations[PasswordFromAnnotation] == version {
 		return nil
 	}
 	meta := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace}}
-	patch := client.RawPatch(types.MergePatchType,
-		[]byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, PasswordFromAnnotation, version)))
+	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q,%q:%q}}}`,
+		UserAnnotation, userID, PasswordFromAnnotation, version)))
 	if err := r.Patch(ctx, meta, patch); err != nil {
-		return fmt.Errorf("recording the password's source on %s: %w", svc.Name, err)
+		return fmt.Errorf("recording the user and the password's source on %s: %w", svc.Name, err)
 	}
+	metav1.SetMetaDataAnnotation(&svc.ObjectMeta, UserAnnotation, userID)
 	metav1.SetMetaDataAnnotation(&svc.ObjectMeta, PasswordFromAnnotation, version)
 	// The status patch goes on from the version this write produced.
 	svc.ResourceVersion = meta.ResourceVersion
@@ -112,6 +132,11 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 		return ctrl.Result{}, nil
 	}
 	s.admin = admin
+	if spec.ServiceUser == s.api.Spec.AdminUser {
+		s.round.MarkFalse(step, condition.InvalidInput, "serviceUser %s is the admin user of KeystoneAPI %s; a service needs a user of its own",
+			spec.ServiceUser, s.api.Name)
+		return ctrl.Result{}, nil
+	}
 	s.round.MarkTrue(step, "password of user %s found in secret %s", spec.ServiceUser, spec.Secret)
 	return ctrl.Result{}, nil
 }
@@ -128,7 +153,9 @@ func (r *Reconciler) secret(ctx context.Context, ns, name string) (*corev1.Secre
 }
 
 // reconcileService marks KeystoneServiceReady: the service exists with the spec's
-// description and enabled flag; status.serviceID.
+// description and enabled flag; status.serviceID. The service is created marked as
+// this KeystoneService's, or adopted when it exists; after a change of serviceType or
+// serviceName the previous one is removed when it was ours.
 func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceServiceReady
 	kc, err := r.Keystone.Get(ctx, s.admin)
@@ -136,20 +163,39 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 		return r.failed(s, step, err)
 	}
 	s.keystone = kc
-	spec := s.service.Spec
-	id, changed, err := kc.EnsureService(ctx, s.service.Status.ServiceID, identity.ServiceSpec{
+	svc := s.service
+	spec := svc.Spec
+	reg, changed, err := kc.EnsureService(ctx, svc.Status.ServiceID, identity.ServiceSpec{
 		Type: spec.ServiceType, Name: spec.ServiceName, Description: spec.ServiceDescription, Enabled: ptr.Deref(spec.Enabled, true),
+		Owner: owner(svc), ClaimUnmarked: takenOver(svc),
 	})
 	if err != nil {
 		return r.failed(s, step, err)
 	}
-	s.service.Status.ServiceID = id
-	r.mark(s, step, changed, "service %s (%s) registered as %s", spec.ServiceName, spec.ServiceType, id)
+	if previous := svc.Status.ServiceID; previous != "" && previous != reg.ID {
+		if err := kc.DeleteService(ctx, previous, owner(svc), takenOver(svc)); err != nil {
+			return r.failed(s, step, err)
+		}
+		changed = true
+	}
+	svc.Status.ServiceID = reg.ID
+	r.mark(s, step, changed, "service %s (%s) registered as %s%s", spec.ServiceName, spec.ServiceType, reg.ID, adoptedNote(reg))
 	return ctrl.Result{}, nil
 }
 
+// adoptedNote says, in a step's message, that an entity is used but not this
+// KeystoneService's to remove.
+func adoptedNote(reg identity.Registered) string {
+	if reg.Ownership == identity.Adopted {
+		return " (adopted: it existed before, and stays when this KeystoneService goes)"
+	}
+	return ""
+}
+
 // reconcileUser marks ServiceUserReady: the user exists in the service project and
-// has the Secret's current password.
+// has the Secret's current password. It is created marked as ours, or adopted; a
+// user another KeystoneService registered is refused. After a change of serviceUser
+// the previous user is removed when it was ours.
 func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceUserReady
 	projectID, _, err := s.keystone.EnsureProject(ctx, defaultDomainID, ServiceProject)
@@ -158,18 +204,34 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 	}
 	s.projectID = projectID
 	svc := s.service
-	id, changed, err := s.keystone.EnsureUser(ctx, identity.UserSpec{
+	recorded := svc.Annotations[UserAnnotation]
+	passwordSetFor := ""
+	if svc.Annotations[PasswordFromAnnotation] == s.passwordVersion {
+		passwordSetFor = recorded
+	}
+	reg, changed, err := s.keystone.EnsureUser(ctx, identity.UserSpec{
 		Name: svc.Spec.ServiceUser, DomainID: defaultDomainID, ProjectID: projectID, Password: s.password,
-		SetPassword: svc.Annotations[PasswordFromAnnotation] != s.passwordVersion,
+		PasswordSetFor: passwordSetFor, Owner: owner(svc), ClaimUnmarked: takenOver(svc),
 	})
+	var foreign *identity.ForeignError
+	if errors.As(err, &foreign) {
+		s.round.MarkFalse(step, condition.InvalidInput, "%v; choose another serviceUser", foreign)
+		return ctrl.Result{}, nil
+	}
 	if err != nil {
 		return r.failed(s, step, err)
 	}
-	s.userID = id
-	if err := r.recordPasswordVersion(ctx, svc, s.passwordVersion); err != nil {
+	if recorded != "" && recorded != reg.ID {
+		if err := s.keystone.DeleteUser(ctx, recorded, owner(svc), takenOver(svc)); err != nil {
+			return r.failed(s, step, err)
+		}
+		changed = true
+	}
+	s.user = reg
+	if err := r.recordUser(ctx, svc, reg.ID, s.passwordVersion); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.mark(s, step, changed, "user %s (%s) has the password of secret %s", s.service.Spec.ServiceUser, id, s.service.Spec.Secret)
+	r.mark(s, step, changed, "user %s (%s) has the password of secret %s%s", svc.Spec.ServiceUser, reg.ID, svc.Spec.Secret, adoptedNote(reg))
 	return ctrl.Result{}, nil
 }
 
@@ -185,7 +247,8 @@ func (r *Reconciler) reconcileRoles(ctx context.Context, s *scope) (ctrl.Result,
 	return ctrl.Result{}, nil
 }
 
-// reconcileAssignment marks RoleAssignmentReady: the user has every role on the service project.
+// reconcileAssignment marks RoleAssignmentReady: the user has every role on the
+// service project, and no other when the user is ours.
 func (r *Reconciler) reconcileAssignment(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceRoleAssignmentReady
 	roles := s.service.Spec.ServiceRoles()
@@ -193,11 +256,17 @@ func (r *Reconciler) reconcileAssignment(ctx context.Context, s *scope) (ctrl.Re
 	for _, name := range roles {
 		ids = append(ids, s.roleIDs[name])
 	}
-	changed, err := s.keystone.EnsureAssignments(ctx, s.userID, s.projectID, ids)
+	// A user of ours has exactly the spec's roles: one removed from the spec is revoked.
+	exclusive := s.user.Ownership == identity.Owned
+	changed, err := s.keystone.EnsureAssignments(ctx, s.user.ID, s.projectID, ids, exclusive)
 	if err != nil {
 		return r.failed(s, step, err)
 	}
-	r.mark(s, step, changed, "user %s has roles %v on project %s", s.service.Spec.ServiceUser, roles, ServiceProject)
+	only := ""
+	if exclusive {
+		only = " (and no other)"
+	}
+	r.mark(s, step, changed, "user %s has roles %v%s on project %s", s.service.Spec.ServiceUser, roles, only, ServiceProject)
 	return ctrl.Result{}, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -145,10 +146,39 @@ func AdminCredentials(ctx context.Context, c client.Reader, api *keystonev1.Keys
 	if !found {
 		return creds, false, nil
 	}
+	return adminAt(api, string(password)), true, nil
+}
+
+// CleanupCredentials returns the admin's credentials for removing a registration: those
+// of the admin Secret, or, when it is gone (a namespace deleted at once, a manifest
+// deleted with its Secrets), the copy the KeystoneAPI keeps until no registration is
+// left (keystone.CleanupSecretName).
+func CleanupCredentials(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) (identity.Credentials, bool, error) {
+	creds, ok, err := AdminCredentials(ctx, c, api)
+	if err != nil || ok {
+		return creds, ok, err
+	}
+	secret := &corev1.Secret{}
+	err = c.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: keystone.CleanupSecretName(api)}, secret)
+	if apierrors.IsNotFound(err) {
+		return creds, false, nil
+	}
+	if err != nil {
+		return creds, false, fmt.Errorf("reading secret %s: %w", keystone.CleanupSecretName(api), err)
+	}
+	password, found := secret.Data[keystone.CleanupPasswordKey]
+	if !found {
+		return creds, false, nil
+	}
+	return adminAt(api, string(password)), true, nil
+}
+
+// adminAt is the admin's identity at api's internal endpoint, with password.
+func adminAt(api *keystonev1.KeystoneAPI, password string) identity.Credentials {
 	return identity.Credentials{
 		URL: api.Status.APIEndpoints[keystonev1.EndpointInternal], User: api.Spec.AdminUser,
-		Password: string(password), Project: api.Spec.AdminProject, Domain: "Default",
-	}, true, nil
+		Password: password, Project: api.Spec.AdminProject, Domain: "Default",
+	}
 }
 
 // AdminMissing is the message of a step that cannot reach Keystone without the admin's password.

@@ -241,9 +241,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, parts []string) {
 		s.listAssignments(w, r)
 	case len(parts) >= 4 && parts[1] == Users && parts[3] == AppCreds:
 		s.appCreds(w, r, parts[2], parts[4:])
-	case len(parts) == 7 && parts[1] == Projects && parts[3] == Users && parts[5] == Roles && r.Method == http.MethodPut:
-		s.assigned[parts[2]+"/"+parts[4]+"/"+parts[6]] = true
-		w.WriteHeader(http.StatusNoContent)
+	case len(parts) == 7 && parts[1] == Projects && parts[3] == Users && parts[5] == Roles:
+		s.assignment(w, r, parts[2]+"/"+parts[4]+"/"+parts[6])
 	case s.entities[parts[1]] == nil:
 		writeError(w, http.StatusNotFound, "unknown resource "+parts[1])
 	case len(parts) == 2:
@@ -328,9 +327,46 @@ func (s *Server) member(w http.ResponseWriter, r *http.Request, kind, id string)
 		writeJSON(w, http.StatusOK, map[string]any{singular: s.find(kind, map[string]any{"id": id})[0]})
 	case http.MethodDelete:
 		delete(s.entities[kind], id)
+		s.cascade(kind, id)
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
+	}
+}
+
+// assignment grants (PUT) or revokes (DELETE) the role assignment "project/user/role".
+func (s *Server) assignment(w http.ResponseWriter, r *http.Request, key string) {
+	switch {
+	case r.Method == http.MethodPut:
+		s.assigned[key] = true
+	case r.Method == http.MethodDelete && s.assigned[key]:
+		delete(s.assigned, key)
+	case r.Method == http.MethodDelete:
+		writeError(w, http.StatusNotFound, "Could not find role assignment")
+		return
+	default:
+		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// cascade deletes what Keystone deletes with an entity: a service's endpoints, a
+// user's role assignments.
+func (s *Server) cascade(kind, id string) {
+	switch kind {
+	case Services:
+		for eid, e := range s.entities[Endpoints] {
+			if e["service_id"] == id {
+				delete(s.entities[Endpoints], eid)
+			}
+		}
+	case Users:
+		for key := range s.assigned {
+			if strings.Split(key, "/")[1] == id {
+				delete(s.assigned, key)
+			}
+		}
 	}
 }
 

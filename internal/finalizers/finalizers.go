@@ -33,8 +33,9 @@ func Remove(ctx context.Context, c client.Client, obj client.Object, finalizers 
 }
 
 // change applies edit to obj's finalizers and patches them when edit changed anything.
+// An obj that was never read (no resourceVersion: only its name is known) is read first.
 func change(ctx context.Context, c client.Client, obj client.Object, edit func(client.Object) bool) error {
-	first := true
+	first := obj.GetResourceVersion() != ""
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if !first {
 			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {

@@ -1,11 +1,16 @@
 package finalizers
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 func TestFor(t *testing.T) {
@@ -33,4 +38,18 @@ func TestFor(t *testing.T) {
 	for n := 1; n <= 253; n++ {
 		g.Expect(validation.IsQualifiedName(For("keystoneapplicationcredential", strings.Repeat("n", n)))).To(BeEmpty(), "length %d", n)
 	}
+}
+
+func TestRemoveFromAnObjectNotRead(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	c := fake.NewClientBuilder().WithObjects(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "ns", Name: "s", Finalizers: []string{"keep/me", Domain + "/mine"}}}).Build()
+	// Only the name is known: Remove reads the object before it edits the list.
+	g.Expect(Remove(ctx, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s"}}, Domain+"/mine")).To(Succeed())
+	got := &corev1.Secret{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "s"}, got)).To(Succeed())
+	g.Expect(got.Finalizers).To(Equal([]string{"keep/me"}))
+	g.Expect(Remove(ctx, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone"}}, Domain+"/mine")).To(Succeed(),
+		"an object already gone is fine")
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/applicationcredentials"
-	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
 )
 
 // AppCredSpec is an application credential to create.
@@ -108,13 +107,9 @@ func (c *Client) DeleteAppCred(ctx context.Context, userID, id string) error {
 
 // FindUserID returns the ID of the user named name in the domain, "" when there is none.
 func (c *Client) FindUserID(ctx context.Context, domainID, name string) (string, error) {
-	pages, err := users.List(c.sc, users.ListOpts{DomainID: domainID, Name: name}).AllPages(ctx)
-	if err != nil {
-		return "", fmt.Errorf("listing users named %s: %w", name, err)
-	}
-	all, err := users.ExtractUsers(pages)
-	if err != nil || len(all) == 0 {
+	u, err := c.findUser(ctx, domainID, name)
+	if err != nil || u == nil {
 		return "", err
 	}
-	return all[0].ID, nil
+	return u.ID, nil
 }

@@ -9,11 +9,11 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/endpoints"
 )
 
-// OwnerAttribute is the extra attribute Keystone keeps on an endpoint this suite
-// registered, naming who registered it. Keystone stores unknown attributes of an
-// endpoint and returns them, so the mark survives a crash between a create and the
-// status write that would have recorded the endpoint's ID: the next round finds its
-// own endpoint instead of creating a second one, and never takes another's.
+// OwnerAttribute is the extra attribute Keystone keeps on a service, user or endpoint
+// this suite registered, naming who registered it (ownership.go). On an endpoint the
+// mark survives a crash between a create and the status write that would have
+// recorded the endpoint's ID: the next round finds its own endpoint instead of
+// creating a second one, and never takes another's.
 const OwnerAttribute = "keystone_operator_owner"
 
 // Endpoint is an endpoint as Keystone lists it, with the owner mark.
@@ -147,13 +147,8 @@ type markedEndpoint struct {
 
 func (m markedEndpoint) ToEndpointCreateMap() (map[string]any, error) {
 	body, err := m.CreateOpts.ToEndpointCreateMap()
-	if err != nil || m.owner == "" {
-		return body, err
+	if err != nil {
+		return nil, err
 	}
-	ep, ok := body["endpoint"].(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("unexpected endpoint request body")
-	}
-	ep[OwnerAttribute] = m.owner
-	return body, nil
+	return withMark(body, "endpoint", m.owner)
 }

@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -20,59 +21,109 @@ import (
 type ServiceSpec struct {
 	Type, Name, Description string
 	Enabled                 bool
+	// Owner marks the service when it is created (OwnerAttribute).
+	Owner string
+	// ClaimUnmarked takes an unmarked service found by KnownID as the owner's: it was
+	// registered for the owner before marks existed (by keystone-operator).
+	ClaimUnmarked bool
 }
 
-// EnsureService finds the service by ID (when known) or by type and name, creating
-// it when missing (an existing one is adopted), and updates description and enabled.
-func (c *Client) EnsureService(ctx context.Context, knownID string, want ServiceSpec) (id string, changed bool, err error) {
+// Service is a catalog service as Keystone lists it, with the owner mark.
+type Service struct {
+	ID          string `json:"id"`
+	Type        string `json:"type"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Enabled     bool   `json:"enabled"`
+	Owner       string `json:"keystone_operator_owner"`
+}
+
+// Registered is an entity as ensured: its ID and whether the owner owns it.
+type Registered struct {
+	ID        string
+	Ownership Ownership
+}
+
+// EnsureService finds the service of want's type and name (the one known by ID, the
+// owner's, or else the first by ID), creating it marked with the owner when missing
+// (an existing one is adopted, never taken), and updates description and enabled.
+func (c *Client) EnsureService(ctx context.Context, knownID string, want ServiceSpec) (Registered, bool, error) {
 	svc, err := c.findService(ctx, knownID, want)
 	if err != nil {
-		return "", false, err
+		return Registered{}, false, err
 	}
 	if svc == nil {
-		created, err := services.Create(ctx, c.sc, services.CreateOpts{Type: want.Type, Name: want.Name,
-			Description: want.Description, Enabled: &want.Enabled}).Extract()
+		created, err := c.createService(ctx, want)
 		if conflict(err) {
 			if svc, err = c.findService(ctx, "", want); err == nil && svc == nil {
 				err = fmt.Errorf("service %s/%s conflicts but cannot be found", want.Type, want.Name)
 			}
 		}
 		if err != nil {
-			return "", false, fmt.Errorf("creating service %s/%s: %w", want.Type, want.Name, err)
+			return Registered{}, false, fmt.Errorf("creating service %s/%s: %w", want.Type, want.Name, err)
 		}
 		if svc == nil {
-			return created.ID, true, nil
+			return Registered{ID: created.ID, Ownership: Owned}, true, nil
 		}
 	}
-	if svc.Description == want.Description && svc.Enabled == want.Enabled {
-		return svc.ID, false, nil
+	ownership, claim := classify(svc.Owner, want.Owner, want.ClaimUnmarked && svc.ID == knownID)
+	changed := false
+	if claim {
+		if err := c.mark(ctx, "services", svc.ID, want.Owner); err != nil {
+			return Registered{}, false, err
+		}
+		changed = true
 	}
-	if _, err := services.Update(ctx, c.sc, svc.ID, services.UpdateOpts{Description: &want.Description,
-		Enabled: &want.Enabled}).Extract(); err != nil {
-		return "", false, fmt.Errorf("updating service %s: %w", svc.ID, err)
+	if svc.Description != want.Description || svc.Enabled != want.Enabled {
+		if _, err := services.Update(ctx, c.sc, svc.ID, services.UpdateOpts{Description: &want.Description,
+			Enabled: &want.Enabled}).Extract(); err != nil {
+			return Registered{}, false, fmt.Errorf("updating service %s: %w", svc.ID, err)
+		}
+		changed = true
 	}
-	return svc.ID, true, nil
+	return Registered{ID: svc.ID, Ownership: ownership}, changed, nil
 }
 
-func (c *Client) findService(ctx context.Context, knownID string, want ServiceSpec) (*services.Service, error) {
+func (c *Client) createService(ctx context.Context, want ServiceSpec) (*services.Service, error) {
+	return services.Create(ctx, c.sc, markedService{CreateOpts: services.CreateOpts{Type: want.Type, Name: want.Name,
+		Description: want.Description, Enabled: &want.Enabled}, owner: want.Owner}).Extract()
+}
+
+// markedService is a create request that also carries the owner mark.
+type markedService struct {
+	services.CreateOpts
+	owner string
+}
+
+func (m markedService) ToServiceCreateMap() (map[string]any, error) {
+	body, err := m.CreateOpts.ToServiceCreateMap()
+	if err != nil {
+		return nil, err
+	}
+	return withMark(body, "service", m.owner)
+}
+
+// findService returns the service of want's type and name: the one known by ID, else
+// the owner's, else the first by ID; nil when there is none.
+func (c *Client) findService(ctx context.Context, knownID string, want ServiceSpec) (*Service, error) {
 	if knownID != "" {
-		svc, err := services.Get(ctx, c.sc, knownID).Extract()
-		if err == nil && svc.Type == want.Type && svc.Name == want.Name {
-			return svc, nil
+		svc, err := c.getService(ctx, knownID)
+		if err != nil {
+			return nil, err
 		}
-		if err != nil && !notFound(err) {
-			return nil, fmt.Errorf("reading service %s: %w", knownID, err)
+		if svc != nil && svc.Type == want.Type && svc.Name == want.Name {
+			return svc, nil
 		}
 	}
 	pages, err := services.List(c.sc, services.ListOpts{ServiceType: want.Type, Name: want.Name}).AllPages(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing services of type %s: %w", want.Type, err)
 	}
-	all, err := services.ExtractServices(pages)
-	if err != nil {
+	var all []Service
+	if err := pages.(services.ServicePage).ExtractIntoSlicePtr(&all, "services"); err != nil {
 		return nil, fmt.Errorf("reading services of type %s: %w", want.Type, err)
 	}
-	var found []services.Service
+	var found []Service
 	for _, s := range all {
 		if s.Type == want.Type && s.Name == want.Name {
 			found = append(found, s)
@@ -81,8 +132,46 @@ func (c *Client) findService(ctx context.Context, knownID string, want ServiceSp
 	if len(found) == 0 {
 		return nil, nil
 	}
-	sort.Slice(found, func(i, j int) bool { return found[i].ID < found[j].ID })
+	sort.Slice(found, func(i, j int) bool {
+		if mi, mj := found[i].Owner == want.Owner, found[j].Owner == want.Owner; mi != mj {
+			return mi
+		}
+		return found[i].ID < found[j].ID
+	})
 	return &found[0], nil
+}
+
+// getService reads a service by ID; nil when it is gone.
+func (c *Client) getService(ctx context.Context, id string) (*Service, error) {
+	var svc Service
+	err := services.Get(ctx, c.sc, id).ExtractIntoStructPtr(&svc, "service")
+	if notFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading service %s: %w", id, err)
+	}
+	return &svc, nil
+}
+
+// DeleteService deletes the service with ID id if it is owner's (marked, or unmarked
+// and claimUnmarked: see classify); Keystone deletes its endpoints with it. A service
+// that is gone, or not the owner's, is left alone.
+func (c *Client) DeleteService(ctx context.Context, id, owner string, claimUnmarked bool) error {
+	if id == "" {
+		return nil
+	}
+	svc, err := c.getService(ctx, id)
+	if err != nil || svc == nil {
+		return err
+	}
+	if ownership, _ := classify(svc.Owner, owner, claimUnmarked); ownership != Owned {
+		return nil
+	}
+	if err := services.Delete(ctx, c.sc, id).ExtractErr(); err != nil && !notFound(err) {
+		return fmt.Errorf("deleting service %s: %w", id, err)
+	}
+	return nil
 }
 
 // EnsureProject returns the ID of a project, creating it when missing.
@@ -125,50 +214,167 @@ func (c *Client) EnsureProject(ctx context.Context, domainID, name string) (stri
 // UserSpec is a service user.
 type UserSpec struct {
 	Name, DomainID, ProjectID, Password string
-	// SetPassword updates the password of an existing user.
-	SetPassword bool
+	// PasswordSetFor is the ID of the user the password is known to be set on already;
+	// an existing user with another ID gets it set.
+	PasswordSetFor string
+	// Owner marks the user when it is created (OwnerAttribute).
+	Owner string
+	// ClaimUnmarked takes an unmarked user of that name as the owner's (keystone-operator
+	// created it for the owner before marks existed).
+	ClaimUnmarked bool
 }
 
-// EnsureUser returns the ID of the user, creating it with its password when missing,
-// and setting the password when asked.
-func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (string, bool, error) {
-	find := func() (*users.User, error) {
-		pages, err := users.List(c.sc, users.ListOpts{DomainID: want.DomainID, Name: want.Name}).AllPages(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("listing users named %s: %w", want.Name, err)
-		}
-		all, err := users.ExtractUsers(pages)
-		if err != nil || len(all) == 0 {
-			return nil, err
-		}
-		return &all[0], nil
-	}
-	u, err := find()
+// User is a user as Keystone lists it, with the owner mark.
+type User struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Owner string `json:"keystone_operator_owner"`
+}
+
+// EnsureUser returns the user, creating it with its password and the owner's mark when
+// missing, and setting the password on an existing one unless it is PasswordSetFor. An unmarked user is adopted (its
+// password set as asked, never deleted); a user another owner registered is refused
+// with a ForeignError, or the two would overwrite each other's password.
+func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, bool, error) {
+	u, err := c.findUser(ctx, want.DomainID, want.Name)
 	if err != nil {
-		return "", false, err
+		return Registered{}, false, err
 	}
 	if u == nil {
 		enabled := true
-		created, err := users.Create(ctx, c.sc, users.CreateOpts{Name: want.Name, DomainID: want.DomainID,
-			DefaultProjectID: want.ProjectID, Password: want.Password, Enabled: &enabled}).Extract()
+		created, err := users.Create(ctx, c.sc, markedUser{CreateOpts: users.CreateOpts{Name: want.Name, DomainID: want.DomainID,
+			DefaultProjectID: want.ProjectID, Password: want.Password, Enabled: &enabled}, owner: want.Owner}).Extract()
 		if !conflict(err) {
 			if err != nil {
-				return "", false, fmt.Errorf("creating user %s: %w", want.Name, err)
+				return Registered{}, false, fmt.Errorf("creating user %s: %w", want.Name, err)
 			}
-			return created.ID, true, nil
+			return Registered{ID: created.ID, Ownership: Owned}, true, nil
 		}
-		if u, err = find(); err != nil || u == nil {
-			return "", false, fmt.Errorf("user %s conflicts but cannot be found: %w", want.Name, err)
+		if u, err = c.findUser(ctx, want.DomainID, want.Name); err != nil || u == nil {
+			return Registered{}, false, fmt.Errorf("user %s conflicts but cannot be found: %w", want.Name, err)
 		}
-		want.SetPassword = true
+		want.PasswordSetFor = ""
 	}
-	if !want.SetPassword {
-		return u.ID, false, nil
+	ownership, claim := classify(u.Owner, want.Owner, want.ClaimUnmarked)
+	if ownership == Foreign {
+		return Registered{}, false, &ForeignError{Kind: "user", Name: want.Name, Owner: u.Owner}
 	}
-	if _, err := users.Update(ctx, c.sc, u.ID, users.UpdateOpts{Password: want.Password}).Extract(); err != nil {
-		return "", false, fmt.Errorf("setting the password of user %s: %w", want.Name, err)
+	changed := false
+	if claim {
+		if err := c.mark(ctx, "users", u.ID, want.Owner); err != nil {
+			return Registered{}, false, err
+		}
+		changed = true
 	}
-	return u.ID, true, nil
+	if u.ID != want.PasswordSetFor {
+		if _, err := users.Update(ctx, c.sc, u.ID, users.UpdateOpts{Password: want.Password}).Extract(); err != nil {
+			return Registered{}, false, fmt.Errorf("setting the password of user %s: %w", want.Name, err)
+		}
+		changed = true
+	}
+	return Registered{ID: u.ID, Ownership: ownership}, changed, nil
+}
+
+// markedUser is a create request that also carries the owner mark.
+type markedUser struct {
+	users.CreateOpts
+	owner string
+}
+
+func (m markedUser) ToUserCreateMap() (map[string]any, error) {
+	body, err := m.CreateOpts.ToUserCreateMap()
+	if err != nil {
+		return nil, err
+	}
+	return withMark(body, "user", m.owner)
+}
+
+// findUser returns the user named name in the domain, nil when there is none.
+func (c *Client) findUser(ctx context.Context, domainID, name string) (*User, error) {
+	pages, err := users.List(c.sc, users.ListOpts{DomainID: domainID, Name: name}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing users named %s: %w", name, err)
+	}
+	var all []User
+	if err := pages.(users.UserPage).ExtractIntoSlicePtr(&all, "users"); err != nil {
+		return nil, fmt.Errorf("reading users named %s: %w", name, err)
+	}
+	if len(all) == 0 {
+		return nil, nil
+	}
+	return &all[0], nil
+}
+
+// DeleteUser deletes the user with ID id if it is owner's (as DeleteService); Keystone
+// removes its role assignments and credentials with it. One that is gone, or not the
+// owner's, stays.
+func (c *Client) DeleteUser(ctx context.Context, id, owner string, claimUnmarked bool) error {
+	if id == "" {
+		return nil
+	}
+	var u User
+	err := users.Get(ctx, c.sc, id).ExtractIntoStructPtr(&u, "user")
+	if notFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading user %s: %w", id, err)
+	}
+	if ownership, _ := classify(u.Owner, owner, claimUnmarked); ownership != Owned {
+		return nil
+	}
+	if err := users.Delete(ctx, c.sc, id).ExtractErr(); err != nil && !notFound(err) {
+		return fmt.Errorf("deleting user %s: %w", u.Name, err)
+	}
+	return nil
+}
+
+// DeleteRegistration deletes what owner registered for a service: the service with ID
+// knownID and the one of want's type and name, and the user with ID userID and the one
+// of user's name (none when empty), each when it is owner's. What is gone, or not the
+// owner's, stays.
+func (c *Client) DeleteRegistration(ctx context.Context, knownID string, want ServiceSpec, userID string, user UserSpec) error {
+	current, err := c.findService(ctx, "", want)
+	if err != nil {
+		return err
+	}
+	for i, id := range []string{knownID, idOf(current)} {
+		if i > 0 && id == knownID {
+			continue
+		}
+		if err := c.DeleteService(ctx, id, want.Owner, want.ClaimUnmarked && id == knownID); err != nil {
+			return err
+		}
+	}
+	var named *User
+	if user.Name != "" {
+		if named, err = c.findUser(ctx, user.DomainID, user.Name); err != nil {
+			return err
+		}
+	}
+	for i, id := range []string{userID, userIDOf(named)} {
+		if i > 0 && id == userID {
+			continue
+		}
+		if err := c.DeleteUser(ctx, id, user.Owner, user.ClaimUnmarked); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func idOf(s *Service) string {
+	if s == nil {
+		return ""
+	}
+	return s.ID
+}
+
+func userIDOf(u *User) string {
+	if u == nil {
+		return ""
+	}
+	return u.ID
 }
 
 // EnsureRoles returns the IDs of the roles, by name, creating missing ones.
@@ -218,8 +424,10 @@ func (c *Client) EnsureRoles(ctx context.Context, names []string) (map[string]st
 	return ids, changed, nil
 }
 
-// EnsureAssignments assigns each role to the user on the project.
-func (c *Client) EnsureAssignments(ctx context.Context, userID, projectID string, roleIDs []string) (bool, error) {
+// EnsureAssignments assigns each role to the user on the project. With exclusive, the
+// user's other roles on the project are revoked: the user is the owner's, so its roles
+// are exactly the spec's.
+func (c *Client) EnsureAssignments(ctx context.Context, userID, projectID string, roleIDs []string, exclusive bool) (bool, error) {
 	pages, err := roles.ListAssignments(c.sc, roles.ListAssignmentsOpts{UserID: userID, ScopeProjectID: projectID}).AllPages(ctx)
 	if err != nil {
 		return false, fmt.Errorf("listing the role assignments of user %s: %w", userID, err)
@@ -230,11 +438,15 @@ func (c *Client) EnsureAssignments(ctx context.Context, userID, projectID string
 	}
 	have := map[string]bool{}
 	for _, a := range assigned {
-		have[a.Role.ID] = true
+		// A list by user and project holds direct assignments only (no group, no inheritance).
+		if a.User.ID == userID && a.Scope.Project.ID == projectID {
+			have[a.Role.ID] = true
+		}
 	}
 	changed := false
 	for _, id := range roleIDs {
 		if have[id] {
+			delete(have, id)
 			continue
 		}
 		if err := roles.Assign(ctx, c.sc, id, roles.AssignOpts{UserID: userID, ProjectID: projectID}).ExtractErr(); err != nil {
@@ -242,42 +454,17 @@ func (c *Client) EnsureAssignments(ctx context.Context, userID, projectID string
 		}
 		changed = true
 	}
+	if !exclusive {
+		return changed, nil
+	}
+	for _, id := range slices.Sorted(maps.Keys(have)) {
+		err := roles.Unassign(ctx, c.sc, id, roles.UnassignOpts{UserID: userID, ProjectID: projectID}).ExtractErr()
+		if err != nil && !notFound(err) {
+			return false, fmt.Errorf("revoking role %s: %w", id, err)
+		}
+		changed = true
+	}
 	return changed, nil
 }
 
-// DeleteRegistration deletes the service (Keystone deletes its endpoints with it) and
-// the user; what is already gone is fine.
-func (c *Client) DeleteRegistration(ctx context.Context, serviceID string, want ServiceSpec, user UserSpec) error {
-	svc, err := c.findService(ctx, serviceID, want)
-	if err != nil {
-		return err
-	}
-	if svc != nil {
-		if err := services.Delete(ctx, c.sc, svc.ID).ExtractErr(); err != nil && !notFound(err) {
-			return fmt.Errorf("deleting service %s: %w", svc.ID, err)
-		}
-	}
-	pages, err := users.List(c.sc, users.ListOpts{DomainID: user.DomainID, Name: user.Name}).AllPages(ctx)
-	if err != nil {
-		return fmt.Errorf("listing users named %s: %w", user.Name, err)
-	}
-	all, err := users.ExtractUsers(pages)
-	if err != nil {
-		return fmt.Errorf("reading users named %s: %w", user.Name, err)
-	}
-	for _, u := range all {
-		if err := users.Delete(ctx, c.sc, u.ID).ExtractErr(); err != nil && !notFound(err) {
-			return fmt.Errorf("deleting user %s: %w", u.Name, err)
-		}
-	}
-	return nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

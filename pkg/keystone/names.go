@@ -39,6 +39,14 @@ const (
 	HashBootstrap = "bootstrap"
 )
 
+// CleanupSecretName is the Secret holding a copy of the admin's password, kept (by a
+// finalizer) until every registration has been removed from Keystone: when a
+// namespace is deleted its Secrets go at once, and an external Keystone stays.
+func CleanupSecretName(api *keystonev1.KeystoneAPI) string { return api.Name + "-cleanup-credentials" }
+
+// CleanupPasswordKey is the key of the admin's password in the cleanup Secret.
+const CleanupPasswordKey = "AdminPassword"
+
 // ConfigSecretName is the Secret holding the rendered configuration.
 func ConfigSecretName(api *keystonev1.KeystoneAPI) string { return api.Name + ConfigSecretSuffix }
 

@@ -3,6 +3,7 @@ package functional
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -188,12 +189,161 @@ var _ = Describe("KeystoneService", func() {
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
 	})
 
-	It("adopts a service that already exists", func() {
+	It("adopts a service and a user that already exist, and leaves them in Keystone when it goes", func() {
 		keystone()
 		id := ks.Create(fakekeystone.Services, map[string]any{"type": "image", "name": "glance", "enabled": true})
+		userID := ks.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "old"})
 		register()
 		Expect(getService(key)(Default).Status.ServiceID).To(Equal(id))
 		Expect(ks.List(fakekeystone.Services, nil)).To(HaveLen(1))
+		Expect(canAuthenticate(ks.URL, "glance", "glance-1")).To(BeTrue(), "an adopted user gets the Secret's password")
+		c := getService(key)(Default).Status.Conditions.Get("KeystoneServiceReady")
+		Expect(c.Message).To(ContainSubstring("adopted"))
+		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
+		Expect(ks.List(fakekeystone.Services, map[string]any{"id": id})).To(HaveLen(1), "what it did not create stays")
+		Expect(ks.List(fakekeystone.Users, map[string]any{"id": userID})).To(HaveLen(1))
+	})
+
+	It("removes the previous service and user when serviceType, serviceName or serviceUser change, and revokes removed roles", func() {
+		keystone()
+		createSecret(ns, "ep-secret", map[string]string{"AdminPassword": "unused"})
+		register()
+		first := getService(key)(Default).Status.ServiceID
+		Expect(ks.List(fakekeystone.Services, map[string]any{"id": first})[0]).To(
+			HaveKeyWithValue("keystone_operator_owner", HavePrefix("KeystoneService/"+ns+"/glance/")), "marked in Keystone")
+		Expect(k8sClient.Create(ctx, keystoneEndpoint(ns))).To(Succeed())
+		epKey := types.NamespacedName{Namespace: ns, Name: "glance"}
+		Eventually(func(g Gomega) {
+			g.Expect(getEndpoint(epKey)(g).Status.Conditions.Get("Ready")).To(HaveField("Status", corev1.ConditionTrue))
+		}).Should(Succeed())
+
+		By("a new type and name: the old service goes (its endpoints with it), the endpoints follow")
+		updateService(key, func(s *keystonev1.KeystoneService) { s.Spec.ServiceType, s.Spec.ServiceName = "image-v2", "glance2" })
+		Eventually(func() []map[string]any { return ks.List(fakekeystone.Services, map[string]any{"id": first}) }).Should(BeEmpty())
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		second := getService(key)(Default).Status.ServiceID
+		Expect(ks.List(fakekeystone.Services, nil)).To(HaveLen(1))
+		Eventually(func() []map[string]any { return ks.List(fakekeystone.Endpoints, map[string]any{"service_id": second}) }).Should(HaveLen(2))
+		Expect(ks.List(fakekeystone.Endpoints, nil)).To(HaveLen(2))
+
+		By("a new user: the old one goes")
+		oldUser := ks.List(fakekeystone.Users, map[string]any{"name": "glance"})[0]["id"]
+		updateService(key, func(s *keystonev1.KeystoneService) { s.Spec.ServiceUser = "glance2" })
+		Eventually(func() []map[string]any { return ks.List(fakekeystone.Users, map[string]any{"name": "glance"}) }).Should(BeEmpty())
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		Expect(canAuthenticate(ks.URL, "glance2", "glance-1")).To(BeTrue())
+		Expect(getService(key)(Default).Annotations["keystone.openstack.org/user-id"]).NotTo(Equal(oldUser))
+
+		By("a role removed from the spec is revoked")
+		user := ks.List(fakekeystone.Users, map[string]any{"name": "glance2"})[0]["id"].(string)
+		project := ks.List(fakekeystone.Projects, map[string]any{"name": "service"})[0]["id"].(string)
+		admin := ks.List(fakekeystone.Roles, map[string]any{"name": "admin"})[0]["id"].(string)
+		Expect(ks.Assigned(project, user, admin)).To(BeTrue())
+		updateService(key, func(s *keystonev1.KeystoneService) { s.Spec.Roles = []string{"service"} })
+		Eventually(func() bool { return ks.Assigned(project, user, admin) }).Should(BeFalse())
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+	})
+
+	It("refuses a user another KeystoneService registered, and never gives a service the admin user", func() {
+		keystone()
+		register()
+		By("a KeystoneService of another namespace sharing this Keystone, with the same serviceUser")
+		other := newNamespace()
+		api := externalKeystoneAPI(other)
+		api.Spec.Override.Service.Internal.EndpointURL = ptr.To(ks.URL)
+		Expect(k8sClient.Create(ctx, api)).To(Succeed())
+		createSecret(other, "osp-secret", map[string]string{"AdminPassword": "secret-admin", "GlancePassword": "other-password"})
+		intruder := keystoneService(other)
+		intruder.Spec.ServiceName = "glance-other"
+		Expect(k8sClient.Create(ctx, intruder)).To(Succeed())
+		otherKey := client.ObjectKeyFromObject(intruder)
+		expectServiceConditions(otherKey, condition{"ServiceUserReady", "False", "InvalidInput", "Error"})
+		Expect(getService(otherKey)(Default).Status.Conditions.Get("ServiceUserReady").Message).To(
+			ContainSubstring("user glance is registered by KeystoneService/" + ns + "/glance"))
+		Expect(canAuthenticate(ks.URL, "glance", "glance-1")).To(BeTrue(), "the first one's password is untouched")
+
+		By("the admin user as serviceUser")
+		before := ks.Requests()
+		admin := keystoneService(ns)
+		admin.Name, admin.Spec.ServiceName, admin.Spec.ServiceType, admin.Spec.ServiceUser = "evil", "evil", "evil", "admin"
+		Expect(k8sClient.Create(ctx, admin)).To(Succeed())
+		adminKey := client.ObjectKeyFromObject(admin)
+		expectServiceConditions(adminKey, condition{"Ready", "False", "InvalidInput", "Error"}, condition{"InputReady", "False", "InvalidInput", "Error"})
+		Expect(getService(adminKey)(Default).Status.Conditions.Get("InputReady").Message).To(ContainSubstring("admin user of KeystoneAPI keystone"))
+		Expect(canAuthenticate(ks.URL, "admin", "secret-admin")).To(BeTrue())
+		for req, n := range ks.Requests() {
+			if strings.HasPrefix(req, "PATCH /v3/users") || strings.HasPrefix(req, "POST /v3/users") {
+				Expect(n).To(Equal(before[req]), req)
+			}
+		}
+		Expect(k8sClient.Delete(ctx, admin)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, adminKey, &keystonev1.KeystoneService{})) }).Should(BeTrue())
+		Expect(canAuthenticate(ks.URL, "admin", "secret-admin")).To(BeTrue(), "deleting it leaves the admin alone")
+	})
+
+	It("takes over what keystone-operator registered, and removes it on deletion", func() {
+		keystone()
+		id := ks.Create(fakekeystone.Services, map[string]any{"type": "image", "name": "glance", "enabled": true})
+		ks.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "glance-1"})
+		svc := keystoneService(ns)
+		svc.Finalizers = []string{"openstack.org/keystoneservice"} // keystone-operator's own
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		Eventually(func(g Gomega) {
+			current := getService(key)(g)
+			current.Status.ServiceID = id
+			g.Expect(k8sClient.Status().Update(ctx, current)).To(Succeed())
+		}).Should(Succeed())
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		Expect(getService(key)(Default).Status.ServiceID).To(Equal(id))
+		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance"})[0]).To(HaveKeyWithValue("keystone_operator_owner", HavePrefix("KeystoneService/")))
+		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
+		Expect(ks.List(fakekeystone.Services, nil)).To(BeEmpty())
+		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty())
+	})
+
+	It("removes everything from an external Keystone when the namespace's objects are deleted at once", func() {
+		keystone()
+		register()
+		Expect(k8sClient.Create(ctx, keystoneEndpoint(ns))).To(Succeed())
+		epKey := types.NamespacedName{Namespace: ns, Name: "glance"}
+		Eventually(func(g Gomega) {
+			g.Expect(getEndpoint(epKey)(g).Status.Conditions.Get("Ready")).To(HaveField("Status", corev1.ConditionTrue))
+		}).Should(Succeed())
+		apiKey := types.NamespacedName{Namespace: ns, Name: "keystone"}
+		// What the namespace controller does (envtest runs none): every object deleted.
+		for _, obj := range []client.Object{
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "osp-secret"}},
+			getAPI(apiKey)(Default), getService(key)(Default), getEndpoint(epKey)(Default),
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keystone-cleanup-credentials"}},
+		} {
+			Expect(k8sClient.Delete(ctx, obj)).To(Succeed())
+		}
+		for _, obj := range []client.Object{&keystonev1.KeystoneEndpoint{}, &keystonev1.KeystoneService{}, &keystonev1.KeystoneAPI{}} {
+			Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, obj)) }).Should(BeTrue(), "%T", obj)
+		}
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, apiKey, &keystonev1.KeystoneAPI{})) }).Should(BeTrue())
+		Expect(ks.List(fakekeystone.Services, nil)).To(BeEmpty())
+		Expect(ks.List(fakekeystone.Endpoints, nil)).To(BeEmpty())
+		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-cleanup-credentials"}, &corev1.Secret{}))
+		}).Should(BeTrue(), "its finalizer released")
+	})
+
+	It("removes its registration with the admin's credentials alone when its password Secret goes first", func() {
+		keystone()
+		createSecret(ns, "glance-secret", map[string]string{"GlancePassword": "glance-1"})
+		svc := keystoneService(ns)
+		svc.Spec.Secret = "glance-secret"
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		Expect(k8sClient.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "glance-secret"}})).To(Succeed())
+		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
+		Expect(ks.List(fakekeystone.Services, nil)).To(BeEmpty())
+		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty())
 	})
 
 	It("authenticates once and reuses its token over many reconciles, and again after the token expires", func() {

@@ -219,6 +219,50 @@ var _ = Describe("KeystoneService against the real Keystone", Label("real-keysto
 		Expect(got.Users).To(BeEmpty())
 	})
 
+	It("removes what it registered before a change, revokes removed roles, and never deletes what it adopted", func() {
+		ctx := context.Background()
+		svc, ep := service("nova"), endpoint("nova")
+		By("an existing user of that name: adopted, and kept after deletion")
+		adopted, err := users.Create(ctx, kc, users.CreateOpts{Name: svc.Spec.ServiceUser, DomainID: "default", Password: "x"}).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		Expect(k8sClient.Create(ctx, ep)).To(Succeed())
+		key := client.ObjectKeyFromObject(svc)
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		expectEndpointConditions(client.ObjectKeyFromObject(ep), condition{"Ready", "True", "Ready", ""})
+		Expect(getService(key)(Default).Status.Conditions.Get("ServiceUserReady").Message).To(ContainSubstring("adopted"))
+		oldType, oldService := svc.Spec.ServiceType, getService(key)(Default).Status.ServiceID
+
+		By("a new type, name and user: the old service (with its endpoints) goes; the adopted user stays")
+		updateService(key, func(s *keystonev1.KeystoneService) {
+			s.Spec.ServiceType, s.Spec.ServiceName, s.Spec.ServiceUser = ns+"-compute2", "nova2", ns+"-nova2"
+			s.Spec.Roles = []string{"service"}
+		})
+		Eventually(func() []string { return readCatalog(kc, oldType, "").Services }).Should(BeEmpty())
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		now := readCatalog(kc, ns+"-compute2", ns+"-nova2")
+		Expect(now.Services).To(HaveLen(1))
+		Expect(now.Services[0]).NotTo(Equal(oldService))
+		Expect(now.Roles).To(ConsistOf("service"))
+		Eventually(func() map[string]string { return readCatalog(kc, ns+"-compute2", "").Endpoints }).Should(HaveLen(2))
+		_, err = users.Get(ctx, kc, adopted.ID).Extract()
+		Expect(err).NotTo(HaveOccurred(), "the adopted user is not this KeystoneService's to delete")
+
+		By("a role removed from the spec is revoked; one added is assigned")
+		updateService(key, func(s *keystonev1.KeystoneService) { s.Spec.Roles = []string{"admin"} })
+		Eventually(func() []string { return readCatalog(kc, ns+"-compute2", ns+"-nova2").Roles }).Should(ConsistOf("admin"))
+
+		By("deleting it removes what it created")
+		Expect(k8sClient.Delete(ctx, ep)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
+		gone := readCatalog(kc, ns+"-compute2", ns+"-nova2")
+		Expect(gone.Services).To(BeEmpty())
+		Expect(gone.Users).To(BeEmpty())
+		Expect(readCatalog(kc, oldType, svc.Spec.ServiceUser).Users).To(Equal([]string{adopted.ID}))
+		Expect(users.Delete(ctx, kc, adopted.ID).ExtractErr()).To(Succeed())
+	})
+
 	It("registers ten KeystoneServices created at once, with no duplicate", func() {
 		const n = 10
 		for i := 0; i < n; i++ {
