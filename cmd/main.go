@@ -19,9 +19,13 @@ func main() {
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
 	flag.StringVar(&opts.ClusterDNS, "cluster-dns", "", "Resolve Keystone's Service names (*.svc) through this DNS server (host:port);\n"+
 		"for an operator run outside the cluster, such as the local cluster's 10.244.0.1:53.")
+	var namespaces string
+	flag.StringVar(&namespaces, "watch-namespace", os.Getenv("WATCH_NAMESPACE"), "Namespaces to watch, separated by commas (default $WATCH_NAMESPACE); empty for all.\n"+
+		"With namespaces the operator needs Roles in them only (config/namespaced), and caches nothing elsewhere.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	opts.Namespaces = manager.WatchNamespaces(namespaces)
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 
@@ -30,7 +34,7 @@ func main() {
 		log.Error(err, "setting up")
 		os.Exit(1)
 	}
-	log.Info("starting manager")
+	log.Info("starting manager", "namespaces", opts.Namespaces)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "running manager")
 		os.Exit(1)

@@ -3,6 +3,8 @@ package manager
 import (
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneapi"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -54,15 +57,43 @@ type Options struct {
 	ClusterDNS string
 	// Clock stamps condition transitions and drives time-based steps; the real clock when nil.
 	Clock clock.PassiveClock
+	// Namespaces, when set, are the only namespaces the operator watches, caches and
+	// writes in (keystone-operator's WATCH_NAMESPACE): it then needs Roles in those
+	// namespaces, not a ClusterRole (config/namespaced).
+	Namespaces []string
 }
 
-// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
-// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+// WatchNamespaces parses keystone-operator's WATCH_NAMESPACE: namespaces separated by
+// commas; empty for all.
+func WatchNamespaces(value string) []string {
+	var out []string
+	for _, ns := range strings.Split(value, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" && !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// CacheOptions restrict the informers to the watched namespaces, and keep no
+// managedFields (the largest part of most objects, read by no controller).
+func CacheOptions(opts Options) cache.Options {
+	o := cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+	if len(opts.Namespaces) > 0 {
+		o.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range opts.Namespaces {
+			o.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return o
+}
 
 // MetricsServerOptions configures the metrics endpoint: plain HTTP at MetricsAddr (the
 // commands bind 127.0.0.1 unless told otherwise), or with MetricsSecure HTTPS that
 // answers only callers whose token Kubernetes authenticates (TokenReview) and who may
-// GET /metrics (SubjectAccessReview), as kubebuilder's projects serve it.
+// GET /metrics (SubjectAccessReview), as kubebuilder's projects serve it. The
+// permission for those reviews is config/rbac/metrics_auth_role.yaml: a ClusterRole
+// whatever the install, as the reviews are cluster-wide.
 func MetricsServerOptions(opts Options) metricsserver.Options {
 	o := metricsserver.Options{BindAddress: opts.MetricsAddr}
 	if opts.MetricsSecure {
@@ -76,6 +107,7 @@ func MetricsServerOptions(opts Options) metricsserver.Options {
 func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme,
+		Cache:                   CacheOptions(opts),
 		Metrics:                 MetricsServerOptions(opts),
 		HealthProbeBindAddress:  opts.ProbeAddr,
 		LeaderElection:          opts.LeaderElection,

@@ -1,0 +1,200 @@
+// Package namespaced runs the operator as config/namespaced installs it: with
+// WATCH_NAMESPACE and, as its only permission on the cluster's objects, the Role that
+// overlay renders, bound in the watched namespaces.
+package namespaced
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/controlplane"
+	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/manager"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// operatorUser is who the operator runs as: it holds the overlay's Role, nothing else.
+const operatorUser = "namespaced-keystone-operator"
+
+// forbidden counts the operator's requests the API server refused.
+type forbidden struct {
+	count atomic.Int64
+	last  atomic.Value
+}
+
+func (f *forbidden) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		if err == nil && resp.StatusCode == http.StatusForbidden {
+			f.count.Add(1)
+			f.last.Store(req.Method + " " + req.URL.Path)
+		}
+		return resp, err
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestNamespacedInstall(t *testing.T) {
+	g := NewWithT(t)
+	logf.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	root, err := controlplane.RepoRoot()
+	g.Expect(err).NotTo(HaveOccurred())
+	env, err := controlplane.Environment(root)
+	g.Expect(err).NotTo(HaveOccurred())
+	cfg, err := env.Start()
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() { g.Expect(env.Stop()).To(Succeed()) }()
+	admin, err := client.New(cfg, client.Options{Scheme: manager.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	watched, full, other := "watched", "watched-full", "not-watched"
+	for _, ns := range []string{watched, full, other} {
+		g.Expect(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	}
+	role := renderedRole(t, env.BinaryAssetsDirectory, root)
+	for _, ns := range []string{watched, full} {
+		r := role.DeepCopy()
+		r.Namespace = ns
+		g.Expect(admin.Create(ctx, r)).To(Succeed())
+		g.Expect(admin.Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keystone-operator"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: r.Name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: operatorUser}},
+		})).To(Succeed())
+	}
+
+	var refused forbidden
+	opCfg := rest.CopyConfig(cfg)
+	opCfg.Impersonate = rest.ImpersonationConfig{UserName: operatorUser}
+	opCfg.WrapTransport = refused.wrap
+	mgr, err := manager.New(opCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0",
+		Namespaces: manager.WatchNamespaces(" " + watched + "," + full + "," + watched)})
+	g.Expect(err).NotTo(HaveOccurred())
+	mgrCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mgrCtx) }()
+	defer func() {
+		stop()
+		select {
+		case err := <-done:
+			g.Expect(err).NotTo(HaveOccurred())
+		case <-time.After(30 * time.Second):
+			t.Error("the manager did not stop within 30 s of being told to")
+		}
+	}()
+
+	ks := fakekeystone.New("admin", "secret-admin")
+	defer ks.Close()
+	register := func(ns string) {
+		api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keystone"},
+			Spec: keystonev1.KeystoneAPISpec{ExternalKeystoneAPI: true, ContainerImage: "keystone", Secret: "osp-secret", DatabaseAccount: "keystone",
+				MemcachedInstance: "memcached", AdminUser: "admin", AdminProject: "admin",
+				Region: "regionOne", PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"}}}
+		api.Spec.Override.Service = &keystonev1.ServiceOverrides{
+			Public: &keystonev1.EndpointOverride{EndpointURL: ptr.To(ks.URL)}, Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To(ks.URL)},
+		}
+		g.Expect(admin.Create(ctx, api)).To(Succeed())
+		g.Expect(admin.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "osp-secret"},
+			StringData: map[string]string{"AdminPassword": "secret-admin", "GlancePassword": "glance-" + ns}})).To(Succeed())
+		g.Expect(admin.Create(ctx, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "glance"},
+			Spec: keystonev1.KeystoneServiceSpec{ServiceType: "image-" + ns, ServiceName: "glance-" + ns, ServiceUser: "glance-" + ns,
+				Secret: "osp-secret", PasswordSelector: "GlancePassword"}})).To(Succeed())
+	}
+	register(watched)
+	register(other)
+
+	// A KeystoneService in a watched namespace registers.
+	g.Eventually(func(g Gomega) {
+		svc := &keystonev1.KeystoneService{}
+		g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: watched, Name: "glance"}, svc)).To(Succeed())
+		g.Expect(svc.Status.Conditions.IsTrue("Ready")).To(BeTrue(), "%v", svc.Status.Conditions)
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Expect(ks.List(fakekeystone.Services, map[string]any{"type": "image-" + watched})).To(HaveLen(1))
+
+	// A KeystoneAPI deployed in the other watched namespace creates its objects with the Role alone.
+	fullAPI := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: full, Name: "keystone"},
+		Spec: keystonev1.KeystoneAPISpec{Secret: "osp-secret", DatabaseAccount: "keystone", DatabaseInstance: "openstack",
+			MemcachedInstance: "memcached", AdminUser: "admin", AdminProject: "admin", Region: "regionOne",
+			ContainerImage: "keystone", PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"}}}
+	g.Expect(admin.Create(ctx, fullAPI)).To(Succeed())
+	g.Expect(admin.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: full, Name: "osp-secret"},
+		StringData: map[string]string{"AdminPassword": "secret-admin"}})).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		api := &keystonev1.KeystoneAPI{}
+		g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(fullAPI), api)).To(Succeed())
+		c := api.Status.Conditions.Get("DBReady")
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Message).To(HavePrefix("MariaDBDatabase keystone"), "it created the database and its account")
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+
+	// Nothing happens in a namespace it does not watch, and nothing of it is cached.
+	g.Consistently(func(g Gomega) {
+		svc := &keystonev1.KeystoneService{}
+		g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: other, Name: "glance"}, svc)).To(Succeed())
+		g.Expect(svc.Status.Conditions).To(BeEmpty())
+		g.Expect(svc.Finalizers).To(BeEmpty())
+	}, 3*time.Second, 200*time.Millisecond).Should(Succeed())
+	g.Expect(ks.List(fakekeystone.Services, map[string]any{"type": "image-" + other})).To(BeEmpty())
+	err = mgr.GetCache().List(ctx, &corev1.SecretList{}, client.InNamespace(other))
+	g.Expect(err).To(HaveOccurred(), "Secrets of an unwatched namespace are not cached")
+	g.Expect(mgr.GetCache().List(ctx, &corev1.SecretList{}, client.InNamespace(watched))).To(Succeed())
+
+	// The API server refused the operator nothing.
+	last, _ := refused.last.Load().(string)
+	g.Expect(refused.count.Load()).To(BeZero(), "last refused: %s", last)
+}
+
+// renderedRole is the Role `kubectl kustomize config/namespaced` renders for the manager.
+func renderedRole(t *testing.T, assets, root string) *rbacv1.Role {
+	g := NewWithT(t)
+	kubectl := filepath.Join(assets, "kubectl")
+	out, err := exec.Command(kubectl, "kustomize", filepath.Join(root, "config", "namespaced")).Output()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		t.Fatalf("kubectl kustomize config/namespaced: %v\n%s", err, exit.Stderr)
+	}
+	g.Expect(err).NotTo(HaveOccurred())
+	decoder := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+	for {
+		var obj struct {
+			Kind     string              `json:"kind"`
+			Metadata metav1.ObjectMeta   `json:"metadata"`
+			Rules    []rbacv1.PolicyRule `json:"rules"`
+		}
+		if err := decoder.Decode(&obj); errors.Is(err, io.EOF) {
+			break
+		} else {
+			g.Expect(err).NotTo(HaveOccurred())
+		}
+		if obj.Kind == "Role" && obj.Metadata.Name == "keystone-operator-manager-role" {
+			g.Expect(obj.Metadata.Namespace).To(Equal("openstack"))
+			return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: obj.Metadata.Name}, Rules: obj.Rules}
+		}
+	}
+	t.Fatal("config/namespaced renders no Role keystone-operator-manager-role")
+	return nil
+}
