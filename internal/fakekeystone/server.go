@@ -1,6 +1,8 @@
 package fakekeystone
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -22,6 +24,7 @@ type Server struct {
 	mu       sync.Mutex
 	nextID   int
 	tokens   map[string]string // token -> user name
+	issued   []string          // every token issued, in order
 	entities map[string]map[string]map[string]any
 	assigned map[string]bool // project/user/role
 	requests map[string]int  // "METHOD /v3/kind" -> count
@@ -414,9 +417,9 @@ func (s *Server) issueToken(w http.ResponseWriter, r *http.Request) {
 	user := s.authenticate(req)
 	var token string
 	if user != nil {
-		s.nextID++
-		token = fmt.Sprintf("tok-%d", s.nextID)
+		token = newToken()
 		s.tokens[token] = user["name"].(string)
+		s.issued = append(s.issued, token)
 	}
 	s.mu.Unlock()
 	if user == nil {
@@ -430,6 +433,22 @@ func (s *Server) issueToken(w http.ResponseWriter, r *http.Request) {
 		"user":       map[string]any{"name": user["name"], "id": user["id"]},
 		"catalog":    []any{},
 	}})
+}
+
+// newToken returns a token as unguessable, and as easy to search for, as Keystone's.
+func newToken() string {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return "gAAAA" + hex.EncodeToString(b)
+}
+
+// Tokens returns every token the server issued, expired ones included.
+func (s *Server) Tokens() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.issued)
 }
 
 // authenticate returns the user a request authenticates, nil when none.

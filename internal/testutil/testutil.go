@@ -1,13 +1,15 @@
 package testutil
 
 import (
-	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"bytes"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Writes counts mutating API requests ("METHOD path") passing through Wrap, and
@@ -16,7 +18,7 @@ type Writes struct{ m, watched sync.Map }
 
 // Wrap is a rest.Config WrapTransport that counts every request but GET.
 func (w *Writes) Wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
+	return RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		if req.Method != http.MethodGet {
 			n, _ := w.m.LoadOrStore(req.Method+" "+req.URL.Path, new(atomic.Int64))
 			n.(*atomic.Int64).Add(1)
@@ -55,9 +57,31 @@ func Total(counts map[string]int64) int64 {
 	return n
 }
 
-type roundTripper func(*http.Request) (*http.Response, error)
+// RoundTripperFunc is a function serving as an http.RoundTripper.
+type RoundTripperFunc func(*http.Request) (*http.Response, error)
 
-func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+// RoundTrip calls f.
+func (f RoundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers (a logger's) and readers.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
 
 // ReadyConditions is a Ready condition as lib-common-based operators (mariadb-operator,
 // infra-operator) write it, for tests that play those operators.

@@ -50,6 +50,9 @@ var _ = Describe("The keystone.openstack.org schema", func() {
 		Entry("an override with another scheme", func(a *keystonev1.KeystoneAPI) {
 			a.Spec.Override.Service.Public.EndpointURL = ptr.To("ftp://keystone.example.com")
 		}, true, "endpointURL must be an absolute http or https URL"),
+		Entry("a configuration file name with a path", func(a *keystonev1.KeystoneAPI) {
+			a.Spec.DefaultConfigOverwrite = map[string]string{"../policy.yaml": "{}"}
+		}, false, "defaultConfigOverwrite keys are file names"),
 	)
 
 	DescribeTable("rejects an invalid KeystoneService with a message the user understands",
@@ -90,6 +93,45 @@ var _ = Describe("The keystone.openstack.org schema", func() {
 			"every endpoint must be an absolute http or https URL"),
 		Entry("an endpoint with another scheme", func(e *keystonev1.KeystoneEndpoint) { e.Spec.Endpoints["public"] = "ftp://glance" },
 			"every endpoint must be an absolute http or https URL"),
+		Entry("four interfaces", func(e *keystonev1.KeystoneEndpoint) {
+			e.Spec.Endpoints = map[string]string{"public": "http://a", "internal": "http://b", "admin": "http://c", "other": "http://d"}
+		}, "spec.endpoints: Too many: 4: must have at most 3 items"),
+	)
+
+	DescribeTable("rejects an invalid KeystoneApplicationCredential with a message the user understands",
+		func(mutate func(*keystonev1.KeystoneApplicationCredential), want string) {
+			ac := applicationCredential(ns)
+			mutate(ac)
+			err := k8sClient.Create(context.Background(), ac)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(want))
+		},
+		Entry("no password Secret", func(a *keystonev1.KeystoneApplicationCredential) { a.Spec.Secret = "" },
+			"spec.secret in body should be at least 1 chars long"),
+		Entry("no password selector", func(a *keystonev1.KeystoneApplicationCredential) { a.Spec.PasswordSelector = "" },
+			"spec.passwordSelector in body should be at least 1 chars long"),
+		Entry("no user", func(a *keystonev1.KeystoneApplicationCredential) { a.Spec.UserName = "" },
+			"spec.userName in body should be at least 1 chars long"),
+		Entry("a lifetime of one day", func(a *keystonev1.KeystoneApplicationCredential) { a.Spec.ExpirationDays = 1 },
+			"spec.expirationDays in body should be greater than or equal to 2"),
+		Entry("no grace period", func(a *keystonev1.KeystoneApplicationCredential) { a.Spec.GracePeriodDays = -1 },
+			"spec.gracePeriodDays in body should be greater than or equal to 1"),
+		Entry("a grace period as long as the lifetime", func(a *keystonev1.KeystoneApplicationCredential) {
+			a.Spec.ExpirationDays, a.Spec.GracePeriodDays = 30, 30
+		}, "gracePeriodDays must be smaller than expirationDays"),
+		Entry("no role", func(a *keystonev1.KeystoneApplicationCredential) { a.Spec.Roles = []string{} },
+			"spec.roles in body should have at least 1 items"),
+		Entry("an empty role", func(a *keystonev1.KeystoneApplicationCredential) { a.Spec.Roles = []string{"service", ""} },
+			"spec.roles[1] in body should be at least 1 chars long"),
+		Entry("an access rule with an unknown method", func(a *keystonev1.KeystoneApplicationCredential) {
+			a.Spec.AccessRules = []keystonev1.ACRule{{Service: "image", Path: "/v2/images", Method: "FETCH"}}
+		}, `spec.accessRules[0].method: Unsupported value: "FETCH": supported values: "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"`),
+		Entry("an access rule without a path", func(a *keystonev1.KeystoneApplicationCredential) {
+			a.Spec.AccessRules = []keystonev1.ACRule{{Service: "image", Method: "GET"}}
+		}, "spec.accessRules[0].path in body should be at least 1 chars long"),
+		Entry("an access rule without a service", func(a *keystonev1.KeystoneApplicationCredential) {
+			a.Spec.AccessRules = []keystonev1.ACRule{{Path: "/v2/images", Method: "GET"}}
+		}, "spec.accessRules[0].service in body should be at least 1 chars long"),
 	)
 
 	It("applies the keystone-operator defaults to a KeystoneAPI", func() {

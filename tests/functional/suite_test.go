@@ -2,6 +2,7 @@ package functional
 
 import (
 	"context"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -37,6 +38,8 @@ var (
 	k8sClient     client.Client
 	kubeconfig    string
 	cancel        context.CancelFunc
+	// operatorLog holds what the operator logged during the run.
+	operatorLog testutil.SyncBuffer
 )
 
 func TestFunctional(t *testing.T) {
@@ -45,7 +48,8 @@ func TestFunctional(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	// Everything the operator logs, at debug level, is also kept for the leak search.
+	logf.SetLogger(zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, &operatorLog)), zap.UseDevMode(true)))
 	SetDefaultEventuallyTimeout(timeout)
 	SetDefaultEventuallyPollingInterval(interval)
 	SetDefaultConsistentlyDuration(2 * time.Second)

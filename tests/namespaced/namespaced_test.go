@@ -19,6 +19,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/controlplane"
 	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
 	"github.com/keystone-stepwise/keystone-operator/internal/manager"
+	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -41,7 +42,7 @@ type forbidden struct {
 }
 
 func (f *forbidden) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
+	return testutil.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		resp, err := rt.RoundTrip(req)
 		if err == nil && resp.StatusCode == http.StatusForbidden {
 			f.count.Add(1)
@@ -50,10 +51,6 @@ func (f *forbidden) wrap(rt http.RoundTripper) http.RoundTripper {
 		return resp, err
 	})
 }
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestNamespacedInstall(t *testing.T) {
 	g := NewWithT(t)

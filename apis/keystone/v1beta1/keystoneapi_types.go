@@ -81,6 +81,7 @@ type KeystoneAPISpec struct {
 
 	// DefaultConfigOverwrite replaces whole rendered files, by file name
 	// (for example keystone.conf or policy.yaml).
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[-._a-zA-Z0-9]+$'))",message="defaultConfigOverwrite keys are file names (letters, digits, '-', '_' and '.'), for example policy.yaml"
 	// +optional
 	DefaultConfigOverwrite map[string]string `json:"defaultConfigOverwrite,omitempty"`
 
