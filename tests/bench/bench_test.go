@@ -18,6 +18,7 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/controlplane"
 	"github.com/keystone-stepwise/keystone-operator/internal/manager"
+	"github.com/keystone-stepwise/keystone-operator/internal/testactor"
 	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
@@ -65,7 +66,7 @@ func TestMain(m *testing.M) {
 	}
 	actors, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: manager.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	must(err)
-	must(setup(actors))
+	must(testactor.Setup(actors))
 	go func() { must(actors.Start(ctx)) }()
 	code := m.Run()
 	cancel()
@@ -88,7 +89,7 @@ func namespace(ctx context.Context, actorOn bool) string {
 	ns := "b-" + string(uuid.NewUUID())[:8]
 	labels := map[string]string{}
 	if actorOn {
-		labels[actorLabel] = "on"
+		labels[testactor.Label] = "on"
 	}
 	must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}}))
 	return ns

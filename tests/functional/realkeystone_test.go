@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,7 +20,9 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -291,6 +294,81 @@ var _ = Describe("KeystoneService against the real Keystone", Label("real-keysto
 		Expect(ps).To(HaveLen(1), "one service project")
 	})
 })
+
+var _ = Describe("A namespace torn down", Label("real-keystone"), func() {
+	It("leaves nothing of its 50 KeystoneServices in an external Keystone, and no finalizer, within 60 s", func() {
+		stack := realKeystone()
+		kc := adminClient(stack.Keystone.URL())
+		ns := newNamespace()
+		api := externalKeystoneAPI(ns)
+		api.Spec.Override.Service.Internal.EndpointURL = ptr.To(stack.Keystone.URL())
+		Expect(k8sClient.Create(ctx, api)).To(Succeed())
+		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": realAdminPassword, "ServicePassword": "teardown-pw"})
+		const n = 50
+		for i := range n {
+			name := fmt.Sprintf("td%02d", i)
+			svc := keystoneService(ns)
+			svc.Name, svc.Spec.ServiceName, svc.Spec.ServiceType, svc.Spec.ServiceUser = name, name, ns+"-"+name, ns+"-"+name
+			svc.Spec.PasswordSelector = "ServicePassword"
+			Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+			ep := keystoneEndpoint(ns)
+			ep.Name, ep.Spec.ServiceName = name, name
+			Expect(k8sClient.Create(ctx, ep)).To(Succeed())
+		}
+		Eventually(func(g Gomega) {
+			list := &keystonev1.KeystoneEndpointList{}
+			g.Expect(k8sClient.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+			g.Expect(list.Items).To(HaveLen(n))
+			for _, ep := range list.Items {
+				g.Expect(ep.Status.Conditions.IsTrue("Ready")).To(BeTrue(), ep.Name)
+			}
+		}, 2*time.Minute, 200*time.Millisecond).Should(Succeed())
+		Expect(registeredIn(kc, ns)).To(HaveLen(2*n), "a service and a user each")
+
+		By("deleting everything at once, as the namespace controller does (envtest runs none): every kind's collection")
+		start := time.Now()
+		for _, obj := range []client.Object{&keystonev1.KeystoneEndpoint{}, &keystonev1.KeystoneService{}, &keystonev1.KeystoneAPI{},
+			&corev1.Secret{}, &corev1.ConfigMap{}} {
+			Expect(k8sClient.DeleteAllOf(ctx, obj, client.InNamespace(ns))).To(Succeed())
+		}
+		Eventually(func(g Gomega) {
+			for _, list := range []client.ObjectList{&keystonev1.KeystoneEndpointList{}, &keystonev1.KeystoneServiceList{},
+				&keystonev1.KeystoneAPIList{}, &corev1.SecretList{}} {
+				g.Expect(k8sClient.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+				g.Expect(apimeta.LenList(list)).To(BeZero(), "%T left", list)
+			}
+		}, 60*time.Second, 200*time.Millisecond).Should(Succeed())
+		GinkgoWriter.Printf("namespace of %d registrations torn down in %s\n", n, time.Since(start).Round(100*time.Millisecond))
+		Expect(registeredIn(kc, ns)).To(BeEmpty(), "nothing of the namespace is left in Keystone")
+	})
+})
+
+// registeredIn lists the services and users of the real Keystone whose type or name
+// starts with the namespace's name, as the teardown spec names them.
+func registeredIn(kc *gophercloud.ServiceClient, ns string) []string {
+	GinkgoHelper()
+	ctx := context.Background()
+	var out []string
+	pages, err := services.List(kc, nil).AllPages(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	svcs, err := services.ExtractServices(pages)
+	Expect(err).NotTo(HaveOccurred())
+	for _, s := range svcs {
+		if strings.HasPrefix(s.Type, ns+"-") {
+			out = append(out, "service "+s.Type)
+		}
+	}
+	pages, err = users.List(kc, nil).AllPages(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	us, err := users.ExtractUsers(pages)
+	Expect(err).NotTo(HaveOccurred())
+	for _, u := range us {
+		if strings.HasPrefix(u.Name, ns+"-") {
+			out = append(out, "user "+u.Name)
+		}
+	}
+	return out
+}
 
 var _ = Describe("KeystoneApplicationCredential against the real Keystone", Label("real-keystone"), func() {
 	var (

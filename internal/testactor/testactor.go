@@ -1,11 +1,15 @@
-//go:build bench
-
-package bench
+// Package testactor plays, on a test control plane without them, the controllers a
+// KeystoneAPI depends on: mariadb-operator (MariaDBDatabase and MariaDBAccount Ready),
+// the Job controller (every Job succeeds) and the Deployment controller with the
+// kubelet (every replica of the current spec ready). Each dependency is made ready the
+// instant it appears, in namespaces labelled Label=on only, so that tests elsewhere
+// play the dependencies themselves.
+package testactor
 
 import (
 	"context"
-	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
 
+	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -17,22 +21,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// actorLabel on a namespace lets the actor play the dependencies there.
-const actorLabel = "bench/actor"
+// Label on a namespace, with the value "on", lets the actor play there.
+const Label = "keystone-stepwise.test/actor"
 
-// actor plays mariadb-operator, the Job and Deployment controllers and the kubelet:
-// each dependency is made ready the instant it appears, in namespaces labelled actorLabel.
 type actor struct{ client.Client }
 
-func (a *actor) active(ctx context.Context, ns string) bool {
-	n := &corev1.Namespace{}
-	return a.Get(ctx, client.ObjectKey{Name: ns}, n) == nil && n.Labels[actorLabel] == "on"
-}
-
-func setup(mgr ctrl.Manager) error {
+// Setup registers the actor's controllers with mgr.
+func Setup(mgr ctrl.Manager) error {
 	a := &actor{mgr.GetClient()}
-	for _, obj := range []client.Object{&mariadbv1.MariaDBDatabase{}, &mariadbv1.MariaDBAccount{}, &batchv1.Job{}, &appsv1.Deployment{}} {
-		if err := ctrl.NewControllerManagedBy(mgr).For(obj).Named("actor-" + obj.GetObjectKind().GroupVersionKind().Kind + kindOf(obj)).
+	for name, obj := range map[string]client.Object{
+		"db": &mariadbv1.MariaDBDatabase{}, "account": &mariadbv1.MariaDBAccount{}, "job": &batchv1.Job{}, "deployment": &appsv1.Deployment{},
+	} {
+		if err := ctrl.NewControllerManagedBy(mgr).For(obj).Named("actor-" + name).
 			Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 				return reconcile.Result{}, a.play(ctx, req, obj.DeepCopyObject().(client.Object))
 			})); err != nil {
@@ -42,17 +42,9 @@ func setup(mgr ctrl.Manager) error {
 	return nil
 }
 
-func kindOf(obj client.Object) string {
-	switch obj.(type) {
-	case *mariadbv1.MariaDBDatabase:
-		return "db"
-	case *mariadbv1.MariaDBAccount:
-		return "account"
-	case *batchv1.Job:
-		return "job"
-	default:
-		return "deployment"
-	}
+func (a *actor) active(ctx context.Context, ns string) bool {
+	n := &corev1.Namespace{}
+	return a.Get(ctx, client.ObjectKey{Name: ns}, n) == nil && n.Labels[Label] == "on"
 }
 
 func (a *actor) play(ctx context.Context, req reconcile.Request, obj client.Object) error {
