@@ -15,6 +15,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -313,6 +314,33 @@ var _ = Describe("KeystoneAPI", func() {
 		rollOut(ns, "keystone", 0)
 		expectConditions(key, condition{"Ready", "True", "Ready", ""})
 		Expect(getAPI(key)(Default).Status.ReadyCount).To(BeZero())
+	})
+
+	It("removes from the pods what is removed from the spec: a nodeSelector key, a resource limit", func() {
+		key := deploy(ns)
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) {
+			a.Spec.NodeSelector = &map[string]string{"zone": "a", "disk": "ssd"}
+			a.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
+		})
+		pods := func(g Gomega) corev1.PodSpec {
+			dep := &appsv1.Deployment{}
+			g.Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
+			return dep.Spec.Template.Spec
+		}
+		Eventually(func(g Gomega) {
+			p := pods(g)
+			g.Expect(p.NodeSelector).To(Equal(map[string]string{"zone": "a", "disk": "ssd"}))
+			g.Expect(p.Containers[0].Resources.Limits).To(HaveKey(corev1.ResourceMemory))
+		}).Should(Succeed())
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) {
+			a.Spec.NodeSelector = &map[string]string{"zone": "a"}
+			a.Spec.Resources.Limits = nil
+		})
+		Eventually(func(g Gomega) {
+			p := pods(g)
+			g.Expect(p.NodeSelector).To(Equal(map[string]string{"zone": "a"}))
+			g.Expect(p.Containers[0].Resources.Limits).To(BeEmpty())
+		}).Should(Succeed())
 	})
 
 	It("performs no API write when a converged KeystoneAPI is reconciled again", func() {

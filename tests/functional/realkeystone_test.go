@@ -39,6 +39,11 @@ var (
 // realKeystone starts Debian's Keystone once for the test run (see localkeystone).
 func realKeystone() *localkeystone.Stack {
 	GinkgoHelper()
+	// The real Keystone hashes passwords and answers from two uwsgi processes: on a busy
+	// machine (make test runs the suites side by side) a step takes seconds, not
+	// milliseconds. Its specs wait up to realTimeout; the fake's keep the short default.
+	SetDefaultEventuallyTimeout(realTimeout)
+	DeferCleanup(func() { SetDefaultEventuallyTimeout(timeout) })
 	realStackOnce.Do(func() {
 		api := keystoneAPI("stack")
 		api.Spec.Region, api.Spec.AdminUser, api.Spec.AdminProject = "regionOne", "admin", "admin"

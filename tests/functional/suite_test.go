@@ -26,6 +26,8 @@ import (
 const (
 	timeout  = 10 * time.Second
 	interval = 50 * time.Millisecond
+	// realTimeout bounds a wait on the real Keystone.
+	realTimeout = time.Minute
 )
 
 var (
