@@ -48,6 +48,8 @@ func run() error {
 			ContainerImage: "debian-keystone", Secret: "osp-secret", Region: "regionOne", AdminProject: "admin",
 			AdminUser: "admin", DatabaseAccount: "keystone", PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"},
 			FernetMaxActiveKeys: ptr.To[int32](5),
+			// keystone-operator's default: Keystone's new policies, with their scopes.
+			EnableSecureRBAC: true,
 		},
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

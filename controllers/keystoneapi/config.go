@@ -34,9 +34,17 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result
 		s.round.MarkTrue(step, "configuration in secret %s as rendered before %s", secret.Name, s.afterwards(step))
 		return ctrl.Result{}, nil
 	}
+	custom, err := r.httpdCustomization(ctx, api)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if name := api.Spec.HttpdCustomization.CustomConfigSecret; custom == nil && name != nil && *name != "" {
+		s.round.MarkFalse(step, condition.DependencyNotFound, "httpdCustomization.customConfigSecret %s not found", *name)
+		return ctrl.Result{}, nil
+	}
 	files, err := keystone.RenderConfig(api, keystone.ConfigInput{
 		DatabaseHostname: api.Status.DatabaseHostname, DatabaseUser: s.dbUser, DatabasePassword: s.dbPassword,
-		MemcachedServers: s.memcachedServers,
+		MemcachedServers: s.memcachedServers, HttpdCustom: custom,
 	})
 	if err != nil {
 		s.round.MarkFalse(step, condition.CreationFailed, "rendering the configuration: %v", err)
@@ -49,6 +57,26 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result
 	s.setConfigRevision(secret)
 	s.round.MarkTrue(step, "configuration rendered into secret %s", secret.Name)
 	return ctrl.Result{}, nil
+}
+
+// httpdCustomization reads the snippets of httpdCustomization.customConfigSecret; nil
+// when none is named or the Secret does not exist.
+func (r *Reconciler) httpdCustomization(ctx context.Context, api *keystonev1.KeystoneAPI) (map[string]string, error) {
+	name := api.Spec.HttpdCustomization.CustomConfigSecret
+	if name == nil || *name == "" {
+		return nil, nil
+	}
+	secret := &corev1.Secret{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: *name}, secret); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	custom := map[string]string{}
+	for k, v := range secret.Data {
+		if len(v) > 0 {
+			custom[k] = string(v)
+		}
+	}
+	return custom, nil
 }
 
 // setConfigRevision records the configuration Secret's revision: a digest of its

@@ -3,11 +3,13 @@ package keystoneapi
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
@@ -29,7 +31,8 @@ const Kind = "KeystoneAPI"
 
 // Field indexes of KeystoneAPI, to find the objects an input concerns.
 const (
-	secretIndex    = "spec.secret"
+	// secretIndex indexes KeystoneAPIs by every Secret they read (inputSecrets).
+	secretIndex    = "secrets"
 	memcachedIndex = "spec.memcachedInstance"
 	databaseIndex  = "spec.databaseInstance"
 	accountIndex   = "spec.databaseAccount"
@@ -44,6 +47,8 @@ type Reconciler struct {
 	client.Client
 	Reporter condition.Reporter
 	Clock    clock.PassiveClock
+	// KeystoneTransport carries the external-mode check's requests; http.DefaultTransport when nil.
+	KeystoneTransport http.RoundTripper
 }
 
 // scope is what one reconcile of a KeystoneAPI has seen so far.
@@ -58,7 +63,11 @@ type scope struct {
 	// configRevision identifies the contents of the configuration Secret without
 	// digesting them (they hold passwords).
 	configRevision string
-	dbSyncHash     string
+	// tlsRevision identifies the certificate Secrets the pods mount, the same way.
+	tlsRevision string
+	// caBundle is the PEM CA bundle of spec.tls, for this operator's Keystone clients.
+	caBundle   []byte
+	dbSyncHash string
 	// private is the private state Secret, once loaded.
 	private *corev1.Secret
 	// requeueAfter is the soonest time-based step (fernet rotation), 0 for none.
@@ -82,22 +91,25 @@ func (s *scope) requeueAt(d time.Duration) {
 // +kubebuilder:rbac:groups=memcached.openstack.org,resources=memcacheds,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets;services;configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs;cronjobs,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // SetupWithManager registers the controller, its field indexes and a watch on every input.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	ctx := context.Background()
-	indexes := map[string]func(*keystonev1.KeystoneAPI) string{
-		secretIndex:    func(a *keystonev1.KeystoneAPI) string { return a.Spec.Secret },
-		memcachedIndex: func(a *keystonev1.KeystoneAPI) string { return a.Spec.MemcachedInstance },
-		databaseIndex:  func(a *keystonev1.KeystoneAPI) string { return a.Spec.DatabaseInstance },
-		accountIndex:   func(a *keystonev1.KeystoneAPI) string { return a.Spec.DatabaseAccount },
+	one := func(v func(*keystonev1.KeystoneAPI) string) func(*keystonev1.KeystoneAPI) []string {
+		return func(a *keystonev1.KeystoneAPI) []string { return []string{v(a)} }
 	}
-	for field, value := range indexes {
+	indexes := map[string]func(*keystonev1.KeystoneAPI) []string{
+		secretIndex:    inputSecrets,
+		memcachedIndex: one(func(a *keystonev1.KeystoneAPI) string { return a.Spec.MemcachedInstance }),
+		databaseIndex:  one(func(a *keystonev1.KeystoneAPI) string { return a.Spec.DatabaseInstance }),
+		accountIndex:   one(func(a *keystonev1.KeystoneAPI) string { return a.Spec.DatabaseAccount }),
+	}
+	for field, values := range indexes {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, &keystonev1.KeystoneAPI{}, field, func(o client.Object) []string {
-			return []string{value(o.(*keystonev1.KeystoneAPI))}
+			return values(o.(*keystonev1.KeystoneAPI))
 		}); err != nil {
 			return fmt.Errorf("indexing KeystoneAPI by %s: %w", field, err)
 		}
@@ -113,6 +125,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
 		Owns(&batchv1.Job{}).
+		Owns(&batchv1.CronJob{}).
 		Owns(&appsv1.Deployment{}).
 		Owns(&mariadbv1.MariaDBDatabase{}).
 		// The account is watched by name, not ownership: an existing one is adopted.
@@ -130,6 +143,24 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return trimPrefix(o.GetLabels()["cr"], "mariadb-")
 		})).
 		Complete(condition.NewReconciler(r.Client, r.Reporter, r.Clock, r.kind()))
+}
+
+// inputSecrets are the Secrets a KeystoneAPI reads and does not own: the admin
+// password, the certificates, the CA bundle and the httpd customization.
+func inputSecrets(a *keystonev1.KeystoneAPI) []string {
+	names := []string{a.Spec.Secret}
+	for _, iface := range keystone.Interfaces {
+		if name := keystone.TLSSecretName(a, iface); name != "" {
+			names = append(names, name)
+		}
+	}
+	if a.Spec.TLS.CaBundleSecretName != "" {
+		names = append(names, a.Spec.TLS.CaBundleSecretName)
+	}
+	if c := a.Spec.HttpdCustomization.CustomConfigSecret; c != nil && *c != "" {
+		names = append(names, *c)
+	}
+	return names
 }
 
 // enqueueBy wakes the KeystoneAPIs of an object's namespace whose indexed field equals
@@ -210,13 +241,17 @@ func (r *Reconciler) kind() condition.Kind[*keystonev1.KeystoneAPI, *scope] {
 // the input, the endpoint check and the client configuration; otherwise the endpoint
 // check is the deployment's own readiness.
 func skippedSteps(api *keystonev1.KeystoneAPI) []lc.Type {
-	if !api.Spec.ExternalKeystoneAPI {
-		return []lc.Type{keystonev1.KeystoneAPIEndpointReady}
-	}
 	var skip []lc.Type
+	if !keystone.UsesTLS(api) || (api.Spec.ExternalKeystoneAPI && api.Spec.TLS.CaBundleSecretName == "") {
+		skip = append(skip, keystonev1.KeystoneAPITLSInputReady)
+	}
+	if !api.Spec.ExternalKeystoneAPI {
+		return append(skip, keystonev1.KeystoneAPIEndpointReady)
+	}
 	for _, t := range keystonev1.KeystoneAPISteps {
 		switch t {
-		case keystonev1.KeystoneAPIInputReady, keystonev1.KeystoneAPIEndpointReady, keystonev1.KeystoneAPIOpenStackConfigReady:
+		case keystonev1.KeystoneAPIInputReady, keystonev1.KeystoneAPITLSInputReady, keystonev1.KeystoneAPIEndpointReady,
+			keystonev1.KeystoneAPIOpenStackConfigReady:
 		default:
 			skip = append(skip, t)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -28,13 +29,7 @@ func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (c
 	url := api.Status.APIEndpoints[keystonev1.EndpointInternal]
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_, err := openstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{
-		IdentityEndpoint: strings.TrimRight(url, "/") + "/v3/",
-		Username:         api.Spec.AdminUser,
-		Password:         s.adminPassword,
-		DomainName:       "Default",
-		Scope:            &gophercloud.AuthScope{ProjectName: api.Spec.AdminProject, DomainName: "Default"},
-	})
+	err := r.authenticate(ctx, s, url)
 	switch {
 	case err == nil:
 		s.round.MarkTrue(step, "admin %s authenticated at %s", api.Spec.AdminUser, url)
@@ -47,4 +42,24 @@ func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (c
 		s.round.MarkFalse(step, condition.ServiceUnavailable, "Keystone at %s: %v", url, err)
 		return ctrl.Result{RequeueAfter: ExternalRecheckInterval}, nil
 	}
+}
+
+// authenticate authenticates the admin at url, verifying Keystone's certificate
+// against the KeystoneAPI's CA bundle when it names one.
+func (r *Reconciler) authenticate(ctx context.Context, s *scope, url string) error {
+	api := s.api
+	endpoint := strings.TrimRight(url, "/") + "/v3/"
+	provider, err := openstack.NewClient(endpoint)
+	if err != nil {
+		return err
+	}
+	transport, err := identity.TransportFor(r.KeystoneTransport, s.caBundle)
+	if err != nil {
+		return err
+	}
+	provider.HTTPClient = http.Client{Transport: transport}
+	return openstack.Authenticate(ctx, provider, gophercloud.AuthOptions{
+		IdentityEndpoint: endpoint, Username: api.Spec.AdminUser, Password: s.adminPassword, DomainName: "Default",
+		Scope: &gophercloud.AuthScope{ProjectName: api.Spec.AdminProject, DomainName: "Default"},
+	})
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
@@ -24,34 +27,45 @@ import (
 // as a nodeSelector key or a resource limit, is removed from the pods too.
 const TemplateAnnotation = "keystone.openstack.org/template-hash"
 
-// reconcileServices marks ExposeServiceReady: the public and internal Services exist
-// and status.apiEndpoints lists Keystone's URLs. While an earlier step is not True
-// they are observed, not changed.
+// OverrideAnnotation records on a Service the label and annotation keys and the spec
+// fields its override set, so that what is removed from the override is removed from
+// the Service, and what others (a load balancer controller, an admin) set is kept.
+const OverrideAnnotation = "keystone.openstack.org/override-applied"
+
+// reconcileServices marks ExposeServiceReady: the public and internal Services exist,
+// with their overrides, a LoadBalancer has its address, and status.apiEndpoints lists
+// Keystone's URLs. While an earlier step is not True they are observed, not changed.
 func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	step := keystonev1.KeystoneAPIExposeServiceReady
-	for _, desired := range keystone.Services(api) {
+	services, err := keystone.Services(api)
+	if err != nil {
+		s.round.MarkFalse(step, condition.InvalidInput, "%v", err)
+		return ctrl.Result{}, nil
+	}
+	var pending []string
+	for _, desired := range services {
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: desired.Name, Namespace: desired.Namespace}}
 		if !s.acting(step) {
 			if err := r.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
 				return ctrl.Result{}, client.IgnoreNotFound(err)
 			}
-			continue
-		}
-		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, svc, func() error {
-			svc.Labels = mergeLabels(svc.Labels, desired.Labels)
-			svc.Annotations = mergeLabels(svc.Annotations, desired.Annotations)
-			if !samePorts(desired.Spec.Ports, svc.Spec.Ports) {
-				svc.Spec.Ports = desired.Spec.Ports
-			}
-			svc.Spec.Selector = desired.Spec.Selector
+		} else if _, err := controllerutil.CreateOrPatch(ctx, r.Client, svc, func() error {
+			applyService(svc, desired)
 			return controllerutil.SetControllerReference(api, svc, r.Scheme())
 		}); err != nil {
 			return ctrl.Result{}, fmt.Errorf("ensuring service %s: %w", svc.Name, err)
 		}
+		if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && len(svc.Status.LoadBalancer.Ingress) == 0 {
+			pending = append(pending, svc.Name)
+		}
 	}
 	api.Status.APIEndpoints = keystone.Endpoints(api)
 	api.Status.Region = api.Spec.Region
+	if len(pending) > 0 {
+		s.round.MarkFalse(step, condition.Requested, "LoadBalancer service %s has no address yet", strings.Join(pending, " and "))
+		return ctrl.Result{}, nil
+	}
 	msg := fmt.Sprintf("services %s and %s expose port %d", keystone.ServiceName(api, keystonev1.EndpointPublic),
 		keystone.ServiceName(api, keystonev1.EndpointInternal), keystone.Port)
 	if !s.acting(step) {
@@ -59,6 +73,78 @@ func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Resu
 	}
 	s.round.MarkTrue(step, "%s", msg)
 	return ctrl.Result{}, nil
+}
+
+// appliedOverride is what OverrideAnnotation records.
+type appliedOverride struct {
+	Labels      []string `json:"labels,omitempty"`
+	Annotations []string `json:"annotations,omitempty"`
+	Spec        []string `json:"spec,omitempty"`
+}
+
+// applyService makes svc hold what desired sets: its labels and annotations (removing
+// the keys a previous override set and this one does not), its ports and selector, and
+// the spec fields of lib-common's override (reset to the API server's default when the
+// override no longer sets them). Fields others set are left alone.
+func applyService(svc, desired *corev1.Service) {
+	var prev appliedOverride
+	_ = json.Unmarshal([]byte(svc.Annotations[OverrideAnnotation]), &prev) // unreadable: nothing to remove
+	for _, k := range prev.Labels {
+		if _, ok := desired.Labels[k]; !ok {
+			delete(svc.Labels, k)
+		}
+	}
+	for _, k := range prev.Annotations {
+		if _, ok := desired.Annotations[k]; !ok {
+			delete(svc.Annotations, k)
+		}
+	}
+	svc.Labels = mergeLabels(svc.Labels, desired.Labels)
+	svc.Annotations = mergeLabels(svc.Annotations, desired.Annotations)
+	if !samePorts(desired.Spec.Ports, svc.Spec.Ports) {
+		svc.Spec.Ports = desired.Spec.Ports
+	}
+	svc.Spec.Selector = desired.Spec.Selector
+	now := appliedOverride{Labels: slices.Sorted(maps.Keys(desired.Labels)), Annotations: slices.Sorted(maps.Keys(desired.Annotations))}
+	for _, f := range overridableSpec {
+		set := f.set(&desired.Spec)
+		if set {
+			now.Spec = append(now.Spec, f.name)
+		}
+		if set || slices.Contains(prev.Spec, f.name) {
+			f.copy(&svc.Spec, &desired.Spec)
+		}
+	}
+	data, _ := json.Marshal(now) // a struct of string slices always encodes
+	svc.Annotations[OverrideAnnotation] = string(data)
+}
+
+// specField is a field of lib-common's OverrideServiceSpec: whether desired sets it,
+// and how to copy it (the zero value lets the API server default it again).
+type specField struct {
+	name string
+	set  func(*corev1.ServiceSpec) bool
+	copy func(dst, src *corev1.ServiceSpec)
+}
+
+var overridableSpec = []specField{
+	{"type", func(*corev1.ServiceSpec) bool { return true }, func(d, s *corev1.ServiceSpec) { d.Type = s.Type }},
+	{"sessionAffinity", func(s *corev1.ServiceSpec) bool { return s.SessionAffinity != "" },
+		func(d, s *corev1.ServiceSpec) { d.SessionAffinity = s.SessionAffinity }},
+	{"sessionAffinityConfig", func(s *corev1.ServiceSpec) bool { return s.SessionAffinityConfig != nil },
+		func(d, s *corev1.ServiceSpec) { d.SessionAffinityConfig = s.SessionAffinityConfig }},
+	{"loadBalancerSourceRanges", func(s *corev1.ServiceSpec) bool { return len(s.LoadBalancerSourceRanges) > 0 },
+		func(d, s *corev1.ServiceSpec) { d.LoadBalancerSourceRanges = s.LoadBalancerSourceRanges }},
+	{"externalName", func(s *corev1.ServiceSpec) bool { return s.ExternalName != "" },
+		func(d, s *corev1.ServiceSpec) { d.ExternalName = s.ExternalName }},
+	{"externalTrafficPolicy", func(s *corev1.ServiceSpec) bool { return s.ExternalTrafficPolicy != "" },
+		func(d, s *corev1.ServiceSpec) { d.ExternalTrafficPolicy = s.ExternalTrafficPolicy }},
+	{"internalTrafficPolicy", func(s *corev1.ServiceSpec) bool { return s.InternalTrafficPolicy != nil },
+		func(d, s *corev1.ServiceSpec) { d.InternalTrafficPolicy = s.InternalTrafficPolicy }},
+	{"ipFamilyPolicy", func(s *corev1.ServiceSpec) bool { return s.IPFamilyPolicy != nil },
+		func(d, s *corev1.ServiceSpec) { d.IPFamilyPolicy = s.IPFamilyPolicy }},
+	{"loadBalancerClass", func(s *corev1.ServiceSpec) bool { return s.LoadBalancerClass != nil },
+		func(d, s *corev1.ServiceSpec) { d.LoadBalancerClass = s.LoadBalancerClass }},
 }
 
 // samePorts compares the fields of Service ports the operator sets (the API server
@@ -86,7 +172,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Re
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: api.Name, Namespace: api.Namespace}}
 	replicas := ptr.To(ptr.Deref(api.Spec.Replicas, 1))
 	if s.acting(step) {
-		desired := keystone.Deployment(api, s.configRevision)
+		desired := keystone.Deployment(api, s.podRevision())
 		template, err := templateDigest(&desired.Spec.Template)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -97,10 +183,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Re
 			if dep.Spec.Selector == nil {
 				dep.Spec.Selector = desired.Spec.Selector
 			}
-			if dep.Annotations[TemplateAnnotation] != template {
-				dep.Spec.Template = desired.Spec.Template
-				metav1.SetMetaDataAnnotation(&dep.ObjectMeta, TemplateAnnotation, template)
-			}
+			replaceTemplate(&dep.ObjectMeta, template, func() { dep.Spec.Template = desired.Spec.Template })
 			return controllerutil.SetControllerReference(api, dep, r.Scheme())
 		}); err != nil {
 			return ctrl.Result{}, fmt.Errorf("ensuring deployment %s: %w", dep.Name, err)
@@ -126,6 +209,15 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Re
 	return ctrl.Result{}, nil
 }
 
+// podRevision identifies what the pods read from Secrets: the configuration and, when
+// TLS is on, the certificates. A change of either rolls the pods.
+func (s *scope) podRevision() string {
+	if s.tlsRevision == "" {
+		return s.configRevision
+	}
+	return keystone.Hash(map[string]string{"config": s.configRevision, "tls": s.tlsRevision})
+}
+
 // markRollout marks step from the Deployment's rollout.
 func markRollout(s *scope, step lc.Type, dep *appsv1.Deployment) {
 	want := ptr.Deref(dep.Spec.Replicas, 1)
@@ -143,6 +235,15 @@ func markRollout(s *scope, step lc.Type, dep *appsv1.Deployment) {
 	default:
 		s.round.MarkFalse(step, condition.Created, "deployment %s: %d/%d replicas ready, %d updated", dep.Name,
 			dep.Status.ReadyReplicas, want, dep.Status.UpdatedReplicas)
+	}
+}
+
+// replaceTemplate replaces a pod template the operator owns (replace) when the digest
+// of the desired one differs from the digest recorded on obj, and records the new one.
+func replaceTemplate(obj *metav1.ObjectMeta, digest string, replace func()) {
+	if obj.Annotations[TemplateAnnotation] != digest {
+		replace()
+		metav1.SetMetaDataAnnotation(obj, TemplateAnnotation, digest)
 	}
 }
 

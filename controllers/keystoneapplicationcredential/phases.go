@@ -132,7 +132,7 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 		return ctrl.Result{}, nil
 	}
 	s.user = identity.Credentials{URL: s.admin.URL, User: spec.UserName, Password: string(password),
-		Project: serviceProject, Domain: "Default"}
+		Project: serviceProject, Domain: "Default", CABundle: s.admin.CABundle}
 	s.round.MarkTrue(step, "password of user %s found in secret %s", spec.UserName, spec.Secret)
 	return ctrl.Result{}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	libtls "github.com/openstack-k8s-operators/lib-common/modules/common/tls"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -146,7 +147,8 @@ func AdminCredentials(ctx context.Context, c client.Reader, api *keystonev1.Keys
 	if !found {
 		return creds, false, nil
 	}
-	return adminAt(api, string(password)), true, nil
+	creds, err = adminAt(ctx, c, api, string(password))
+	return creds, err == nil, err
 }
 
 // CleanupCredentials returns the admin's credentials for removing a registration: those
@@ -170,15 +172,37 @@ func CleanupCredentials(ctx context.Context, c client.Reader, api *keystonev1.Ke
 	if !found {
 		return creds, false, nil
 	}
-	return adminAt(api, string(password)), true, nil
+	creds, err = adminAt(ctx, c, api, string(password))
+	return creds, err == nil, err
 }
 
-// adminAt is the admin's identity at api's internal endpoint, with password.
-func adminAt(api *keystonev1.KeystoneAPI, password string) identity.Credentials {
+// adminAt is the admin's identity at api's internal endpoint, with password, trusting
+// the KeystoneAPI's CA bundle.
+func adminAt(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI, password string) (identity.Credentials, error) {
+	ca, err := CABundle(ctx, c, api)
 	return identity.Credentials{
 		URL: api.Status.APIEndpoints[keystonev1.EndpointInternal], User: api.Spec.AdminUser,
-		Password: password, Project: api.Spec.AdminProject, Domain: "Default",
+		Password: password, Project: api.Spec.AdminProject, Domain: "Default", CABundle: ca,
+	}, err
+}
+
+// CABundle reads the PEM CA bundle of a KeystoneAPI's tls.caBundleSecretName; nil when
+// none is named. A bundle named and missing is an error: Keystone's certificate is
+// never accepted unverified.
+func CABundle(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) ([]byte, error) {
+	name := api.Spec.TLS.CaBundleSecretName
+	if name == "" {
+		return nil, nil
 	}
+	secret := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: name}, secret); err != nil {
+		return nil, fmt.Errorf("reading the CA bundle secret %s of KeystoneAPI %s: %w", name, api.Name, err)
+	}
+	ca := secret.Data[libtls.CABundleKey]
+	if len(ca) == 0 {
+		return nil, fmt.Errorf("the CA bundle secret %s of KeystoneAPI %s has no key %s", name, api.Name, libtls.CABundleKey)
+	}
+	return ca, nil
 }
 
 // AdminMissing is the message of a step that cannot reach Keystone without the admin's password.

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -59,6 +60,19 @@ func New(admin, password string) *Server {
 	s.put(Roles, map[string]any{"name": "admin"})
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
+}
+
+// NewTLS is New served over HTTPS, with a certificate for 127.0.0.1 that CAPEM trusts.
+func NewTLS(admin, password string) *Server {
+	s := New(admin, password)
+	s.Close()
+	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// CAPEM is the PEM certificate a client trusts to reach an HTTPS fake (NewTLS).
+func (s *Server) CAPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
 }
 
 func (s *Server) put(kind string, e map[string]any) map[string]any {

@@ -129,8 +129,8 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return condition.Reporter{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("keystone-operator"),
 			Metrics: m, Versions: condition.NewVersions(), Reader: mgr.GetAPIReader(), Kind: kind}
 	}
-	if err := (&keystoneapi.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneapi.Kind), Clock: clk}).
-		SetupWithManager(mgr); err != nil {
+	if err := (&keystoneapi.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneapi.Kind), Clock: clk,
+		KeystoneTransport: opts.KeystoneTransport}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneAPI controller: %w", err)
 	}
 	// One client per Keystone and admin, shared by every controller that talks to Keystone.

@@ -3,6 +3,9 @@ package identity
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -23,11 +26,40 @@ type Credentials struct {
 	Project  string
 	// Domain of the user and project.
 	Domain string
+	// CABundle, PEM, replaces the system's roots to verify Keystone's certificate.
+	CABundle []byte
 }
 
 func (c Credentials) key() string {
 	sum := sha256.Sum256([]byte(c.Password))
-	return strings.Join([]string{c.URL, c.User, c.Project, c.Domain, string(sum[:])}, "\x00")
+	ca := sha256.Sum256(c.CABundle)
+	return strings.Join([]string{c.URL, c.User, c.Project, c.Domain, string(sum[:]), string(ca[:])}, "\x00")
+}
+
+// TransportFor returns base (http.DefaultTransport when nil) verifying servers against
+// caBundle instead of the system's roots when caBundle is not empty. Verification is
+// never turned off.
+func TransportFor(base http.RoundTripper, caBundle []byte) (http.RoundTripper, error) {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if len(caBundle) == 0 {
+		return base, nil
+	}
+	t, ok := base.(*http.Transport)
+	if !ok {
+		return nil, fmt.Errorf("a CA bundle cannot be added to a %T", base)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caBundle) {
+		return nil, errors.New("the CA bundle holds no PEM certificate")
+	}
+	t = t.Clone()
+	if t.TLSClientConfig == nil {
+		t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	t.TLSClientConfig.RootCAs = pool
+	return t, nil
 }
 
 // Clients shares one authenticated client per Keystone and admin, so that a token is
@@ -91,6 +123,9 @@ func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout ti
 	endpoint := strings.TrimRight(creds.URL, "/") + "/v3/"
 	provider, err := openstack.NewClient(endpoint)
 	if err != nil {
+		return fmt.Errorf("keystone client for %s: %w", creds.URL, err)
+	}
+	if transport, err = TransportFor(transport, creds.CABundle); err != nil {
 		return fmt.Errorf("keystone client for %s: %w", creds.URL, err)
 	}
 	provider.HTTPClient = http.Client{Timeout: timeout, Transport: transport}

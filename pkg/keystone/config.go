@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"text/template"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/templates"
+	"k8s.io/utils/ptr"
 )
 
 // Files of the configuration Secret, and where the containers find them.
@@ -50,6 +53,8 @@ type ConfigInput struct {
 	MemcachedServers []string
 	// MyCnfPath is where the container finds my.cnf; MyCnfPath when empty.
 	MyCnfPath string
+	// HttpdCustom holds the snippets of httpdCustomization.customConfigSecret, by key.
+	HttpdCustom map[string]string
 }
 
 type configData struct {
@@ -63,10 +68,32 @@ type configData struct {
 	CredentialKeyRepository string
 	FernetMaxActiveKeys     int32
 	Port                    int
-	Processes               int
+	Processes               int32
+	APITimeout              int
+	EnableSecureRBAC        bool
 	JobDBRetries            int
 	JobDBRetryInterval      int
+	ConfigDir               string
+	VHosts                  []vhost
+	// ExtraFiles are the files of defaultConfigOverwrite that no template renders:
+	// they go to /etc/keystone, where Keystone reads policy.yaml and the like.
+	ExtraFiles []string
 }
+
+// vhost is httpd's virtual host of one interface.
+type vhost struct {
+	Interface  string
+	ServerName string
+	TLS        bool
+	CertFile   string
+	KeyFile    string
+	// Custom are the files of httpdCustomization included at the end.
+	Custom []string
+}
+
+// HttpdCustomFile is the file of the configuration Secret holding an
+// httpdCustomization snippet for an interface.
+func HttpdCustomFile(iface, key string) string { return "httpd_custom_" + iface + "_" + key }
 
 // DatabaseURL is SQLAlchemy's URL for Keystone's database. It holds no credentials:
 // PyMySQL reads them from the [client] section of myCnf, which needs no escaping
@@ -95,6 +122,43 @@ func RenderConfig(api *keystonev1.KeystoneAPI, in ConfigInput) (map[string]strin
 	if strings.ContainsAny(in.DatabaseUser+in.DatabasePassword, "\r\n") {
 		return nil, errors.New("the database user name or password contains a line break, which my.cnf cannot hold")
 	}
+	data := templateData(api, in)
+	customKeys := slices.Sorted(maps.Keys(in.HttpdCustom))
+	files := map[string]string{}
+	err := fs.WalkDir(templates.KeystoneAPI, "keystoneapi", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := fs.ReadFile(templates.KeystoneAPI, path)
+		if err != nil {
+			return fmt.Errorf("reading template %s: %w", path, err)
+		}
+		out, err := render("template "+path, string(raw), data)
+		files[d.Name()] = out
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range customKeys {
+		// Snippets are templates too, rendered with what the files above were.
+		out, err := render("httpd customization "+k, in.HttpdCustom[k], data)
+		if err != nil {
+			return nil, err
+		}
+		for _, iface := range Interfaces {
+			files[HttpdCustomFile(iface, k)] = out
+		}
+	}
+	files[CustomConf] = api.Spec.CustomServiceConfig
+	for name, content := range api.Spec.DefaultConfigOverwrite {
+		files[name] = content
+	}
+	return files, nil
+}
+
+// templateData is what the templates of the configuration Secret are rendered with.
+func templateData(api *keystonev1.KeystoneAPI, in ConfigInput) configData {
 	data := configData{
 		Name:                    api.Name,
 		DatabaseURL:             DatabaseURL(in),
@@ -106,38 +170,45 @@ func RenderConfig(api *keystonev1.KeystoneAPI, in ConfigInput) (map[string]strin
 		CredentialKeyRepository: CredentialKeyRepository,
 		FernetMaxActiveKeys:     fernetMaxActiveKeys(api),
 		Port:                    Port,
-		Processes:               2,
+		Processes:               ptr.Deref(api.Spec.HttpdCustomization.ProcessNumber, 3),
+		APITimeout:              api.Spec.APITimeout,
+		EnableSecureRBAC:        api.Spec.EnableSecureRBAC,
 		JobDBRetries:            JobDBRetries,
 		JobDBRetryInterval:      JobDBRetryInterval,
+		ConfigDir:               ConfigMountPath,
 	}
-	files := map[string]string{}
-	err := fs.WalkDir(templates.KeystoneAPI, "keystoneapi", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	if data.APITimeout == 0 {
+		data.APITimeout = 60
+	}
+	for _, name := range slices.Sorted(maps.Keys(api.Spec.DefaultConfigOverwrite)) {
+		if _, err := fs.Stat(templates.KeystoneAPI, "keystoneapi/"+name); err != nil && name != CustomConf {
+			data.ExtraFiles = append(data.ExtraFiles, name)
 		}
-		raw, err := fs.ReadFile(templates.KeystoneAPI, path)
-		if err != nil {
-			return fmt.Errorf("reading template %s: %w", path, err)
+	}
+	for _, iface := range Interfaces {
+		v := vhost{Interface: iface, ServerName: fmt.Sprintf("%s.%s.svc", ServiceName(api, iface), api.Namespace)}
+		if TLSEnabled(api, iface) {
+			v.TLS, v.CertFile, v.KeyFile = true, CertPath(iface), KeyPath(iface)
 		}
-		tmpl, err := template.New(d.Name()).Option("missingkey=error").Parse(string(raw))
-		if err != nil {
-			return fmt.Errorf("parsing template %s: %w", path, err)
+		for _, k := range slices.Sorted(maps.Keys(in.HttpdCustom)) {
+			v.Custom = append(v.Custom, HttpdCustomFile(iface, k))
 		}
-		var out bytes.Buffer
-		if err := tmpl.Execute(&out, data); err != nil {
-			return fmt.Errorf("rendering template %s: %w", path, err)
-		}
-		files[d.Name()] = out.String()
-		return nil
-	})
+		data.VHosts = append(data.VHosts, v)
+	}
+	return data
+}
+
+// render executes a Go template on data; what names the template in errors.
+func render(what, text string, data configData) (string, error) {
+	tmpl, err := template.New(what).Option("missingkey=error").Parse(text)
 	if err != nil {
-		return nil, err
+		return "", fmt.Errorf("parsing %s: %w", what, err)
 	}
-	files[CustomConf] = api.Spec.CustomServiceConfig
-	for name, content := range api.Spec.DefaultConfigOverwrite {
-		files[name] = content
+	var out bytes.Buffer
+	if err := tmpl.Execute(&out, data); err != nil {
+		return "", fmt.Errorf("rendering %s: %w", what, err)
 	}
-	return files, nil
+	return out.String(), nil
 }
 
 func fernetMaxActiveKeys(api *keystonev1.KeystoneAPI) int32 {

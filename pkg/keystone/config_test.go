@@ -48,13 +48,25 @@ func TestRenderConfigGolden(t *testing.T) {
 			a.Spec.FernetMaxActiveKeys = ptr.To[int32](3)
 			a.Spec.DefaultConfigOverwrite = map[string]string{"policy.yaml": "\"identity:list_users\": \"role:admin\"\n"}
 		}},
+		{"tls-httpd", func(a *keystonev1.KeystoneAPI) {
+			a.Spec.TLS.API.Public.SecretName = ptr.To("cert-keystone-public-svc")
+			a.Spec.TLS.API.Internal.SecretName = ptr.To("cert-keystone-internal-svc")
+			a.Spec.TLS.CaBundleSecretName = "combined-ca-bundle"
+			a.Spec.APITimeout = 120
+			a.Spec.HttpdCustomization.ProcessNumber = ptr.To[int32](5)
+			a.Spec.EnableSecureRBAC = true
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			api := testAPI()
 			tt.mutate(api)
-			files, err := RenderConfig(api, testInput)
+			in := testInput
+			if tt.name == "tls-httpd" {
+				in.HttpdCustom = map[string]string{"limits.conf": "LimitRequestBody {{ .APITimeout }}000\n"}
+			}
+			files, err := RenderConfig(api, in)
 			g.Expect(err).NotTo(HaveOccurred())
 			var b strings.Builder
 			for _, name := range sortedKeys(files) {

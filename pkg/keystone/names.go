@@ -96,7 +96,11 @@ func Endpoints(api *keystonev1.KeystoneAPI) map[string]string {
 	for _, iface := range []string{keystonev1.EndpointPublic, keystonev1.EndpointInternal} {
 		url := api.EndpointOverrideURL(iface)
 		if url == "" {
-			url = fmt.Sprintf("http://%s.%s.svc:%d", ServiceName(api, iface), api.Namespace, Port)
+			scheme := "http"
+			if TLSEnabled(api, iface) {
+				scheme = "https"
+			}
+			url = fmt.Sprintf("%s://%s.%s.svc:%d", scheme, ServiceName(api, iface), api.Namespace, Port)
 		}
 		out[iface] = url
 	}

@@ -3,8 +3,10 @@ package keystone
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/service"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -61,12 +63,46 @@ func BootstrapJob(api *keystonev1.KeystoneAPI, hash string, endpoints map[string
 	return job(api, BootstrapJobName(api), hash, cmd, env)
 }
 
+// TrustFlushCronJobName is the CronJob running keystone-manage trust_flush.
+func TrustFlushCronJobName(api *keystonev1.KeystoneAPI) string { return api.Name + "-cron" }
+
+// TrustFlushCronJob runs `keystone-manage trust_flush` on trustFlushSchedule, one run
+// at a time, to purge expired and soft-deleted trusts.
+func TrustFlushCronJob(api *keystonev1.KeystoneAPI) *batchv1.CronJob {
+	cmd := "keystone-manage " + ManageConfigArgs + " trust_flush"
+	for _, arg := range strings.Fields(api.Spec.TrustFlushArgs) {
+		cmd += " " + shellQuote(arg)
+	}
+	j := job(api, TrustFlushCronJobName(api), "", cmd, nil)
+	// A run that fails is retried by the next one, not by the Job.
+	j.Spec.BackoffLimit = ptr.To[int32](0)
+	return &batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: TrustFlushCronJobName(api), Namespace: api.Namespace, Labels: Labels(api)},
+		Spec: batchv1.CronJobSpec{
+			Schedule:                   TrustFlushSchedule(api),
+			Suspend:                    ptr.To(api.Spec.TrustFlushSuspend),
+			ConcurrencyPolicy:          batchv1.ForbidConcurrent,
+			SuccessfulJobsHistoryLimit: ptr.To[int32](1),
+			FailedJobsHistoryLimit:     ptr.To[int32](1),
+			JobTemplate:                batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: Labels(api)}, Spec: j.Spec},
+		},
+	}
+}
+
+// TrustFlushSchedule is the spec's schedule, or keystone-operator's default.
+func TrustFlushSchedule(api *keystonev1.KeystoneAPI) string {
+	if api.Spec.TrustFlushSchedule == "" {
+		return "1 * * * *"
+	}
+	return api.Spec.TrustFlushSchedule
+}
+
 func job(api *keystonev1.KeystoneAPI, name, hash, cmd string, env []corev1.EnvVar) *batchv1.Job {
 	pod := podSpec(api, corev1.Container{
 		Name:    name,
 		Command: []string{"/bin/bash", "-c", JobCommand(cmd)},
 		Env:     env,
-	})
+	}, false)
 	pod.RestartPolicy = corev1.RestartPolicyNever
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: api.Namespace, Labels: Labels(api),
@@ -93,33 +129,56 @@ const (
 	IngressCreateAnnotation = "core.openstack.org/ingress_create"
 )
 
-// Services returns the public and internal Services.
-func Services(api *keystonev1.KeystoneAPI) []*corev1.Service {
+// Services returns the public and internal Services, each with its override applied
+// (lib-common's merge, as keystone-operator applies it): override labels and
+// annotations under the operator's own, the override spec merged into the generated.
+func Services(api *keystonev1.KeystoneAPI) ([]*corev1.Service, error) {
 	var out []*corev1.Service
-	for _, iface := range []string{keystonev1.EndpointPublic, keystonev1.EndpointInternal} {
+	for _, iface := range Interfaces {
 		labels := Labels(api)
 		labels[EndpointLabel] = iface
 		labels[OwnerLabel] = api.Name
-		annotations := map[string]string{EndpointLabel: iface, IngressCreateAnnotation: strconv.FormatBool(iface == keystonev1.EndpointPublic)}
-		out = append(out, &corev1.Service{
+		svc := &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: ServiceName(api, iface), Namespace: api.Namespace, Labels: labels,
-				Annotations: annotations},
+				Annotations: map[string]string{EndpointLabel: iface}},
 			Spec: corev1.ServiceSpec{
+				Type:     corev1.ServiceTypeClusterIP,
 				Selector: Labels(api),
 				Ports: []corev1.ServicePort{{Name: "keystone-" + iface, Port: Port, Protocol: corev1.ProtocolTCP,
 					TargetPort: intstr.FromInt32(Port)}},
 			},
-		})
+		}
+		if o := api.ServiceOverride(iface); o != nil {
+			merged, err := service.NewService(svc, 0, &o.OverrideSpec)
+			if err != nil {
+				return nil, fmt.Errorf("override.service.%s: %w", iface, err)
+			}
+			svc.Labels, svc.Annotations, svc.Spec = merged.GetLabels(), merged.GetAnnotations(), *merged.GetSpec()
+		}
+		// A route only for a public ClusterIP Service; a LoadBalancer's name goes to dnsmasq.
+		svc.Annotations[IngressCreateAnnotation] = strconv.FormatBool(iface == keystonev1.EndpointPublic &&
+			svc.Spec.Type == corev1.ServiceTypeClusterIP)
+		if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+			svc.Annotations[service.AnnotationHostnameKey] = fmt.Sprintf("%s.%s.svc", svc.Name, svc.Namespace)
+		}
+		out = append(out, svc)
 	}
-	return out
+	return out, nil
 }
 
 // Deployment returns the API Deployment; configRevision in the pod template rolls the
 // pods when the configuration changes.
 func Deployment(api *keystonev1.KeystoneAPI, configRevision string) *appsv1.Deployment {
+	// The probes reach the first virtual host, the public interface's (httpd serves one
+	// scheme per port: both interfaces have certificates, or neither).
+	probeScheme := corev1.URISchemeHTTP
+	if TLSEnabled(api, keystonev1.EndpointPublic) {
+		probeScheme = corev1.URISchemeHTTPS
+	}
 	probe := func(initialDelay int32) *corev1.Probe {
 		return &corev1.Probe{
-			ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v3", Port: intstr.FromInt32(Port)}},
+			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v3", Port: intstr.FromInt32(Port),
+				Scheme: probeScheme}},
 			InitialDelaySeconds: initialDelay, PeriodSeconds: 10, TimeoutSeconds: 5,
 			// The API server's defaults, set here so that a comparison with the stored
 			// object (integers are compared strictly) finds nothing to change.
@@ -133,7 +192,7 @@ func Deployment(api *keystonev1.KeystoneAPI, configRevision string) *appsv1.Depl
 		ReadinessProbe: probe(2),
 		LivenessProbe:  probe(20),
 		Resources:      api.Spec.Resources,
-	})
+	}, true)
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: api.Name, Namespace: api.Namespace, Labels: Labels(api)},
 		Spec: appsv1.DeploymentSpec{
@@ -149,7 +208,7 @@ func Deployment(api *keystonev1.KeystoneAPI, configRevision string) *appsv1.Depl
 
 // podSpec completes container c with the image, the configuration and keys, and a
 // restricted security context, and wraps it in a pod spec.
-func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container) corev1.PodSpec {
+func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container, certificates bool) corev1.PodSpec {
 	kollaFile := APIKollaConfig
 	c.Image = api.Spec.ContainerImage
 	// A failed db-sync or bootstrap explains itself: the end of its log becomes the
@@ -182,6 +241,9 @@ func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container) corev1.PodSpec {
 			secretVolume(credentialVolume, KeysSecretName(api), keyItems(CredentialKeyPrefix, CredentialKeyCount)),
 		},
 	}
+	vols, mounts := tlsVolumes(api, certificates)
+	spec.Volumes = append(spec.Volumes, vols...)
+	spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, mounts...)
 	if api.Spec.NodeSelector != nil {
 		spec.NodeSelector = *api.Spec.NodeSelector
 	}

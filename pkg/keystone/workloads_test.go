@@ -8,6 +8,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	. "github.com/onsi/gomega"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/service"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -77,7 +78,8 @@ func TestJobs(t *testing.T) {
 func TestServicesAndEndpoints(t *testing.T) {
 	g := NewWithT(t)
 	api := testAPI()
-	svcs := Services(api)
+	svcs, err := Services(api)
+	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(svcs).To(HaveLen(2))
 	g.Expect(svcs[0].Name).To(Equal("keystone-public"))
 	g.Expect(svcs[1].Name).To(Equal("keystone-internal"))
@@ -87,6 +89,81 @@ func TestServicesAndEndpoints(t *testing.T) {
 	api.Spec.Override.Service = &keystonev1.ServiceOverrides{Public: &keystonev1.EndpointOverride{EndpointURL: ptr.To("https://keystone.example.com")}}
 	g.Expect(Endpoints(api)[keystonev1.EndpointPublic]).To(Equal("https://keystone.example.com"))
 	g.Expect(Endpoints(api)[keystonev1.EndpointInternal]).To(Equal("http://keystone-internal.openstack.svc:5000"))
+	api.Spec.TLS.API.Internal.SecretName = ptr.To("cert-keystone-internal-svc")
+	g.Expect(Endpoints(api)[keystonev1.EndpointInternal]).To(Equal("https://keystone-internal.openstack.svc:5000"))
+}
+
+// TestServiceOverride applies override.service as openstack-operator writes it for
+// compute nodes: a LoadBalancer with MetalLB annotations and labels.
+func TestServiceOverride(t *testing.T) {
+	g := NewWithT(t)
+	api := testAPI()
+	api.Spec.Override.Service = &keystonev1.ServiceOverrides{Internal: &keystonev1.EndpointOverride{OverrideSpec: service.OverrideSpec{
+		EmbeddedLabelsAnnotations: &service.EmbeddedLabelsAnnotations{
+			Labels:      map[string]string{"metallb": "internalapi"},
+			Annotations: map[string]string{"metallb.universe.tf/address-pool": "internalapi", "metallb.universe.tf/loadBalancerIPs": "172.17.0.80"},
+		},
+		Spec: &service.OverrideServiceSpec{Type: corev1.ServiceTypeLoadBalancer},
+	}}}
+	svcs, err := Services(api)
+	g.Expect(err).NotTo(HaveOccurred())
+	public, internal := svcs[0], svcs[1]
+	g.Expect(public.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
+	g.Expect(public.Annotations).To(HaveKeyWithValue(IngressCreateAnnotation, "true"))
+	g.Expect(internal.Spec.Type).To(Equal(corev1.ServiceTypeLoadBalancer))
+	g.Expect(internal.Labels).To(HaveKeyWithValue("metallb", "internalapi"))
+	g.Expect(internal.Labels).To(HaveKeyWithValue(EndpointLabel, "internal"))
+	g.Expect(internal.Annotations).To(HaveKeyWithValue("metallb.universe.tf/loadBalancerIPs", "172.17.0.80"))
+	g.Expect(internal.Annotations).To(HaveKeyWithValue(IngressCreateAnnotation, "false"))
+	g.Expect(internal.Annotations).To(HaveKeyWithValue("dnsmasq.network.openstack.org/hostname", "keystone-internal.openstack.svc"))
+	g.Expect(internal.Spec.Ports[0].Port).To(BeEquivalentTo(5000))
+}
+
+// TestTLSVolumes mounts each interface's certificate and key in the API pods, and the
+// CA bundle in the pods and the jobs; the probes speak HTTPS.
+func TestTLSVolumes(t *testing.T) {
+	g := NewWithT(t)
+	api := testAPI()
+	api.Spec.TLS.API.Public.SecretName = ptr.To("cert-keystone-public-svc")
+	api.Spec.TLS.API.Internal.SecretName = ptr.To("cert-keystone-internal-svc")
+	api.Spec.TLS.CaBundleSecretName = "combined-ca-bundle"
+	pod := Deployment(api, "rev").Spec.Template.Spec
+	mounts := map[string]string{}
+	for _, m := range pod.Containers[0].VolumeMounts {
+		mounts[m.MountPath] = m.Name + "/" + m.SubPath
+	}
+	g.Expect(mounts).To(HaveKeyWithValue("/var/lib/config-data/tls/certs/public.crt", "public-tls-certs/tls.crt"))
+	g.Expect(mounts).To(HaveKeyWithValue("/var/lib/config-data/tls/private/internal.key", "internal-tls-certs/tls.key"))
+	g.Expect(mounts).To(HaveKeyWithValue(CABundlePath, "combined-ca-bundle/tls-ca-bundle.pem"))
+	g.Expect(pod.Containers[0].ReadinessProbe.HTTPGet.Scheme).To(Equal(corev1.URISchemeHTTPS))
+	secrets := map[string]string{}
+	for _, v := range pod.Volumes {
+		if v.Secret != nil {
+			secrets[v.Name] = v.Secret.SecretName
+		}
+	}
+	g.Expect(secrets).To(HaveKeyWithValue("public-tls-certs", "cert-keystone-public-svc"))
+	g.Expect(secrets).To(HaveKeyWithValue("combined-ca-bundle", "combined-ca-bundle"))
+	job := DBSyncJob(api, "h").Spec.Template.Spec
+	g.Expect(job.Volumes).To(ContainElement(HaveField("Name", "combined-ca-bundle")))
+	g.Expect(job.Volumes).NotTo(ContainElement(HaveField("Name", "public-tls-certs")), "the jobs serve nothing")
+}
+
+// TestTrustFlushCronJob runs keystone-manage trust_flush on the schedule, with the
+// spec's arguments quoted.
+func TestTrustFlushCronJob(t *testing.T) {
+	g := NewWithT(t)
+	api := testAPI()
+	api.Spec.TrustFlushArgs = "--date 2025-01-01T00:00:00 --project-id abc"
+	api.Spec.TrustFlushSuspend = true
+	cron := TrustFlushCronJob(api)
+	g.Expect(cron.Name).To(Equal("keystone-cron"))
+	g.Expect(cron.Spec.Schedule).To(Equal("1 * * * *"))
+	g.Expect(*cron.Spec.Suspend).To(BeTrue())
+	g.Expect(cron.Spec.ConcurrencyPolicy).To(Equal(batchv1.ForbidConcurrent))
+	cmd := cron.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Command[2]
+	g.Expect(cmd).To(HaveSuffix("trust_flush '--date' '2025-01-01T00:00:00' '--project-id' 'abc'"))
+	g.Expect(cmd).To(ContainSubstring("--config-file /etc/keystone/keystone-manage.conf"))
 }
 
 // TestCredentialFilesPrivate checks that every configuration file that may hold a

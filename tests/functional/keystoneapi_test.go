@@ -81,7 +81,7 @@ var _ = Describe("KeystoneAPI", func() {
 			condition{"Ready", "False", "DependencyNotFound", "Warning"},
 			condition{"InputReady", "False", "DependencyNotFound", "Warning"},
 			condition{"DBReady", "Unknown", "Init", ""})
-		Expect(message(key, "Ready")).To(Equal("InputReady (0/10 ready): secret osp-secret with key AdminPassword not found"))
+		Expect(message(key, "Ready")).To(Equal("InputReady (0/11 ready): secret osp-secret with key AdminPassword not found"))
 
 		By("the secret arrives: the database is requested")
 		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
@@ -154,7 +154,8 @@ var _ = Describe("KeystoneAPI", func() {
 
 		By("a replica is ready: Ready")
 		rollOut(ns, "keystone", 1)
-		expectConditions(key, condition{"Ready", "True", "Ready", ""}, condition{"DeploymentReady", "True", "Ready", ""})
+		expectConditions(key, condition{"Ready", "True", "Ready", ""}, condition{"DeploymentReady", "True", "Ready", ""},
+			condition{"CronJobReady", "True", "Ready", ""})
 		api = getAPI(key)(Default)
 		Expect(api.Status.ReadyCount).To(BeEquivalentTo(1))
 		Expect(api.IsReady()).To(BeTrue())

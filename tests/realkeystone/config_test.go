@@ -30,6 +30,7 @@ func testKeystoneAPI() *keystonev1.KeystoneAPI {
 			ContainerImage: "keystone", Secret: "osp-secret", DatabaseInstance: "openstack", DatabaseAccount: "keystone",
 			MemcachedInstance: "memcached", Region: "regionTest", AdminProject: "admin", AdminUser: "admin",
 			PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"}, FernetMaxActiveKeys: ptr.To[int32](5),
+			EnableSecureRBAC: true,
 		},
 	}
 }

@@ -9,6 +9,9 @@ import (
 const (
 	// KeystoneAPIInputReady: the admin password Secret and key exist.
 	KeystoneAPIInputReady = condition.InputReadyCondition
+	// KeystoneAPITLSInputReady: the certificate Secrets of the interfaces and the CA
+	// bundle exist and parse (skipped when the spec has no tls).
+	KeystoneAPITLSInputReady = condition.TLSInputReadyCondition
 	// KeystoneAPIDBReady mirrors the MariaDBDatabase.
 	KeystoneAPIDBReady = condition.DBReadyCondition
 	// KeystoneAPIMemcachedReady mirrors the Memcached.
@@ -25,6 +28,9 @@ const (
 	KeystoneAPIBootstrapReady = condition.BootstrapReadyCondition
 	// KeystoneAPIDeploymentReady: the deployment rolled out.
 	KeystoneAPIDeploymentReady = condition.DeploymentReadyCondition
+	// KeystoneAPICronJobReady: the CronJob running keystone-manage trust_flush exists
+	// with the spec's schedule.
+	KeystoneAPICronJobReady = condition.CronJobReadyCondition
 	// KeystoneAPIEndpointReady: in external mode, the admin can authenticate at the
 	// internal override URL.
 	KeystoneAPIEndpointReady condition.Type = "KeystoneEndpointReady"
@@ -36,6 +42,7 @@ const (
 // KeystoneAPISteps lists the step conditions of KeystoneAPI in declared order.
 var KeystoneAPISteps = []condition.Type{
 	KeystoneAPIInputReady,
+	KeystoneAPITLSInputReady,
 	KeystoneAPIDBReady,
 	KeystoneAPIMemcachedReady,
 	KeystoneAPIServiceConfigReady,
@@ -44,6 +51,7 @@ var KeystoneAPISteps = []condition.Type{
 	KeystoneAPIExposeServiceReady,
 	KeystoneAPIBootstrapReady,
 	KeystoneAPIDeploymentReady,
+	KeystoneAPICronJobReady,
 	KeystoneAPIEndpointReady,
 	KeystoneAPIOpenStackConfigReady,
 }
@@ -128,7 +136,11 @@ const (
 	FernetCreatedReason condition.Reason = "FernetCreated"
 	// InvalidAnnotationReason: an annotation the operator reads holds a value it cannot
 	// read; it goes on without it and says so (Warning).
-	InvalidAnnotationReason     condition.Reason = "InvalidAnnotation"
+	InvalidAnnotationReason condition.Reason = "InvalidAnnotation"
+	// InvalidCertificateReason: a TLS Secret holds a certificate, key or CA bundle that
+	// does not parse, or a key that does not match its certificate (Warning: the
+	// issuer may rewrite it).
+	InvalidCertificateReason    condition.Reason = "InvalidCertificate"
 	ServiceCreatedReason        condition.Reason = "ServiceCreated"
 	ServiceFailedReason         condition.Reason = "ServiceFailed"
 	EndpointCreatedReason       condition.Reason = "EndpointCreated"
@@ -162,6 +174,7 @@ const (
 var ReasonSeverity = map[condition.Reason]condition.Severity{
 	FernetCreatedReason:         condition.SeverityInfo,
 	InvalidAnnotationReason:     condition.SeverityWarning,
+	InvalidCertificateReason:    condition.SeverityWarning,
 	ServiceCreatedReason:        condition.SeverityInfo,
 	ServiceFailedReason:         condition.SeverityError,
 	EndpointCreatedReason:       condition.SeverityInfo,

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	libservice "github.com/openstack-k8s-operators/lib-common/modules/common/service"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/tls"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -97,8 +99,9 @@ type KeystoneAPISpec struct {
 	// +optional
 	FernetMaxActiveKeys *int32 `json:"fernetMaxActiveKeys,omitempty"`
 
-	// Override sets the endpoint URLs registered for Keystone instead of the ones of
-	// the Services the operator creates.
+	// Override sets, per interface, the labels, annotations and spec of the Service the
+	// operator creates (type LoadBalancer, for example), and the endpoint URL
+	// registered for Keystone instead of the Service's.
 	// +optional
 	Override APIOverrideSpec `json:"override,omitempty"`
 
@@ -120,6 +123,63 @@ type KeystoneAPISpec struct {
 	// +kubebuilder:default=false
 	// +optional
 	PreserveJobs bool `json:"preserveJobs"`
+
+	// TLS serves each interface over HTTPS with the certificate of its Secret (keys
+	// tls.crt and tls.key), and trusts the CA bundle of caBundleSecretName (key
+	// tls-ca-bundle.pem) in Keystone's pods and in this operator's Keystone clients.
+	// +optional
+	TLS tls.API `json:"tls,omitempty"`
+
+	// APITimeout is httpd's request timeout, in seconds.
+	// +kubebuilder:default=60
+	// +kubebuilder:validation:Minimum=10
+	// +optional
+	APITimeout int `json:"apiTimeout,omitempty"`
+
+	// HttpdCustomization tunes the httpd that serves Keystone.
+	// +kubebuilder:default={processNumber: 3}
+	// +optional
+	HttpdCustomization HttpdCustomization `json:"httpdCustomization"`
+
+	// EnableSecureRBAC enforces Keystone's new default policies and their scopes
+	// (oslo.policy enforce_new_defaults and enforce_scope).
+	// +kubebuilder:default=true
+	// +optional
+	EnableSecureRBAC bool `json:"enableSecureRBAC"`
+
+	// TrustFlushSchedule is the cron schedule of keystone-manage trust_flush, which
+	// purges expired and soft-deleted trusts; empty means the default (clients built
+	// on keystone-operator's types send it empty).
+	// +kubebuilder:default="1 * * * *"
+	// +optional
+	TrustFlushSchedule string `json:"trustFlushSchedule,omitempty"`
+
+	// TrustFlushArgs are added to keystone-manage trust_flush (for example
+	// --date 2025-01-01T00:00:00).
+	// +kubebuilder:default=""
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9 =._/:-]*$`
+	// +optional
+	TrustFlushArgs string `json:"trustFlushArgs,omitempty"`
+
+	// TrustFlushSuspend suspends the trust flush CronJob.
+	// +kubebuilder:default=false
+	// +optional
+	TrustFlushSuspend bool `json:"trustFlushSuspend"`
+}
+
+// HttpdCustomization tunes the httpd that serves Keystone.
+type HttpdCustomization struct {
+	// ProcessNumber is the number of WSGI processes of each interface.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	ProcessNumber *int32 `json:"processNumber"`
+
+	// CustomConfigSecret names a Secret whose keys are httpd configuration snippets,
+	// rendered as Go templates and included at the end of each interface's virtual
+	// host (as /etc/httpd/conf/httpd_custom_<interface>_<key>).
+	// +optional
+	CustomConfigSecret *string `json:"customConfigSecret,omitempty"`
 }
 
 // PasswordSelector names the keys of the Secret that hold passwords.
@@ -148,8 +208,11 @@ type ServiceOverrides struct {
 	Internal *EndpointOverride `json:"internal,omitempty"`
 }
 
-// EndpointOverride sets the URL registered for one interface.
+// EndpointOverride overrides one interface: the labels, annotations and spec of its
+// Service (lib-common's override, as keystone-operator's), and the URL registered.
 type EndpointOverride struct {
+	libservice.OverrideSpec `json:",inline"`
+
 	// EndpointURL is the URL Keystone is reached at on this interface, for example
 	// https://keystone.example.com.
 	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHost() != ''",message="endpointURL must be an absolute http or https URL, for example https://keystone.example.com"
@@ -237,19 +300,24 @@ func (k *KeystoneAPI) GetEndpoint(iface string) (string, error) {
 	return "", fmt.Errorf("KeystoneAPI %s has no %s endpoint yet", k.Name, iface)
 }
 
-// EndpointOverrideURL returns the override URL of an interface, or "" when none is set.
-func (k *KeystoneAPI) EndpointOverrideURL(iface string) string {
+// ServiceOverride returns the override of an interface (public or internal); nil when none is set.
+func (k *KeystoneAPI) ServiceOverride(iface string) *EndpointOverride {
 	s := k.Spec.Override.Service
 	if s == nil {
-		return ""
+		return nil
 	}
-	var o *EndpointOverride
 	switch iface {
 	case EndpointPublic:
-		o = s.Public
+		return s.Public
 	case EndpointInternal:
-		o = s.Internal
+		return s.Internal
 	}
+	return nil
+}
+
+// EndpointOverrideURL returns the override URL of an interface, or "" when none is set.
+func (k *KeystoneAPI) EndpointOverrideURL(iface string) string {
+	o := k.ServiceOverride(iface)
 	if o == nil || o.EndpointURL == nil {
 		return ""
 	}

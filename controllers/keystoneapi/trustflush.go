@@ -1,0 +1,62 @@
+package keystoneapi
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// reconcileTrustFlush marks CronJobReady: the CronJob running keystone-manage
+// trust_flush exists with the spec's schedule, arguments and suspension, and its last
+// runs are reported. While an earlier step is not True it is observed, not changed.
+func (r *Reconciler) reconcileTrustFlush(ctx context.Context, s *scope) (ctrl.Result, error) {
+	api := s.api
+	step := keystonev1.KeystoneAPICronJobReady
+	cron := &batchv1.CronJob{}
+	cron.Name, cron.Namespace = keystone.TrustFlushCronJobName(api), api.Namespace
+	if !s.acting(step) {
+		if found, err := r.written(ctx, s, cron); !found {
+			return ctrl.Result{}, err
+		}
+		s.round.MarkTrue(step, "%s %s", describeCronJob(cron), s.afterwards(step))
+		return ctrl.Result{}, nil
+	}
+	desired := keystone.TrustFlushCronJob(api)
+	template, err := templateDigest(&desired.Spec.JobTemplate.Spec.Template)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, cron, func() error {
+		cron.Labels = mergeLabels(cron.Labels, desired.Labels)
+		cron.Spec.Schedule = desired.Spec.Schedule
+		cron.Spec.Suspend = desired.Spec.Suspend
+		cron.Spec.ConcurrencyPolicy = desired.Spec.ConcurrencyPolicy
+		cron.Spec.SuccessfulJobsHistoryLimit = desired.Spec.SuccessfulJobsHistoryLimit
+		cron.Spec.FailedJobsHistoryLimit = desired.Spec.FailedJobsHistoryLimit
+		replaceTemplate(&cron.ObjectMeta, template, func() { cron.Spec.JobTemplate = desired.Spec.JobTemplate })
+		return controllerutil.SetControllerReference(api, cron, r.Scheme())
+	}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("ensuring cronjob %s: %w", cron.Name, err)
+	}
+	s.round.MarkTrue(step, "%s", describeCronJob(cron))
+	return ctrl.Result{}, nil
+}
+
+// describeCronJob says what the trust flush CronJob does and when it last ran.
+func describeCronJob(cron *batchv1.CronJob) string {
+	msg := fmt.Sprintf("cronjob %s runs keystone-manage trust_flush on schedule %q", cron.Name, cron.Spec.Schedule)
+	if ptr.Deref(cron.Spec.Suspend, false) {
+		msg += " (suspended)"
+	}
+	if t := cron.Status.LastSuccessfulTime; t != nil {
+		msg += "; last success at " + t.UTC().Format(time.RFC3339)
+	}
+	return msg
+}

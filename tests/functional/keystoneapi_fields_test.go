@@ -1,0 +1,284 @@
+package functional
+
+import (
+	"encoding/json"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/service"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The fields of keystone-operator's KeystoneAPI that openstack-operator fills: each
+// changes what runs, with its step forward and back.
+
+func withTLS(a *keystonev1.KeystoneAPI) {
+	a.Spec.TLS.API.Public.SecretName = ptr.To("cert-keystone-public-svc")
+	a.Spec.TLS.API.Internal.SecretName = ptr.To("cert-keystone-internal-svc")
+	a.Spec.TLS.CaBundleSecretName = "combined-ca-bundle"
+}
+
+// createWithoutDatabase creates api with its admin Secret and a ready Memcached; its
+// database is played ready by the spec once the steps before it are True.
+func createWithoutDatabase(api *keystonev1.KeystoneAPI) types.NamespacedName {
+	GinkgoHelper()
+	Expect(k8sClient.Create(ctx, api)).To(Succeed())
+	createSecret(api.Namespace, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
+	createMemcached(api.Namespace, "memcached")
+	markMemcachedReady(api.Namespace, "memcached")
+	return client.ObjectKeyFromObject(api)
+}
+
+func podTemplate(key types.NamespacedName) func(g Gomega) corev1.PodTemplateSpec {
+	return func(g Gomega) corev1.PodTemplateSpec {
+		dep := &appsv1.Deployment{}
+		g.Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
+		return dep.Spec.Template
+	}
+}
+
+var _ = Describe("KeystoneAPI with TLS", func() {
+	var ns string
+	var ca *testutil.CA
+	BeforeEach(func() {
+		ns = newNamespace()
+		var err error
+		ca, err = testutil.NewCA("rootca-internal")
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("waits for its certificates, refuses a bad one, serves HTTPS, and rolls the pods on renewal", func() {
+		api := keystoneAPI(ns)
+		withTLS(api)
+		api.Spec.PreserveJobs = true
+		key := createWithoutDatabase(api)
+		By("the certificate Secrets missing")
+		expectConditions(key,
+			condition{"Ready", "False", "DependencyNotFound", "Warning"},
+			condition{"TLSInputReady", "False", "DependencyNotFound", "Warning"})
+		Expect(message(key, "TLSInputReady")).To(Equal("secret combined-ca-bundle not found"))
+
+		By("a CA bundle that is not PEM")
+		createSecret(ns, "combined-ca-bundle", map[string]string{"tls-ca-bundle.pem": "not a certificate"})
+		expectConditions(key, condition{"TLSInputReady", "False", "InvalidCertificate", "Warning"})
+		Expect(message(key, "TLSInputReady")).To(ContainSubstring("CA bundle secret combined-ca-bundle, key tls-ca-bundle.pem: no PEM certificate"))
+		setSecretKey(ns, "combined-ca-bundle", "tls-ca-bundle.pem", string(ca.PEM))
+
+		By("a key that does not match its certificate")
+		other, err := testutil.NewCA("other")
+		Expect(err).NotTo(HaveOccurred())
+		cert, _, err := ca.Issue("keystone-public." + ns + ".svc")
+		Expect(err).NotTo(HaveOccurred())
+		_, wrongKey, err := other.Issue("keystone-public." + ns + ".svc")
+		Expect(err).NotTo(HaveOccurred())
+		internalCert, internalKey, err := ca.Issue("keystone-internal." + ns + ".svc")
+		Expect(err).NotTo(HaveOccurred())
+		createSecret(ns, "cert-keystone-internal-svc", map[string]string{"tls.crt": string(internalCert), "tls.key": string(internalKey)})
+		expectConditions(key, condition{"TLSInputReady", "False", "DependencyNotFound", "Warning"})
+		Expect(message(key, "TLSInputReady")).To(Equal("secret cert-keystone-public-svc not found"))
+		createSecret(ns, "cert-keystone-public-svc", map[string]string{"tls.crt": string(cert), "tls.key": string(wrongKey)})
+		expectConditions(key, condition{"TLSInputReady", "False", "InvalidCertificate", "Warning"})
+		Expect(message(key, "TLSInputReady")).To(ContainSubstring("certificate secret cert-keystone-public-svc of the public interface: tls: private key does not match public key"))
+
+		By("valid certificates: the rollout goes on, over HTTPS")
+		publicCert, publicKey, err := ca.Issue("keystone-public." + ns + ".svc")
+		Expect(err).NotTo(HaveOccurred())
+		setSecretKey(ns, "cert-keystone-public-svc", "tls.key", string(publicKey))
+		setSecretKey(ns, "cert-keystone-public-svc", "tls.crt", string(publicCert))
+		expectConditions(key, condition{"TLSInputReady", "True", "Ready", ""})
+		markDatabaseReady(ns, galera)
+		finishJob(ns, "keystone-db-sync", true, "")
+		finishJob(ns, "keystone-bootstrap", true, "")
+		rollOut(ns, "keystone", 1)
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+		Expect(message(key, "TLSInputReady")).To(MatchRegexp(`^CA bundle combined-ca-bundle \(1 certificates\), public certificate cert-keystone-public-svc \(valid until \d{4}-\d\d-\d\d\), internal certificate cert-keystone-internal-svc`))
+		Expect(getAPI(key)(Default).Status.APIEndpoints).To(Equal(map[string]string{
+			"public": "https://keystone-public." + ns + ".svc:5000", "internal": "https://keystone-internal." + ns + ".svc:5000"}))
+		boot := &batchv1.Job{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-bootstrap"}, boot)).To(Succeed())
+		Expect(boot.Spec.Template.Spec.Containers[0].Command[2]).To(ContainSubstring("--bootstrap-public-url 'https://keystone-public." + ns + ".svc:5000'"))
+		pod := podTemplate(key)(Default)
+		Expect(pod.Spec.Volumes).To(ContainElements(HaveField("Name", "public-tls-certs"), HaveField("Name", "internal-tls-certs"),
+			HaveField("Name", "combined-ca-bundle")))
+		Expect(pod.Spec.Containers[0].ReadinessProbe.HTTPGet.Scheme).To(Equal(corev1.URISchemeHTTPS))
+		config := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-config-data"}, config)).To(Succeed())
+		Expect(string(config.Data["httpd.conf"])).To(ContainSubstring(`SSLCertificateFile "/var/lib/config-data/tls/certs/public.crt"`))
+
+		By("a renewed certificate rolls the pods")
+		before := pod.Annotations[keystone.HashAnnotation]
+		renewed, renewedKey, err := ca.Issue("keystone-internal." + ns + ".svc")
+		Expect(err).NotTo(HaveOccurred())
+		update(types.NamespacedName{Namespace: ns, Name: "cert-keystone-internal-svc"}, &corev1.Secret{}, func(s *corev1.Secret) {
+			s.Data["tls.crt"], s.Data["tls.key"] = renewed, renewedKey
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(podTemplate(key)(g).Annotations[keystone.HashAnnotation]).NotTo(Equal(before))
+		}).Should(Succeed())
+
+		By("the certificate Secret deleted: the step goes back, the pods keep serving")
+		Expect(k8sClient.Delete(ctx, &corev1.Secret{ObjectMeta: metaOf(ns, "cert-keystone-internal-svc")})).To(Succeed())
+		expectConditions(key, condition{"Ready", "False", "DependencyNotFound", "Warning"},
+			condition{"TLSInputReady", "False", "DependencyNotFound", "Warning"})
+		Expect(podTemplate(key)(Default).Spec.Volumes).To(ContainElement(HaveField("Name", "internal-tls-certs")))
+	})
+
+	It("refuses a certificate on one interface only: httpd serves both on one port", func() {
+		key := createWithoutDatabase(func() *keystonev1.KeystoneAPI {
+			api := keystoneAPI(ns)
+			api.Spec.TLS.API.Public.SecretName = ptr.To("cert-keystone-public-svc")
+			return api
+		}())
+		expectConditions(key, condition{"TLSInputReady", "False", "InvalidInput", "Error"}, condition{"Stalled", "True", "InvalidInput", ""})
+		Expect(message(key, "TLSInputReady")).To(ContainSubstring("both interfaces are served on port 5000, so both need a certificate or neither"))
+	})
+
+	It("reaches an external Keystone over HTTPS with the CA bundle alone, and registers a service there", func() {
+		ks := fakekeystone.NewTLS("admin", "secret-admin")
+		DeferCleanup(ks.Close)
+		api := externalKeystoneAPI(ns)
+		api.Spec.Override.Service.Internal.EndpointURL = ptr.To(ks.URL)
+		api.Spec.TLS.CaBundleSecretName = "combined-ca-bundle"
+		Expect(k8sClient.Create(ctx, api)).To(Succeed())
+		key := client.ObjectKeyFromObject(api)
+		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin", "GlancePassword": "glance-pw"})
+		createSecret(ns, "combined-ca-bundle", map[string]string{"tls-ca-bundle.pem": string(ca.PEM)})
+		By("a bundle without Keystone's CA: the certificate is refused, never skipped")
+		expectConditions(key, condition{"TLSInputReady", "True", "Ready", ""},
+			condition{"KeystoneEndpointReady", "False", "ServiceUnavailable", "Warning"})
+		Expect(message(key, "KeystoneEndpointReady")).To(ContainSubstring("certificate signed by unknown authority"))
+		By("Keystone's CA in the bundle")
+		setSecretKey(ns, "combined-ca-bundle", "tls-ca-bundle.pem", string(ca.PEM)+string(ks.CAPEM()))
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+		svc := keystoneService(ns)
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		expectServiceConditions(client.ObjectKeyFromObject(svc), condition{"Ready", "True", "Ready", ""})
+		Expect(ks.List(fakekeystone.Services, map[string]any{"type": svc.Spec.ServiceType})).To(HaveLen(1))
+	})
+})
+
+var _ = Describe("KeystoneAPI override.service", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	It("exposes the internal interface as a LoadBalancer with MetalLB's annotations, and takes back what the override drops", func() {
+		key := deploy(ns)
+		internal := types.NamespacedName{Namespace: ns, Name: "keystone-internal"}
+		getSvc := func(g Gomega) *corev1.Service {
+			svc := &corev1.Service{}
+			g.Expect(k8sClient.Get(ctx, internal, svc)).To(Succeed())
+			return svc
+		}
+		By("an admin's own label on the Service, which the operator keeps")
+		update(internal, &corev1.Service{}, func(s *corev1.Service) { s.Labels["team"] = "identity" })
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) {
+			a.Spec.Override.Service = &keystonev1.ServiceOverrides{Internal: &keystonev1.EndpointOverride{OverrideSpec: service.OverrideSpec{
+				EmbeddedLabelsAnnotations: &service.EmbeddedLabelsAnnotations{
+					Labels:      map[string]string{"metallb": "internalapi"},
+					Annotations: map[string]string{"metallb.universe.tf/address-pool": "internalapi", "metallb.universe.tf/loadBalancerIPs": "172.17.0.80"},
+				},
+				Spec: &service.OverrideServiceSpec{Type: corev1.ServiceTypeLoadBalancer},
+			}}}
+		})
+		Eventually(func(g Gomega) {
+			svc := getSvc(g)
+			g.Expect(svc.Spec.Type).To(Equal(corev1.ServiceTypeLoadBalancer))
+			g.Expect(svc.Labels).To(HaveKeyWithValue("metallb", "internalapi"))
+			g.Expect(svc.Annotations).To(HaveKeyWithValue("metallb.universe.tf/loadBalancerIPs", "172.17.0.80"))
+			g.Expect(svc.Annotations).To(HaveKeyWithValue("dnsmasq.network.openstack.org/hostname", "keystone-internal."+ns+".svc"))
+		}).Should(Succeed())
+		expectConditions(key, condition{"ExposeServiceReady", "False", "Requested", "Info"})
+		Expect(message(key, "ExposeServiceReady")).To(Equal("LoadBalancer service keystone-internal has no address yet"))
+
+		By("MetalLB gives it its address")
+		svc := getSvc(Default)
+		svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "172.17.0.80"}}
+		Expect(k8sClient.Status().Update(ctx, svc)).To(Succeed())
+		expectConditions(key, condition{"Ready", "True", "Ready", ""}, condition{"ExposeServiceReady", "True", "Ready", ""})
+
+		By("the override removed: a ClusterIP again, without the override's labels and annotations, the admin's label kept")
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.Override.Service = nil })
+		Eventually(func(g Gomega) {
+			svc := getSvc(g)
+			g.Expect(svc.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
+			g.Expect(svc.Labels).NotTo(HaveKey("metallb"))
+			g.Expect(svc.Labels).To(HaveKeyWithValue("team", "identity"))
+			g.Expect(svc.Annotations).NotTo(HaveKey("metallb.universe.tf/loadBalancerIPs"))
+			g.Expect(svc.Annotations).NotTo(HaveKey("dnsmasq.network.openstack.org/hostname"))
+			var applied map[string][]string
+			g.Expect(json.Unmarshal([]byte(svc.Annotations["keystone.openstack.org/override-applied"]), &applied)).To(Succeed())
+			g.Expect(applied["labels"]).NotTo(ContainElement("metallb"))
+		}).Should(Succeed())
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+	})
+})
+
+var _ = Describe("KeystoneAPI trust flush, httpd and policy fields", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	It("runs keystone-manage trust_flush from a CronJob that follows the spec", func() {
+		key := deploy(ns)
+		cronKey := types.NamespacedName{Namespace: ns, Name: "keystone-cron"}
+		cron := &batchv1.CronJob{}
+		Expect(k8sClient.Get(ctx, cronKey, cron)).To(Succeed())
+		Expect(cron.Spec.Schedule).To(Equal("1 * * * *"))
+		Expect(cron.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Command[2]).To(HaveSuffix(" trust_flush"))
+		Expect(message(key, "CronJobReady")).To(Equal(`cronjob keystone-cron runs keystone-manage trust_flush on schedule "1 * * * *"`))
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) {
+			a.Spec.TrustFlushSchedule, a.Spec.TrustFlushArgs, a.Spec.TrustFlushSuspend = "*/5 * * * *", "--date 2025-01-01T00:00:00", true
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, cronKey, cron)).To(Succeed())
+			g.Expect(cron.Spec.Schedule).To(Equal("*/5 * * * *"))
+			g.Expect(cron.Spec.Suspend).To(HaveValue(BeTrue()))
+			g.Expect(cron.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Command[2]).To(HaveSuffix(" trust_flush '--date' '2025-01-01T00:00:00'"))
+		}).Should(Succeed())
+		expectConditions(key, condition{"Ready", "True", "Ready", ""}, condition{"CronJobReady", "True", "Ready", ""})
+		Expect(message(key, "CronJobReady")).To(Equal(`cronjob keystone-cron runs keystone-manage trust_flush on schedule "*/5 * * * *" (suspended)`))
+	})
+
+	It("renders httpdCustomization, apiTimeout, enableSecureRBAC and every defaultConfigOverwrite file", func() {
+		api := keystoneAPI(ns)
+		api.Spec.HttpdCustomization.CustomConfigSecret = ptr.To("httpd-custom")
+		api.Spec.APITimeout = 120
+		api.Spec.EnableSecureRBAC = true
+		api.Spec.DefaultConfigOverwrite = map[string]string{"policy.yaml": "\"identity:list_users\": \"role:admin\"\n"}
+		key := createWithInputs(api)
+		expectConditions(key, condition{"ServiceConfigReady", "False", "DependencyNotFound", "Warning"})
+		Expect(message(key, "ServiceConfigReady")).To(Equal("httpdCustomization.customConfigSecret httpd-custom not found"))
+		createSecret(ns, "httpd-custom", map[string]string{"limits.conf": "LimitRequestBody {{ .APITimeout }}000\n"})
+		expectConditions(key, condition{"ServiceConfigReady", "True", "Ready", ""})
+		config := &corev1.Secret{}
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-config-data"}, config)).To(Succeed())
+			g.Expect(config.Data).To(HaveKey("httpd_custom_public_limits.conf"))
+		}).Should(Succeed())
+		Expect(string(config.Data["httpd_custom_internal_limits.conf"])).To(Equal("LimitRequestBody 120000\n"))
+		httpd := string(config.Data["httpd.conf"])
+		Expect(httpd).To(ContainSubstring(`Include "/var/lib/config-data/default/httpd_custom_public_limits.conf"`))
+		Expect(httpd).To(ContainSubstring("TimeOut 120"))
+		Expect(httpd).To(ContainSubstring("WSGIDaemonProcess internal processes=3 "))
+		Expect(string(config.Data["keystone.conf"])).To(ContainSubstring("enforce_new_defaults = true\nenforce_scope = true"))
+		Expect(string(config.Data["keystone-api-config.json"])).To(ContainSubstring(`"dest": "/etc/keystone/policy.yaml"`))
+
+		By("a snippet changed: the configuration follows")
+		setSecretKey(ns, "httpd-custom", "limits.conf", "LimitRequestBody 1\n")
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-config-data"}, config)).To(Succeed())
+			g.Expect(string(config.Data["httpd_custom_public_limits.conf"])).To(Equal("LimitRequestBody 1\n"))
+		}).Should(Succeed())
+	})
+})
+
+func metaOf(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
