@@ -34,6 +34,11 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result
 		s.round.MarkTrue(step, "configuration in secret %s as rendered before %s", secret.Name, s.afterwards(step))
 		return ctrl.Result{}, nil
 	}
+	if api.NotificationsCluster() == "" {
+		if err := r.dropNotifications(ctx, api); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	custom, err := r.httpdCustomization(ctx, api)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -44,7 +49,7 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result
 	}
 	files, err := keystone.RenderConfig(api, keystone.ConfigInput{
 		DatabaseHostname: api.Status.DatabaseHostname, DatabaseUser: s.dbUser, DatabasePassword: s.dbPassword,
-		MemcachedServers: s.memcachedServers, HttpdCustom: custom,
+		MemcachedServers: s.memcachedServers, HttpdCustom: custom, TransportURL: s.transportURL, QuorumQueues: s.quorumQueues,
 	})
 	if err != nil {
 		s.round.MarkFalse(step, condition.CreationFailed, "rendering the configuration: %v", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
+	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -66,8 +67,11 @@ type scope struct {
 	// tlsRevision identifies the certificate Secrets the pods mount, the same way.
 	tlsRevision string
 	// caBundle is the PEM CA bundle of spec.tls, for this operator's Keystone clients.
-	caBundle   []byte
-	dbSyncHash string
+	caBundle []byte
+	// transportURL and quorumQueues come from the TransportURL's Secret.
+	transportURL string
+	quorumQueues bool
+	dbSyncHash   string
 	// private is the private state Secret, once loaded.
 	private *corev1.Secret
 	// requeueAfter is the soonest time-based step (fernet rotation), 0 for none.
@@ -89,6 +93,7 @@ func (s *scope) requeueAt(d time.Duration) {
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneapis/finalizers,verbs=update
 // +kubebuilder:rbac:groups=mariadb.openstack.org,resources=mariadbdatabases;mariadbaccounts,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=memcached.openstack.org,resources=memcacheds,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=rabbitmq.openstack.org,resources=transporturls,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets;services;configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs;cronjobs,verbs=get;list;watch;create;update;patch;delete
@@ -128,6 +133,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&batchv1.CronJob{}).
 		Owns(&appsv1.Deployment{}).
 		Owns(&mariadbv1.MariaDBDatabase{}).
+		Owns(&rabbitmqv1.TransportURL{}).
 		// The account is watched by name, not ownership: an existing one is adopted.
 		Watches(&mariadbv1.MariaDBAccount{}, r.enqueueBy(accountIndex, func(o client.Object) string { return o.GetName() })).
 		// A KeystoneAPI created or deleted changes which one of the namespace is the first.
@@ -146,7 +152,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // inputSecrets are the Secrets a KeystoneAPI reads and does not own: the admin
-// password, the certificates, the CA bundle and the httpd customization.
+// password, the certificates, the CA bundle, the httpd customization and the
+// notifications' transport URL.
 func inputSecrets(a *keystonev1.KeystoneAPI) []string {
 	names := []string{a.Spec.Secret}
 	for _, iface := range keystone.Interfaces {
@@ -159,6 +166,9 @@ func inputSecrets(a *keystonev1.KeystoneAPI) []string {
 	}
 	if c := a.Spec.HttpdCustomization.CustomConfigSecret; c != nil && *c != "" {
 		names = append(names, *c)
+	}
+	if a.Status.TransportURLSecret != "" {
+		names = append(names, a.Status.TransportURLSecret)
 	}
 	return names
 }
@@ -244,6 +254,9 @@ func skippedSteps(api *keystonev1.KeystoneAPI) []lc.Type {
 	var skip []lc.Type
 	if !keystone.UsesTLS(api) || (api.Spec.ExternalKeystoneAPI && api.Spec.TLS.CaBundleSecretName == "") {
 		skip = append(skip, keystonev1.KeystoneAPITLSInputReady)
+	}
+	if api.NotificationsCluster() == "" {
+		skip = append(skip, keystonev1.KeystoneAPIRabbitMqTransportURLReady)
 	}
 	if !api.Spec.ExternalKeystoneAPI {
 		return append(skip, keystonev1.KeystoneAPIEndpointReady)

@@ -33,6 +33,7 @@ func (r *Reconciler) phases() []condition.Phase[*scope] {
 		{Step: keystonev1.KeystoneAPITLSInputReady, Run: r.reconcileTLS, Observes: true},
 		{Step: keystonev1.KeystoneAPIDBReady, Run: r.reconcileDatabase, Observes: true},
 		{Step: keystonev1.KeystoneAPIMemcachedReady, Run: r.reconcileMemcached, Observes: true},
+		{Step: keystonev1.KeystoneAPIRabbitMqTransportURLReady, Run: r.reconcileNotifications, Observes: true},
 		{Step: keystonev1.KeystoneAPIServiceConfigReady, Run: r.reconcileConfig, Observes: true},
 		{Step: keystonev1.KeystoneAPIFernetKeysReady, Run: r.reconcileFernetKeys, Observes: true},
 		{Step: keystonev1.KeystoneAPIDBSyncReady, Run: r.reconcileDBSync, Observes: true},

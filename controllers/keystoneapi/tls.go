@@ -28,7 +28,7 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, s *scope) (ctrl.Result, e
 	revisions := map[string]string{}
 	var found []string
 	if name := api.Spec.TLS.CaBundleSecretName; name != "" {
-		secret, msg, err := r.tlsSecret(ctx, api.Namespace, name, libtls.CABundleKey)
+		secret, msg, err := r.secretWithKeys(ctx, api.Namespace, name, libtls.CABundleKey)
 		if err != nil || msg != "" {
 			return ctrl.Result{}, markTLSMissing(s, msg, err)
 		}
@@ -53,7 +53,7 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, s *scope) (ctrl.Result, e
 			if name == "" {
 				continue
 			}
-			secret, msg, err := r.tlsSecret(ctx, api.Namespace, name, libtls.CertKey, libtls.PrivateKey)
+			secret, msg, err := r.secretWithKeys(ctx, api.Namespace, name, libtls.CertKey, libtls.PrivateKey)
 			if err != nil || msg != "" {
 				return ctrl.Result{}, markTLSMissing(s, msg, err)
 			}
@@ -71,8 +71,8 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, s *scope) (ctrl.Result, e
 	return ctrl.Result{}, nil
 }
 
-// tlsSecret reads a TLS Secret; msg says what is missing when the Secret or a key is.
-func (r *Reconciler) tlsSecret(ctx context.Context, ns, name string, keys ...string) (*corev1.Secret, string, error) {
+// secretWithKeys reads a Secret that must hold keys; msg says what is missing when the Secret or a key is.
+func (r *Reconciler) secretWithKeys(ctx context.Context, ns, name string, keys ...string) (*corev1.Secret, string, error) {
 	secret := &corev1.Secret{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret); err != nil {
 		if apierrors.IsNotFound(err) {

@@ -14,12 +14,14 @@ import (
 
 const modulePath = "github.com/keystone-stepwise/keystone-operator"
 
-// dependencyCRDs are the CRDs of the kinds the operator uses from other operators,
+// dependencyCRDs are the CRDs of the kinds the operator uses from other operators (the
+// same list as hack/crds.sh, for kubectl and kuttl),
 // as their Go modules ship them: module path, then file under it.
 var dependencyCRDs = [][2]string{
 	{"github.com/openstack-k8s-operators/mariadb-operator/api", "bases/mariadb.openstack.org_mariadbdatabases.yaml"},
 	{"github.com/openstack-k8s-operators/mariadb-operator/api", "bases/mariadb.openstack.org_mariadbaccounts.yaml"},
 	{"github.com/openstack-k8s-operators/infra-operator/apis", "bases/memcached.openstack.org_memcacheds.yaml"},
+	{"github.com/openstack-k8s-operators/infra-operator/apis", "bases/rabbitmq.openstack.org_transporturls.yaml"},
 }
 
 // RepoRoot finds the root of this repository from the working directory.

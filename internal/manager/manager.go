@@ -14,6 +14,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
+	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -36,6 +37,7 @@ func init() {
 	utilruntime.Must(keystonev1.AddToScheme(Scheme))
 	utilruntime.Must(mariadbv1.AddToScheme(Scheme))
 	utilruntime.Must(memcachedv1.AddToScheme(Scheme))
+	utilruntime.Must(rabbitmqv1.AddToScheme(Scheme))
 }
 
 // Options configure the manager.

@@ -55,6 +55,10 @@ type ConfigInput struct {
 	MyCnfPath string
 	// HttpdCustom holds the snippets of httpdCustomization.customConfigSecret, by key.
 	HttpdCustom map[string]string
+	// TransportURL is where notifications go; none are sent when empty.
+	TransportURL string
+	// QuorumQueues tells oslo.messaging to declare quorum queues.
+	QuorumQueues bool
 }
 
 type configData struct {
@@ -75,6 +79,8 @@ type configData struct {
 	JobDBRetryInterval      int
 	ConfigDir               string
 	VHosts                  []vhost
+	TransportURL            string
+	QuorumQueues            bool
 	// ExtraFiles are the files of defaultConfigOverwrite that no template renders:
 	// they go to /etc/keystone, where Keystone reads policy.yaml and the like.
 	ExtraFiles []string
@@ -121,6 +127,9 @@ func (in ConfigInput) myCnfPath() string {
 func RenderConfig(api *keystonev1.KeystoneAPI, in ConfigInput) (map[string]string, error) {
 	if strings.ContainsAny(in.DatabaseUser+in.DatabasePassword, "\r\n") {
 		return nil, errors.New("the database user name or password contains a line break, which my.cnf cannot hold")
+	}
+	if strings.ContainsAny(in.TransportURL, "\r\n") {
+		return nil, errors.New("the transport URL contains a line break, which keystone.conf cannot hold")
 	}
 	data := templateData(api, in)
 	customKeys := slices.Sorted(maps.Keys(in.HttpdCustom))
@@ -176,6 +185,8 @@ func templateData(api *keystonev1.KeystoneAPI, in ConfigInput) configData {
 		JobDBRetries:            JobDBRetries,
 		JobDBRetryInterval:      JobDBRetryInterval,
 		ConfigDir:               ConfigMountPath,
+		TransportURL:            in.TransportURL,
+		QuorumQueues:            in.QuorumQueues,
 	}
 	if data.APITimeout == 0 {
 		data.APITimeout = 60

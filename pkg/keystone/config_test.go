@@ -65,6 +65,7 @@ func TestRenderConfigGolden(t *testing.T) {
 			in := testInput
 			if tt.name == "tls-httpd" {
 				in.HttpdCustom = map[string]string{"limits.conf": "LimitRequestBody {{ .APITimeout }}000\n"}
+				in.TransportURL, in.QuorumQueues = "rabbit://keystone:pw@rabbitmq.openstack.svc:5672/keystone?ssl=1", true
 			}
 			files, err := RenderConfig(api, in)
 			g.Expect(err).NotTo(HaveOccurred())

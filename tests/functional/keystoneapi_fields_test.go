@@ -9,10 +9,12 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/service"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -282,3 +284,72 @@ var _ = Describe("KeystoneAPI trust flush, httpd and policy fields", func() {
 })
 
 func metaOf(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+
+// playTransportURL plays infra-operator: the TransportURL Ready, its Secret written.
+func playTransportURL(ns, name, url string) {
+	GinkgoHelper()
+	createSecret(ns, "rabbitmq-transport-url-"+name, map[string]string{"transport_url": url, "quorumqueues": "true"})
+	tu := &rabbitmqv1.TransportURL{}
+	markReady(tu, &tu.Status.Conditions, types.NamespacedName{Namespace: ns, Name: name})
+	Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, tu)).To(Succeed())
+		tu.Status.SecretName = "rabbitmq-transport-url-" + name
+		g.Expect(k8sClient.Status().Update(ctx, tu)).To(Succeed())
+	}).Should(Succeed())
+}
+
+var _ = Describe("KeystoneAPI notifications", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	It("asks infra-operator for a TransportURL, waits for it, renders the notifier, and drops it when turned off", func() {
+		api := keystoneAPI(ns)
+		api.Spec.NotificationsBus = &keystonev1.NotificationsBus{Cluster: "rabbitmq", User: "keystone", Vhost: "keystone"}
+		key := createWithInputs(api)
+		tuKey := types.NamespacedName{Namespace: ns, Name: "keystone-keystone-transport"}
+		expectConditions(key, condition{"Ready", "False", "Requested", "Info"},
+			condition{"RabbitMqTransportURLReady", "False", "Requested", "Info"})
+		tu := &rabbitmqv1.TransportURL{}
+		Expect(k8sClient.Get(ctx, tuKey, tu)).To(Succeed())
+		Expect(tu.Spec.RabbitmqClusterName).To(Equal("rabbitmq"))
+		Expect(tu.Spec.Username).To(Equal("keystone"))
+		Expect(tu.Spec.Vhost).To(Equal("keystone"))
+		Expect(metav1.IsControlledBy(tu, getAPI(key)(Default))).To(BeTrue())
+
+		playTransportURL(ns, tuKey.Name, "rabbit://keystone:pw1@rabbitmq."+ns+".svc:5672/keystone?ssl=0")
+		expectConditions(key, condition{"RabbitMqTransportURLReady", "True", "Ready", ""}, condition{"ServiceConfigReady", "True", "Ready", ""})
+		Expect(getAPI(key)(Default).Status.TransportURLSecret).To(Equal("rabbitmq-transport-url-" + tuKey.Name))
+		config := func(g Gomega) string {
+			s := &corev1.Secret{}
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-config-data"}, s)).To(Succeed())
+			return string(s.Data["keystone.conf"])
+		}
+		Expect(config(Default)).To(ContainSubstring("[oslo_messaging_notifications]\ndriver = messagingv2\n" +
+			"transport_url = rabbit://keystone:pw1@rabbitmq." + ns + ".svc:5672/keystone?ssl=0\ntopics = notifications, barbican_notifications"))
+		Expect(config(Default)).To(ContainSubstring("rabbit_quorum_queue = true"))
+
+		By("infra-operator rotates the password: the configuration follows")
+		setSecretKey(ns, "rabbitmq-transport-url-"+tuKey.Name, "transport_url", "rabbit://keystone:pw2@rabbitmq."+ns+".svc:5672/keystone?ssl=0")
+		Eventually(config).Should(ContainSubstring("keystone:pw2@"))
+
+		By("the deprecated rabbitMqClusterName names the cluster when notificationsBus is unset")
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) {
+			a.Spec.NotificationsBus, a.Spec.RabbitMqClusterName = nil, "rabbitmq-cell1"
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, tuKey, tu)).To(Succeed())
+			g.Expect(tu.Spec.RabbitmqClusterName).To(Equal("rabbitmq-cell1"))
+			g.Expect(tu.Spec.Username).To(BeEmpty())
+		}).Should(Succeed())
+
+		By("notifications turned off: the TransportURL goes, the notifier leaves the configuration, the step is not listed")
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.RabbitMqClusterName = "" })
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, tuKey, tu)) }).Should(BeTrue())
+		Eventually(config).ShouldNot(ContainSubstring("oslo_messaging_notifications"))
+		Eventually(func(g Gomega) {
+			a := getAPI(key)(g)
+			g.Expect(a.Status.Conditions.Get("RabbitMqTransportURLReady")).To(BeNil())
+			g.Expect(a.Status.TransportURLSecret).To(BeEmpty())
+		}).Should(Succeed())
+	})
+})

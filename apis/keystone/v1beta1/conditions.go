@@ -16,6 +16,9 @@ const (
 	KeystoneAPIDBReady = condition.DBReadyCondition
 	// KeystoneAPIMemcachedReady mirrors the Memcached.
 	KeystoneAPIMemcachedReady = condition.MemcachedReadyCondition
+	// KeystoneAPIRabbitMqTransportURLReady mirrors the TransportURL of the
+	// notifications (skipped without notificationsBus or rabbitMqClusterName).
+	KeystoneAPIRabbitMqTransportURLReady = condition.RabbitMqTransportURLReadyCondition
 	// KeystoneAPIServiceConfigReady: the configuration is rendered into its Secret.
 	KeystoneAPIServiceConfigReady = condition.ServiceConfigReadyCondition
 	// KeystoneAPIFernetKeysReady: the fernet and credential keys exist.
@@ -45,6 +48,7 @@ var KeystoneAPISteps = []condition.Type{
 	KeystoneAPITLSInputReady,
 	KeystoneAPIDBReady,
 	KeystoneAPIMemcachedReady,
+	KeystoneAPIRabbitMqTransportURLReady,
 	KeystoneAPIServiceConfigReady,
 	KeystoneAPIFernetKeysReady,
 	KeystoneAPIDBSyncReady,

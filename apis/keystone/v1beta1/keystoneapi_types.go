@@ -161,10 +161,34 @@ type KeystoneAPISpec struct {
 	// +optional
 	TrustFlushArgs string `json:"trustFlushArgs,omitempty"`
 
+	// NotificationsBus sends Keystone's notifications (identity.user.created, ...) to a
+	// RabbitMQ cluster, through a TransportURL of infra-operator.
+	// +optional
+	NotificationsBus *NotificationsBus `json:"notificationsBus,omitempty"`
+
+	// RabbitMqClusterName is the cluster of notifications when notificationsBus is not
+	// set. Deprecated: use notificationsBus.cluster.
+	// +optional
+	RabbitMqClusterName string `json:"rabbitMqClusterName,omitempty"`
+
 	// TrustFlushSuspend suspends the trust flush CronJob.
 	// +kubebuilder:default=false
 	// +optional
 	TrustFlushSuspend bool `json:"trustFlushSuspend"`
+}
+
+// NotificationsBus is infra-operator's RabbitMqConfig (the same fields and schema,
+// without the dependency): where notifications go.
+type NotificationsBus struct {
+	// User is the RabbitMQ user; empty for the cluster's default.
+	// +optional
+	User string `json:"user,omitempty"`
+	// Vhost is the RabbitMQ virtual host; empty for "/".
+	// +optional
+	Vhost string `json:"vhost,omitempty"`
+	// Cluster is the RabbitMQ cluster.
+	// +kubebuilder:validation:MinLength=1
+	Cluster string `json:"cluster"`
 }
 
 // HttpdCustomization tunes the httpd that serves Keystone.
@@ -246,6 +270,10 @@ type KeystoneAPIStatus struct {
 
 	// Conditions: Ready first, then each step in order.
 	// +optional
+	// TransportURLSecret names the Secret of the notifications' transport URL.
+	// +optional
+	TransportURLSecret string `json:"transportURLSecret,omitempty"`
+
 	Conditions condition.Conditions `json:"conditions,omitempty"`
 
 	// ObservedGeneration is the generation the conditions describe.
@@ -322,4 +350,13 @@ func (k *KeystoneAPI) EndpointOverrideURL(iface string) string {
 		return ""
 	}
 	return *o.EndpointURL
+}
+
+// NotificationsCluster is the RabbitMQ cluster Keystone sends notifications to:
+// notificationsBus.cluster, else rabbitMqClusterName; "" when notifications are off.
+func (k *KeystoneAPI) NotificationsCluster() string {
+	if k.Spec.NotificationsBus != nil {
+		return k.Spec.NotificationsBus.Cluster
+	}
+	return k.Spec.RabbitMqClusterName
 }

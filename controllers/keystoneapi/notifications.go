@@ -1,0 +1,84 @@
+package keystoneapi
+
+import (
+	"context"
+	"fmt"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// Keys of the Secret infra-operator writes for a TransportURL.
+const (
+	transportURLKey = "transport_url"
+	quorumQueuesKey = "quorumqueues"
+)
+
+// TransportURLName is the TransportURL of a KeystoneAPI's notifications, named as
+// keystone-operator names it.
+func TransportURLName(api *keystonev1.KeystoneAPI) string { return api.Name + "-keystone-transport" }
+
+// reconcileNotifications marks RabbitMqTransportURLReady: it owns a TransportURL for
+// the notifications' cluster, user and vhost, mirrors its Ready, and reads the URL from
+// the Secret infra-operator writes (status.transportURLSecret).
+func (r *Reconciler) reconcileNotifications(ctx context.Context, s *scope) (ctrl.Result, error) {
+	api := s.api
+	step := keystonev1.KeystoneAPIRabbitMqTransportURLReady
+	tu := &rabbitmqv1.TransportURL{}
+	tu.Name, tu.Namespace = TransportURLName(api), api.Namespace
+	if !s.acting(step) {
+		if found, err := r.written(ctx, s, tu); !found {
+			return ctrl.Result{}, err
+		}
+	} else if _, err := controllerutil.CreateOrPatch(ctx, r.Client, tu, func() error {
+		tu.Labels = mergeLabels(tu.Labels, keystone.Labels(api))
+		tu.Spec.RabbitmqClusterName = api.NotificationsCluster()
+		tu.Spec.Username, tu.Spec.Vhost = "", ""
+		if bus := api.Spec.NotificationsBus; bus != nil {
+			tu.Spec.Username, tu.Spec.Vhost = bus.User, bus.Vhost
+		}
+		return controllerutil.SetControllerReference(api, tu, r.Scheme())
+	}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("ensuring TransportURL %s: %w", tu.Name, err)
+	}
+	if s.round.Mirror(step, "TransportURL", tu.Name, tu.Status.Conditions); !s.round.IsTrue(step) {
+		return ctrl.Result{}, nil
+	}
+	if tu.Status.SecretName == "" {
+		s.round.MarkFalse(step, condition.Requested, "TransportURL %s: waiting for its secret", tu.Name)
+		return ctrl.Result{}, nil
+	}
+	secret, msg, err := r.secretWithKeys(ctx, api.Namespace, tu.Status.SecretName, transportURLKey)
+	if err != nil || msg != "" {
+		if err == nil {
+			s.round.MarkFalse(step, condition.DependencyNotFound, "TransportURL %s: %s", tu.Name, msg)
+		}
+		return ctrl.Result{}, err
+	}
+	s.transportURL = string(secret.Data[transportURLKey])
+	s.quorumQueues = string(secret.Data[quorumQueuesKey]) == "true"
+	api.Status.TransportURLSecret = tu.Status.SecretName
+	s.round.MarkTrue(step, "notifications go to RabbitMQ cluster %s through TransportURL %s", api.NotificationsCluster(), tu.Name)
+	return ctrl.Result{}, nil
+}
+
+// dropNotifications deletes the TransportURL of notifications turned off (its RabbitMQ
+// user goes with it), and forgets its Secret.
+func (r *Reconciler) dropNotifications(ctx context.Context, api *keystonev1.KeystoneAPI) error {
+	api.Status.TransportURLSecret = ""
+	tu := &rabbitmqv1.TransportURL{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: TransportURLName(api)}, tu)
+	if err != nil || !metav1.IsControlledBy(tu, api) {
+		return client.IgnoreNotFound(err)
+	}
+	if err := r.Delete(ctx, tu); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting TransportURL %s of notifications turned off: %w", tu.Name, err)
+	}
+	return nil
+}
