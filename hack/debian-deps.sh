@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs Debian packages unless they are there already. apt-get starts no service
 # here: the tests start their own servers and stop them afterwards.
-#   debian-deps.sh [keystone]  what the real-Keystone tests run: keystone, uwsgi, MariaDB, memcached
+#   debian-deps.sh [keystone]  what the real-Keystone tests run: keystone, uwsgi, MariaDB, memcached,
+#                              and openssl for the kuttl scenarios' certificates
 #   debian-deps.sh cluster     what the local Kubernetes node runs: containerd, runc, the CNI
 #                              plugins, iptables and conntrack, debootstrap for its images, and
 #                              curl and python3 for the end-to-end checks
 set -euo pipefail
 
 case ${1:-keystone} in
-keystone) packages=(keystone uwsgi-plugin-python3 python3-pymemcache python3-openstackclient mariadb-server mariadb-client memcached) ;;
+keystone) packages=(keystone uwsgi-plugin-python3 python3-pymemcache python3-openstackclient mariadb-server mariadb-client memcached openssl) ;;
 cluster) packages=(containerd runc containernetworking-plugins iptables conntrack debootstrap openssl curl python3) ;;
 *)
 	echo "debian-deps: unknown group $1 (keystone or cluster)" >&2

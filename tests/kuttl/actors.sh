@@ -45,6 +45,18 @@ YAML
 		-p "$(ready_status ",\"readyCount\":1,\"serverList\":[\"$name-0.$name.$NAMESPACE.svc:11211\"]")"
 }
 
+# transporturl_ready plays infra-operator: the TransportURL NAME is Ready and its Secret
+# holds the URL of the cluster it names.
+transporturl_ready() {
+	local name=$1 cluster secret=rabbitmq-transport-url-$1
+	exists transporturl "$name"
+	cluster=$(kubectl -n "$NAMESPACE" get transporturl "$name" -o jsonpath='{.spec.rabbitmqClusterName}')
+	kubectl -n "$NAMESPACE" create secret generic "$secret" \
+		--from-literal=transport_url="rabbit://default_user:kuttl@$cluster.$NAMESPACE.svc:5672/?ssl=1" --from-literal=quorumqueues=true \
+		--dry-run=client -o yaml | kubectl -n "$NAMESPACE" apply -f -
+	kubectl -n "$NAMESPACE" patch transporturl "$name" --subresource=status --type=merge -p "$(ready_status ",\"secretName\":\"$secret\"")"
+}
+
 # job_succeeded plays the Job controller: Job NAME completed.
 job_succeeded() {
 	exists job "$1"
