@@ -28,6 +28,7 @@ require (
 	github.com/onsi/gomega v1.42.0
 	github.com/openstack-k8s-operators/infra-operator/apis v0.6.1-0.20260626110212-c33a1507c26f
 	github.com/openstack-k8s-operators/lib-common/modules/common v0.6.1-0.20260626101608-0959e9d46047
+	github.com/openstack-k8s-operators/lib-common/modules/storage v0.6.1-0.20260320125710-3a5f82ff0f18
 	github.com/openstack-k8s-operators/mariadb-operator/api v0.6.1-0.20260626115136-dbc2fcb2bda7
 	github.com/prometheus/client_golang v1.25.0
 	go.uber.org/zap v1.28.0

@@ -2,6 +2,7 @@ package keystoneapi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -47,9 +48,18 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result
 		s.round.MarkFalse(step, condition.DependencyNotFound, "httpdCustomization.customConfigSecret %s not found", *name)
 		return ctrl.Result{}, nil
 	}
+	federation, problem, err := r.federationFiles(ctx, api)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if problem != nil {
+		s.round.MarkFalse(step, problem.reason, "%s", problem.message)
+		return ctrl.Result{}, nil
+	}
 	files, err := keystone.RenderConfig(api, keystone.ConfigInput{
 		DatabaseHostname: api.Status.DatabaseHostname, DatabaseUser: s.dbUser, DatabasePassword: s.dbPassword,
 		MemcachedServers: s.memcachedServers, HttpdCustom: custom, TransportURL: s.transportURL, QuorumQueues: s.quorumQueues,
+		FederationFiles: federation,
 	})
 	if err != nil {
 		s.round.MarkFalse(step, condition.CreationFailed, "rendering the configuration: %v", err)
@@ -82,6 +92,39 @@ func (r *Reconciler) httpdCustomization(ctx context.Context, api *keystonev1.Key
 		}
 	}
 	return custom, nil
+}
+
+// FederationConfigKey is the key of a federatedRealmConfig Secret: a JSON object of
+// file names and their JSON contents (keystone-operator's format).
+const FederationConfigKey = "federation-config.json"
+
+// inputProblem is why an input cannot be used, as the step reports it.
+type inputProblem struct {
+	reason  condition.Reason
+	message string
+}
+
+// federationFiles reads the federated realms' metadata files of federatedRealmConfig;
+// nil when none is named.
+func (r *Reconciler) federationFiles(ctx context.Context, api *keystonev1.KeystoneAPI) (map[string]string, *inputProblem, error) {
+	name := api.Spec.FederatedRealmConfig
+	if name == "" {
+		return nil, nil, nil
+	}
+	secret, msg, err := r.secretWithKeys(ctx, api.Namespace, name, FederationConfigKey)
+	if err != nil || msg != "" {
+		return nil, &inputProblem{condition.DependencyNotFound, "federatedRealmConfig: " + msg}, err
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(secret.Data[FederationConfigKey], &raw); err != nil {
+		return nil, &inputProblem{condition.InvalidInput, fmt.Sprintf("federatedRealmConfig: key %s of secret %s is not a JSON object of file names: %v",
+			FederationConfigKey, name, err)}, nil
+	}
+	files := make(map[string]string, len(raw))
+	for file, content := range raw {
+		files[file] = string(content)
+	}
+	return files, nil, nil
 }
 
 // setConfigRevision records the configuration Secret's revision: a digest of its

@@ -152,8 +152,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // inputSecrets are the Secrets a KeystoneAPI reads and does not own: the admin
-// password, the certificates, the CA bundle, the httpd customization and the
-// notifications' transport URL.
+// password, the certificates, the CA bundle, the httpd customization, the federated
+// realms' metadata and the notifications' transport URL.
 func inputSecrets(a *keystonev1.KeystoneAPI) []string {
 	names := []string{a.Spec.Secret}
 	for _, iface := range keystone.Interfaces {
@@ -166,6 +166,9 @@ func inputSecrets(a *keystonev1.KeystoneAPI) []string {
 	}
 	if c := a.Spec.HttpdCustomization.CustomConfigSecret; c != nil && *c != "" {
 		names = append(names, *c)
+	}
+	if a.Spec.FederatedRealmConfig != "" {
+		names = append(names, a.Spec.FederatedRealmConfig)
 	}
 	if a.Status.TransportURLSecret != "" {
 		names = append(names, a.Status.TransportURLSecret)

@@ -55,6 +55,8 @@ type ConfigInput struct {
 	MyCnfPath string
 	// HttpdCustom holds the snippets of httpdCustomization.customConfigSecret, by key.
 	HttpdCustom map[string]string
+	// FederationFiles are the federated realms' metadata files, by file name.
+	FederationFiles map[string]string
 	// TransportURL is where notifications go; none are sent when empty.
 	TransportURL string
 	// QuorumQueues tells oslo.messaging to declare quorum queues.
@@ -78,9 +80,13 @@ type configData struct {
 	JobDBRetries            int
 	JobDBRetryInterval      int
 	ConfigDir               string
+	MetadataDir             string
 	VHosts                  []vhost
 	TransportURL            string
 	QuorumQueues            bool
+	// Federation lists the federated realms' metadata files: the config Secret's key
+	// and the file name in FederationMetadataDir.
+	Federation []federationFile
 	// ExtraFiles are the files of defaultConfigOverwrite that no template renders:
 	// they go to /etc/keystone, where Keystone reads policy.yaml and the like.
 	ExtraFiles []string
@@ -96,6 +102,12 @@ type vhost struct {
 	// Custom are the files of httpdCustomization included at the end.
 	Custom []string
 }
+
+// federationFile is one federated realm's metadata file.
+type federationFile struct{ Key, Name string }
+
+// FederationMetadataDir is where httpd's mod_auth_openidc finds the realms' metadata.
+const FederationMetadataDir = "/var/lib/httpd/metadata"
 
 // HttpdCustomFile is the file of the configuration Secret holding an
 // httpdCustomization snippet for an interface.
@@ -125,11 +137,8 @@ func (in ConfigInput) myCnfPath() string {
 // customServiceConfig as custom.conf (read after keystone.conf, so it wins), then
 // defaultConfigOverwrite, which replaces or adds whole files.
 func RenderConfig(api *keystonev1.KeystoneAPI, in ConfigInput) (map[string]string, error) {
-	if strings.ContainsAny(in.DatabaseUser+in.DatabasePassword, "\r\n") {
-		return nil, errors.New("the database user name or password contains a line break, which my.cnf cannot hold")
-	}
-	if strings.ContainsAny(in.TransportURL, "\r\n") {
-		return nil, errors.New("the transport URL contains a line break, which keystone.conf cannot hold")
+	if err := in.validate(); err != nil {
+		return nil, err
 	}
 	data := templateData(api, in)
 	customKeys := slices.Sorted(maps.Keys(in.HttpdCustom))
@@ -159,11 +168,30 @@ func RenderConfig(api *keystonev1.KeystoneAPI, in ConfigInput) (map[string]strin
 			files[HttpdCustomFile(iface, k)] = out
 		}
 	}
+	for _, f := range data.Federation {
+		files[f.Key] = in.FederationFiles[f.Name]
+	}
 	files[CustomConf] = api.Spec.CustomServiceConfig
 	for name, content := range api.Spec.DefaultConfigOverwrite {
 		files[name] = content
 	}
 	return files, nil
+}
+
+// validate refuses input the configuration files cannot hold.
+func (in ConfigInput) validate() error {
+	if strings.ContainsAny(in.DatabaseUser+in.DatabasePassword, "\r\n") {
+		return errors.New("the database user name or password contains a line break, which my.cnf cannot hold")
+	}
+	for name := range in.FederationFiles {
+		if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\"\x00\r\n") {
+			return fmt.Errorf("federated realm file name %q is not a file name", name)
+		}
+	}
+	if strings.ContainsAny(in.TransportURL, "\r\n") {
+		return errors.New("the transport URL contains a line break, which keystone.conf cannot hold")
+	}
+	return nil
 }
 
 // templateData is what the templates of the configuration Secret are rendered with.
@@ -185,11 +213,15 @@ func templateData(api *keystonev1.KeystoneAPI, in ConfigInput) configData {
 		JobDBRetries:            JobDBRetries,
 		JobDBRetryInterval:      JobDBRetryInterval,
 		ConfigDir:               ConfigMountPath,
+		MetadataDir:             FederationMetadataDir,
 		TransportURL:            in.TransportURL,
 		QuorumQueues:            in.QuorumQueues,
 	}
 	if data.APITimeout == 0 {
 		data.APITimeout = 60
+	}
+	for i, name := range slices.Sorted(maps.Keys(in.FederationFiles)) {
+		data.Federation = append(data.Federation, federationFile{Key: fmt.Sprintf("federation-%d", i), Name: name})
 	}
 	for _, name := range slices.Sorted(maps.Keys(api.Spec.DefaultConfigOverwrite)) {
 		if _, err := fs.Stat(templates.KeystoneAPI, "keystoneapi/"+name); err != nil && name != CustomConf {

@@ -7,6 +7,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/service"
+	"github.com/openstack-k8s-operators/lib-common/modules/storage"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -242,12 +243,36 @@ func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container, certificates bool)
 		},
 	}
 	vols, mounts := tlsVolumes(api, certificates)
+	if certificates {
+		// The API pods also get the extraMounts, as keystone-operator propagates them.
+		extraVols, extraMounts := ExtraVolumes(api)
+		vols, mounts = append(vols, extraVols...), append(mounts, extraMounts...)
+	}
 	spec.Volumes = append(spec.Volumes, vols...)
 	spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, mounts...)
 	if api.Spec.NodeSelector != nil {
 		spec.NodeSelector = *api.Spec.NodeSelector
 	}
 	return spec
+}
+
+// ExtraVolumes are the volumes and mounts of extraMounts that propagate to Keystone's
+// API pods: propagation unset, "All" or "Keystone".
+func ExtraVolumes(api *keystonev1.KeystoneAPI) ([]corev1.Volume, []corev1.VolumeMount) {
+	var vols []corev1.Volume
+	var mounts []corev1.VolumeMount
+	for i := range api.Spec.ExtraMounts {
+		for _, vm := range api.Spec.ExtraMounts[i].Propagate([]storage.PropagationType{keystonev1.KeystonePropagation}) {
+			for _, v := range vm.Volumes {
+				// A JSON round trip between two sets of the same fields: it cannot fail.
+				if core, err := v.ToCoreVolume(); err == nil {
+					vols = append(vols, *core)
+				}
+			}
+			mounts = append(mounts, vm.Mounts...)
+		}
+	}
+	return vols, mounts
 }
 
 func secretVolume(name, secret string, items []corev1.KeyToPath) corev1.Volume {

@@ -9,6 +9,7 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	. "github.com/onsi/gomega"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/service"
+	"github.com/openstack-k8s-operators/lib-common/modules/storage"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -186,4 +187,33 @@ func TestCredentialFilesPrivate(t *testing.T) {
 	for _, job := range []*batchv1.Job{DBSyncJob(testAPI(), "h"), BootstrapJob(testAPI(), "h", map[string]string{})} {
 		g.Expect(job.Spec.Template.Spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()), job.Name)
 	}
+}
+
+// TestExtraMounts mounts an LDAP domain configuration as keystone-operator propagates
+// it: into the API pods when the propagation is unset, "All" or "Keystone", never into
+// the jobs.
+func TestExtraMounts(t *testing.T) {
+	g := NewWithT(t)
+	api := testAPI()
+	volume := func(name string, propagation ...storage.PropagationType) storage.VolMounts {
+		return storage.VolMounts{Propagation: propagation,
+			Volumes: []storage.Volume{{Name: name, VolumeSource: storage.VolumeSource{
+				Secret: &corev1.SecretVolumeSource{SecretName: name}}}},
+			Mounts: []corev1.VolumeMount{{Name: name, MountPath: "/etc/keystone/domains/" + name, ReadOnly: true}}}
+	}
+	api.Spec.ExtraMounts = []keystonev1.KeystoneExtraMounts{{Name: "ldap", VolMounts: []storage.VolMounts{
+		volume("unset"), volume("all", storage.PropagationEverywhere), volume("keystone", "Keystone"), volume("nova", "Nova"),
+	}}}
+	pod := Deployment(api, "rev").Spec.Template.Spec
+	names := func(vols []corev1.Volume) []string {
+		var out []string
+		for _, v := range vols {
+			out = append(out, v.Name)
+		}
+		return out
+	}
+	g.Expect(names(pod.Volumes)).To(ContainElements("unset", "all", "keystone"))
+	g.Expect(names(pod.Volumes)).NotTo(ContainElement("nova"))
+	g.Expect(pod.Containers[0].VolumeMounts).To(ContainElement(HaveField("MountPath", "/etc/keystone/domains/keystone")))
+	g.Expect(names(DBSyncJob(api, "h").Spec.Template.Spec.Volumes)).NotTo(ContainElement("unset"))
 }

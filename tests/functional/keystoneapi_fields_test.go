@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/service"
+	"github.com/openstack-k8s-operators/lib-common/modules/storage"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -248,6 +249,50 @@ var _ = Describe("KeystoneAPI trust flush, httpd and policy fields", func() {
 		}).Should(Succeed())
 		expectConditions(key, condition{"Ready", "True", "Ready", ""}, condition{"CronJobReady", "True", "Ready", ""})
 		Expect(message(key, "CronJobReady")).To(Equal(`cronjob keystone-cron runs keystone-manage trust_flush on schedule "*/5 * * * *" (suspended)`))
+	})
+
+	It("installs the federated realms' metadata of federatedRealmConfig, and says what is wrong with it", func() {
+		api := keystoneAPI(ns)
+		api.Spec.FederatedRealmConfig = "federation-realms"
+		key := createWithInputs(api)
+		expectConditions(key, condition{"ServiceConfigReady", "False", "DependencyNotFound", "Warning"})
+		Expect(message(key, "ServiceConfigReady")).To(Equal("federatedRealmConfig: secret federation-realms not found"))
+		createSecret(ns, "federation-realms", map[string]string{"federation-config.json": "not json"})
+		expectConditions(key, condition{"ServiceConfigReady", "False", "InvalidInput", "Error"})
+		Expect(message(key, "ServiceConfigReady")).To(HavePrefix("federatedRealmConfig: key federation-config.json of secret federation-realms is not a JSON object of file names"))
+		setSecretKey(ns, "federation-realms", "federation-config.json",
+			`{"idp.example.com%2Frealms%2Fone.provider": {"issuer": "https://idp.example.com/realms/one"}, "idp.example.com%2Frealms%2Fone.client": {"client_id": "keystone"}}`)
+		expectConditions(key, condition{"ServiceConfigReady", "True", "Ready", ""})
+		config := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-config-data"}, config)).To(Succeed())
+		Expect(string(config.Data["federation-1"])).To(Equal(`{"issuer": "https://idp.example.com/realms/one"}`))
+		var kolla struct {
+			ConfigFiles []struct{ Source, Dest string } `json:"config_files"`
+		}
+		Expect(json.Unmarshal(config.Data["keystone-api-config.json"], &kolla)).To(Succeed())
+		Expect(kolla.ConfigFiles).To(ContainElement(And(HaveField("Source", "/var/lib/config-data/default/federation-0"),
+			HaveField("Dest", "/var/lib/httpd/metadata/idp.example.com%2Frealms%2Fone.client"))))
+	})
+
+	It("mounts extraMounts into the API pods, and takes them out when removed", func() {
+		key := deploy(ns)
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) {
+			a.Spec.ExtraMounts = []keystonev1.KeystoneExtraMounts{{Name: "ldap", VolMounts: []storage.VolMounts{{
+				Propagation: []storage.PropagationType{keystonev1.KeystonePropagation},
+				Volumes: []storage.Volume{{Name: "domains", VolumeSource: storage.VolumeSource{
+					Secret: &corev1.SecretVolumeSource{SecretName: "keystone-domains"}}}},
+				Mounts: []corev1.VolumeMount{{Name: "domains", MountPath: "/etc/keystone/domains", ReadOnly: true}},
+			}}}}
+		})
+		Eventually(func(g Gomega) {
+			pod := podTemplate(key)(g)
+			g.Expect(pod.Spec.Volumes).To(ContainElement(HaveField("Name", "domains")))
+			g.Expect(pod.Spec.Containers[0].VolumeMounts).To(ContainElement(HaveField("MountPath", "/etc/keystone/domains")))
+		}).Should(Succeed())
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.ExtraMounts = nil })
+		Eventually(func(g Gomega) {
+			g.Expect(podTemplate(key)(g).Spec.Volumes).NotTo(ContainElement(HaveField("Name", "domains")))
+		}).Should(Succeed())
 	})
 
 	It("renders httpdCustomization, apiTimeout, enableSecureRBAC and every defaultConfigOverwrite file", func() {

@@ -6,6 +6,7 @@ import (
 	"github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	libservice "github.com/openstack-k8s-operators/lib-common/modules/common/service"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/tls"
+	"github.com/openstack-k8s-operators/lib-common/modules/storage"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -171,10 +172,48 @@ type KeystoneAPISpec struct {
 	// +optional
 	RabbitMqClusterName string `json:"rabbitMqClusterName,omitempty"`
 
+	// ExtraMounts adds volumes to Keystone's API pods (LDAP domain configurations,
+	// federation metadata, ...): each volume whose propagation is unset, "All" or
+	// "Keystone", as keystone-operator propagates them.
+	// +kubebuilder:default={}
+	// +optional
+	ExtraMounts []KeystoneExtraMounts `json:"extraMounts,omitempty"`
+
+	// FederatedRealmConfig names a Secret whose key federation-config.json maps file
+	// names to the metadata of federated realms (JSON); each becomes a file of httpd's
+	// /var/lib/httpd/metadata, as keystone-operator installs them. Only needed when
+	// several realms are federated.
+	// +optional
+	FederatedRealmConfig string `json:"federatedRealmConfig,omitempty"`
+
 	// TrustFlushSuspend suspends the trust flush CronJob.
 	// +kubebuilder:default=false
 	// +optional
 	TrustFlushSuspend bool `json:"trustFlushSuspend"`
+}
+
+// KeystoneExtraMounts are volumes and their mounts, with lib-common's propagation.
+type KeystoneExtraMounts struct {
+	// Name of this group of volumes.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Region of this group of volumes.
+	// +optional
+	Region string `json:"region,omitempty"`
+	// VolMounts are the volumes, their mounts and where they propagate.
+	VolMounts []storage.VolMounts `json:"extraVol"`
+}
+
+// KeystonePropagation is the propagation of extraMounts to Keystone's API pods.
+const KeystonePropagation storage.PropagationType = "Keystone"
+
+// Propagate returns the volumes and mounts of m that reach the pods of svc.
+func (m *KeystoneExtraMounts) Propagate(svc []storage.PropagationType) []storage.VolMounts {
+	var out []storage.VolMounts
+	for _, v := range m.VolMounts {
+		out = append(out, v.Propagate(svc)...)
+	}
+	return out
 }
 
 // NotificationsBus is infra-operator's RabbitMqConfig (the same fields and schema,
