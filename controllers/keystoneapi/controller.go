@@ -12,6 +12,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
+	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -37,6 +38,7 @@ const (
 	memcachedIndex = "spec.memcachedInstance"
 	databaseIndex  = "spec.databaseInstance"
 	accountIndex   = "spec.databaseAccount"
+	topologyIndex  = "spec.topologyRef.name"
 	// accountSecretIndex indexes MariaDBAccounts by their password Secret.
 	accountSecretIndex = "spec.secret"
 )
@@ -68,6 +70,8 @@ type scope struct {
 	tlsRevision string
 	// caBundle is the PEM CA bundle of spec.tls, for this operator's Keystone clients.
 	caBundle []byte
+	// topology is the Topology of topologyRef, once found.
+	topology *topologyv1.Topology
 	// transportURL and quorumQueues come from the TransportURL's Secret.
 	transportURL string
 	quorumQueues bool
@@ -94,6 +98,7 @@ func (s *scope) requeueAt(d time.Duration) {
 // +kubebuilder:rbac:groups=mariadb.openstack.org,resources=mariadbdatabases;mariadbaccounts,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=memcached.openstack.org,resources=memcacheds,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=rabbitmq.openstack.org,resources=transporturls,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=topology.openstack.org,resources=topologies,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets;services;configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs;cronjobs,verbs=get;list;watch;create;update;patch;delete
@@ -111,6 +116,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		memcachedIndex: one(func(a *keystonev1.KeystoneAPI) string { return a.Spec.MemcachedInstance }),
 		databaseIndex:  one(func(a *keystonev1.KeystoneAPI) string { return a.Spec.DatabaseInstance }),
 		accountIndex:   one(func(a *keystonev1.KeystoneAPI) string { return a.Spec.DatabaseAccount }),
+		topologyIndex: one(func(a *keystonev1.KeystoneAPI) string {
+			if a.Spec.TopologyRef == nil {
+				return ""
+			}
+			return a.Spec.TopologyRef.Name
+		}),
 	}
 	for field, values := range indexes {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, &keystonev1.KeystoneAPI{}, field, func(o client.Object) []string {
@@ -142,6 +153,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Secret{}, r.enqueueBy(secretIndex, func(o client.Object) string { return o.GetName() })).
 		Watches(&corev1.Secret{}, r.enqueueForAccountSecret()).
 		Watches(&memcachedv1.Memcached{}, r.enqueueBy(memcachedIndex, func(o client.Object) string { return o.GetName() })).
+		Watches(&topologyv1.Topology{}, r.enqueueBy(topologyIndex, func(o client.Object) string { return o.GetName() })).
 		Watches(&corev1.Service{}, r.enqueueBy(databaseIndex, func(o client.Object) string {
 			if o.GetLabels()["app"] != "mariadb" {
 				return ""
@@ -260,6 +272,12 @@ func skippedSteps(api *keystonev1.KeystoneAPI) []lc.Type {
 	}
 	if api.NotificationsCluster() == "" {
 		skip = append(skip, keystonev1.KeystoneAPIRabbitMqTransportURLReady)
+	}
+	if api.Spec.TopologyRef == nil || api.Spec.ExternalKeystoneAPI {
+		skip = append(skip, keystonev1.KeystoneAPITopologyReady)
+	}
+	if len(api.Spec.NetworkAttachments) == 0 || api.Spec.ExternalKeystoneAPI {
+		skip = append(skip, keystonev1.KeystoneAPINetworkAttachmentsReady)
 	}
 	if !api.Spec.ExternalKeystoneAPI {
 		return append(skip, keystonev1.KeystoneAPIEndpointReady)

@@ -10,6 +10,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
+	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,7 +40,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{}, err
 	}
 	for _, obj := range []client.Object{
-		&mariadbv1.MariaDBDatabase{}, &mariadbv1.MariaDBAccount{}, &memcachedv1.Memcached{},
+		&mariadbv1.MariaDBDatabase{}, &mariadbv1.MariaDBAccount{}, &memcachedv1.Memcached{}, &topologyv1.Topology{},
 	} {
 		if err := r.releaseFinalizer(ctx, api, obj, dependencyName(api, obj)); err != nil {
 			return ctrl.Result{}, err
@@ -54,12 +55,20 @@ func dependencyName(api *keystonev1.KeystoneAPI, obj client.Object) string {
 		return keystone.DatabaseName
 	case *mariadbv1.MariaDBAccount:
 		return api.Spec.DatabaseAccount
+	case *topologyv1.Topology:
+		if api.Spec.TopologyRef == nil {
+			return ""
+		}
+		return api.Spec.TopologyRef.Name
 	default:
 		return api.Spec.MemcachedInstance
 	}
 }
 
 func (r *Reconciler) releaseFinalizer(ctx context.Context, api *keystonev1.KeystoneAPI, obj client.Object, name string) error {
+	if name == "" {
+		return nil
+	}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: name}, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -69,13 +78,14 @@ func (r *Reconciler) releaseFinalizer(ctx context.Context, api *keystonev1.Keyst
 	return finalizers.Remove(ctx, r.Client, obj, finalizerFor(api))
 }
 
-// releaseStale removes this KeystoneAPI's finalizer from the Memcached, MariaDBAccount
-// and MariaDBDatabase it no longer uses: after memcachedInstance or databaseAccount
-// changed, once the pods run with the new ones (or, in external mode, all of them).
+// releaseStale removes this KeystoneAPI's finalizer from the Memcached, MariaDBAccount,
+// MariaDBDatabase and Topology it no longer uses: after memcachedInstance,
+// databaseAccount or topologyRef changed, once the pods run with the new ones (or, in
+// external mode, all of them).
 func (r *Reconciler) releaseStale(ctx context.Context, api *keystonev1.KeystoneAPI) error {
 	mine := finalizerFor(api)
 	for _, list := range []client.ObjectList{
-		&memcachedv1.MemcachedList{}, &mariadbv1.MariaDBAccountList{}, &mariadbv1.MariaDBDatabaseList{},
+		&memcachedv1.MemcachedList{}, &mariadbv1.MariaDBAccountList{}, &mariadbv1.MariaDBDatabaseList{}, &topologyv1.TopologyList{},
 	} {
 		if err := r.List(ctx, list, client.InNamespace(api.Namespace)); err != nil {
 			return fmt.Errorf("listing %T: %w", list, err)

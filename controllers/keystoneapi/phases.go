@@ -31,6 +31,7 @@ func (r *Reconciler) phases() []condition.Phase[*scope] {
 	return []condition.Phase[*scope]{
 		{Step: keystonev1.KeystoneAPIInputReady, Run: r.reconcileInput, Observes: true},
 		{Step: keystonev1.KeystoneAPITLSInputReady, Run: r.reconcileTLS, Observes: true},
+		{Step: keystonev1.KeystoneAPITopologyReady, Run: r.reconcileTopology, Observes: true},
 		{Step: keystonev1.KeystoneAPIDBReady, Run: r.reconcileDatabase, Observes: true},
 		{Step: keystonev1.KeystoneAPIMemcachedReady, Run: r.reconcileMemcached, Observes: true},
 		{Step: keystonev1.KeystoneAPIRabbitMqTransportURLReady, Run: r.reconcileNotifications, Observes: true},
@@ -40,6 +41,7 @@ func (r *Reconciler) phases() []condition.Phase[*scope] {
 		{Step: keystonev1.KeystoneAPIExposeServiceReady, Run: r.reconcileServices, Observes: true},
 		{Step: keystonev1.KeystoneAPIBootstrapReady, Run: r.reconcileBootstrap, Observes: true},
 		{Step: keystonev1.KeystoneAPIDeploymentReady, Run: r.reconcileDeployment, Observes: true},
+		{Step: keystonev1.KeystoneAPINetworkAttachmentsReady, Run: r.reconcileNetworks, Observes: true},
 		{Step: keystonev1.KeystoneAPICronJobReady, Run: r.reconcileTrustFlush, Observes: true},
 		{Step: keystonev1.KeystoneAPIEndpointReady, Run: r.reconcileExternalEndpoint},
 		{Step: keystonev1.KeystoneAPIOpenStackConfigReady, Run: r.reconcileOpenStackConfig, Observes: true},

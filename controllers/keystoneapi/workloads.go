@@ -172,7 +172,25 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Re
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: api.Name, Namespace: api.Namespace}}
 	replicas := ptr.To(ptr.Deref(api.Spec.Replicas, 1))
 	if s.acting(step) {
+		if len(api.Spec.NetworkAttachments) == 0 {
+			api.Status.NetworkAttachments = nil
+		}
+		missing, err := r.missingNetworks(ctx, api)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if len(missing) > 0 {
+			s.round.MarkFalse(step, condition.DependencyNotFound, "NetworkAttachmentDefinition %s not found (networkAttachments)",
+				strings.Join(missing, ", "))
+			return ctrl.Result{RequeueAfter: NetworkRecheckInterval}, nil
+		}
 		desired := keystone.Deployment(api, s.podRevision())
+		applyTopology(api, s.topology, &desired.Spec.Template)
+		networks, err := networksAnnotation(api)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		desired.Spec.Template.Annotations = mergeLabels(desired.Spec.Template.Annotations, networks)
 		template, err := templateDigest(&desired.Spec.Template)
 		if err != nil {
 			return ctrl.Result{}, err

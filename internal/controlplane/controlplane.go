@@ -22,6 +22,7 @@ var dependencyCRDs = [][2]string{
 	{"github.com/openstack-k8s-operators/mariadb-operator/api", "bases/mariadb.openstack.org_mariadbaccounts.yaml"},
 	{"github.com/openstack-k8s-operators/infra-operator/apis", "bases/memcached.openstack.org_memcacheds.yaml"},
 	{"github.com/openstack-k8s-operators/infra-operator/apis", "bases/rabbitmq.openstack.org_transporturls.yaml"},
+	{"github.com/openstack-k8s-operators/infra-operator/apis", "bases/topology.openstack.org_topologies.yaml"},
 }
 
 // RepoRoot finds the root of this repository from the working directory.

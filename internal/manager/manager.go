@@ -15,6 +15,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
+	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -38,6 +39,7 @@ func init() {
 	utilruntime.Must(mariadbv1.AddToScheme(Scheme))
 	utilruntime.Must(memcachedv1.AddToScheme(Scheme))
 	utilruntime.Must(rabbitmqv1.AddToScheme(Scheme))
+	utilruntime.Must(topologyv1.AddToScheme(Scheme))
 }
 
 // Options configure the manager.

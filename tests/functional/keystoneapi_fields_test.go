@@ -2,6 +2,7 @@ package functional
 
 import (
 	"encoding/json"
+	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
@@ -10,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
+	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/service"
 	"github.com/openstack-k8s-operators/lib-common/modules/storage"
 	appsv1 "k8s.io/api/apps/v1"
@@ -17,6 +19,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -100,10 +104,7 @@ var _ = Describe("KeystoneAPI with TLS", func() {
 		setSecretKey(ns, "cert-keystone-public-svc", "tls.crt", string(publicCert))
 		expectConditions(key, condition{"TLSInputReady", "True", "Ready", ""})
 		markDatabaseReady(ns, galera)
-		finishJob(ns, "keystone-db-sync", true, "")
-		finishJob(ns, "keystone-bootstrap", true, "")
-		rollOut(ns, "keystone", 1)
-		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+		finishRollout(key, 1)
 		Expect(message(key, "TLSInputReady")).To(MatchRegexp(`^CA bundle combined-ca-bundle \(1 certificates\), public certificate cert-keystone-public-svc \(valid until \d{4}-\d\d-\d\d\), internal certificate cert-keystone-internal-svc`))
 		Expect(getAPI(key)(Default).Status.APIEndpoints).To(Equal(map[string]string{
 			"public": "https://keystone-public." + ns + ".svc:5000", "internal": "https://keystone-internal." + ns + ".svc:5000"}))
@@ -396,5 +397,121 @@ var _ = Describe("KeystoneAPI notifications", func() {
 			g.Expect(a.Status.Conditions.Get("RabbitMqTransportURLReady")).To(BeNil())
 			g.Expect(a.Status.TransportURLSecret).To(BeEmpty())
 		}).Should(Succeed())
+	})
+})
+
+var _ = Describe("KeystoneAPI topologyRef", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	createTopology := func(name, zoneKey string) {
+		GinkgoHelper()
+		Expect(k8sClient.Create(ctx, &topologyv1.Topology{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: topologyv1.TopologySpec{TopologySpreadConstraints: &[]corev1.TopologySpreadConstraint{{
+				MaxSkew: 1, TopologyKey: zoneKey, WhenUnsatisfiable: corev1.ScheduleAnyway}}}})).To(Succeed())
+	}
+	finalizersOf := func(name string) func(g Gomega) []string {
+		return func(g Gomega) []string {
+			t := &topologyv1.Topology{}
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, t)).To(Succeed())
+			return t.Finalizers
+		}
+	}
+
+	It("waits for its Topology, spreads the pods with it, holds it while they use it, and lets it go", func() {
+		api := keystoneAPI(ns)
+		api.Spec.TopologyRef = &keystonev1.TopoRef{Name: "default"}
+		key := createWithoutDatabase(api)
+		expectConditions(key, condition{"TopologyReady", "False", "DependencyNotFound", "Warning"})
+		Expect(message(key, "TopologyReady")).To(Equal("topology default not found"))
+		createTopology("default", "topology.kubernetes.io/zone")
+		expectConditions(key, condition{"TopologyReady", "True", "Ready", ""})
+		markDatabaseReady(ns, galera)
+		finishRollout(key, 1)
+		mine := "keystone.openstack.org/keystoneapi-keystone"
+		Expect(finalizersOf("default")(Default)).To(ContainElement(mine))
+		Expect(getAPI(key)(Default).Status.LastAppliedTopology).To(Equal(&keystonev1.TopoRef{Name: "default", Namespace: ns}))
+		c := podTemplate(key)(Default).Spec.TopologySpreadConstraints
+		Expect(c).To(HaveLen(1))
+		Expect(c[0].TopologyKey).To(Equal("topology.kubernetes.io/zone"))
+		Expect(c[0].LabelSelector.MatchLabels).To(Equal(keystone.Labels(getAPI(key)(Default))), "the constraint selects Keystone's pods")
+
+		By("another Topology: the first is released once the pods use the second")
+		createTopology("hosts", "kubernetes.io/hostname")
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.TopologyRef.Name = "hosts" })
+		Eventually(func(g Gomega) {
+			g.Expect(podTemplate(key)(g).Spec.TopologySpreadConstraints[0].TopologyKey).To(Equal("kubernetes.io/hostname"))
+		}).Should(Succeed())
+		rollOut(ns, "keystone", 1)
+		Eventually(finalizersOf("default")).ShouldNot(ContainElement(mine))
+		Eventually(finalizersOf("hosts")).Should(ContainElement(mine))
+
+		By("topologyRef removed: the pods spread as the scheduler decides, the Topology is released")
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.TopologyRef = nil })
+		Eventually(func(g Gomega) { g.Expect(podTemplate(key)(g).Spec.TopologySpreadConstraints).To(BeEmpty()) }).Should(Succeed())
+		rollOut(ns, "keystone", 1)
+		Eventually(finalizersOf("hosts")).ShouldNot(ContainElement(mine))
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+
+		By("deleted while using a Topology: the finalizer goes with it")
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.TopologyRef = &keystonev1.TopoRef{Name: "default"} })
+		Eventually(finalizersOf("default")).Should(ContainElement(mine))
+		Expect(k8sClient.Delete(ctx, getAPI(key)(Default))).To(Succeed())
+		Eventually(finalizersOf("default")).ShouldNot(ContainElement(mine))
+	})
+
+	It("refuses a Topology of another namespace", func() {
+		api := keystoneAPI(ns)
+		api.Spec.TopologyRef = &keystonev1.TopoRef{Name: "default", Namespace: "other"}
+		key := createWithoutDatabase(api)
+		expectConditions(key, condition{"TopologyReady", "False", "InvalidInput", "Error"})
+		Expect(message(key, "TopologyReady")).To(ContainSubstring("the Topology must be in the KeystoneAPI's namespace " + ns))
+	})
+})
+
+var _ = Describe("KeystoneAPI networkAttachments", func() {
+	It("waits for its NetworkAttachmentDefinition, asks Multus for it, and reports the pods' addresses", func() {
+		ns := newNamespace()
+		api := keystoneAPI(ns)
+		api.Spec.NetworkAttachments = []string{"internalapi"}
+		key := createWithInputs(api)
+		finishJob(ns, "keystone-db-sync", true, "")
+		finishJob(ns, "keystone-bootstrap", true, "")
+		By("no NetworkAttachmentDefinition: no Deployment, and the step says which")
+		expectConditions(key, condition{"DeploymentReady", "False", "DependencyNotFound", "Warning"})
+		Expect(message(key, "DeploymentReady")).To(Equal("NetworkAttachmentDefinition internalapi not found (networkAttachments)"))
+		nad := &unstructured.Unstructured{}
+		nad.SetGroupVersionKind(schema.GroupVersionKind{Group: "k8s.cni.cncf.io", Version: "v1", Kind: "NetworkAttachmentDefinition"})
+		nad.SetNamespace(ns)
+		nad.SetName("internalapi")
+		Expect(unstructured.SetNestedField(nad.Object, `{"cniVersion": "0.3.1", "type": "macvlan"}`, "spec", "config")).To(Succeed())
+		Expect(k8sClient.Create(ctx, nad)).To(Succeed())
+
+		By("the definition created: the pods ask Multus for it (found within the 10-s re-check)")
+		Eventually(func(g Gomega) {
+			g.Expect(podTemplate(key)(g).Annotations).To(HaveKeyWithValue("k8s.v1.cni.cncf.io/networks",
+				`[{"name":"internalapi","namespace":"`+ns+`","interface":"internalapi"}]`))
+		}, 20*time.Second).Should(Succeed())
+		rollOut(ns, "keystone", 1)
+
+		By("a pod without its address on the network yet")
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keystone-0", Labels: keystone.Labels(getAPI(key)(Default))},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "keystone-api", Image: "keystone"}}}}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		touch(key)
+		expectConditions(key, condition{"NetworkAttachmentsReady", "False", "Requested", "Info"})
+		Expect(message(key, "NetworkAttachmentsReady")).To(Equal("pods without an address on internalapi (0 of 1 pods)"))
+
+		By("Multus reports it")
+		update(client.ObjectKeyFromObject(pod), &corev1.Pod{}, func(p *corev1.Pod) {
+			p.Annotations = map[string]string{"k8s.v1.cni.cncf.io/network-status": `[{"name":"ovn-kubernetes","interface":"eth0","ips":["10.217.0.40"],"default":true},` +
+				`{"name":"` + ns + `/internalapi","interface":"internalapi","ips":["172.17.0.30"]}]`}
+		})
+		Eventually(func(g Gomega) {
+			a := getAPI(key)(g)
+			g.Expect(a.Status.NetworkAttachments).To(Equal(map[string][]string{ns + "/internalapi": {"172.17.0.30"}}))
+			g.Expect(a.Status.Conditions.IsTrue("NetworkAttachmentsReady")).To(BeTrue())
+			g.Expect(a.IsReady()).To(BeTrue())
+		}, 20*time.Second).Should(Succeed())
 	})
 })

@@ -61,11 +61,18 @@ func deploy(ns string, mutate ...func(*keystonev1.KeystoneAPI)) types.Namespaced
 		m(api)
 	}
 	key := createWithInputs(api)
-	finishJob(ns, "keystone-db-sync", true, "")
-	finishJob(ns, "keystone-bootstrap", true, "")
-	rollOut(ns, "keystone", ptr.Deref(api.Spec.Replicas, 1))
-	expectConditions(key, condition{"Ready", "True", "Ready", ""})
+	finishRollout(key, ptr.Deref(api.Spec.Replicas, 1))
 	return key
+}
+
+// finishRollout plays the Job controller for db-sync and bootstrap and the Deployment
+// controller, and waits for Ready.
+func finishRollout(key types.NamespacedName, replicas int32) {
+	GinkgoHelper()
+	finishJob(key.Namespace, "keystone-db-sync", true, "")
+	finishJob(key.Namespace, "keystone-bootstrap", true, "")
+	rollOut(key.Namespace, key.Name, replicas)
+	expectConditions(key, condition{"Ready", "True", "Ready", ""})
 }
 
 var _ = Describe("KeystoneAPI", func() {

@@ -12,6 +12,9 @@ const (
 	// KeystoneAPITLSInputReady: the certificate Secrets of the interfaces and the CA
 	// bundle exist and parse (skipped when the spec has no tls).
 	KeystoneAPITLSInputReady = condition.TLSInputReadyCondition
+	// KeystoneAPITopologyReady: the Topology of topologyRef exists and is held for the
+	// pods (skipped without topologyRef).
+	KeystoneAPITopologyReady = condition.TopologyReadyCondition
 	// KeystoneAPIDBReady mirrors the MariaDBDatabase.
 	KeystoneAPIDBReady = condition.DBReadyCondition
 	// KeystoneAPIMemcachedReady mirrors the Memcached.
@@ -31,6 +34,9 @@ const (
 	KeystoneAPIBootstrapReady = condition.BootstrapReadyCondition
 	// KeystoneAPIDeploymentReady: the deployment rolled out.
 	KeystoneAPIDeploymentReady = condition.DeploymentReadyCondition
+	// KeystoneAPINetworkAttachmentsReady: every pod reports an address on each of
+	// networkAttachments (skipped without them).
+	KeystoneAPINetworkAttachmentsReady = condition.NetworkAttachmentsReadyCondition
 	// KeystoneAPICronJobReady: the CronJob running keystone-manage trust_flush exists
 	// with the spec's schedule.
 	KeystoneAPICronJobReady = condition.CronJobReadyCondition
@@ -46,6 +52,7 @@ const (
 var KeystoneAPISteps = []condition.Type{
 	KeystoneAPIInputReady,
 	KeystoneAPITLSInputReady,
+	KeystoneAPITopologyReady,
 	KeystoneAPIDBReady,
 	KeystoneAPIMemcachedReady,
 	KeystoneAPIRabbitMqTransportURLReady,
@@ -55,6 +62,7 @@ var KeystoneAPISteps = []condition.Type{
 	KeystoneAPIExposeServiceReady,
 	KeystoneAPIBootstrapReady,
 	KeystoneAPIDeploymentReady,
+	KeystoneAPINetworkAttachmentsReady,
 	KeystoneAPICronJobReady,
 	KeystoneAPIEndpointReady,
 	KeystoneAPIOpenStackConfigReady,

@@ -186,10 +186,31 @@ type KeystoneAPISpec struct {
 	// +optional
 	FederatedRealmConfig string `json:"federatedRealmConfig,omitempty"`
 
+	// TopologyRef names an infra-operator Topology of this namespace whose spread
+	// constraints and affinity the Keystone pods get (a constraint without a label
+	// selector selects Keystone's pods).
+	// +optional
+	TopologyRef *TopoRef `json:"topologyRef,omitempty"`
+
+	// NetworkAttachments names NetworkAttachmentDefinitions (Multus) of this namespace
+	// that Keystone's pods are attached to, besides the cluster network.
+	// +optional
+	NetworkAttachments []string `json:"networkAttachments,omitempty"`
+
 	// TrustFlushSuspend suspends the trust flush CronJob.
 	// +kubebuilder:default=false
 	// +optional
 	TrustFlushSuspend bool `json:"trustFlushSuspend"`
+}
+
+// TopoRef names a Topology (infra-operator's TopoRef, the same fields and schema).
+type TopoRef struct {
+	// Name of the Topology.
+	// +optional
+	Name string `json:"name"`
+	// Namespace of the Topology: the KeystoneAPI's, which is also the default.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // KeystoneExtraMounts are volumes and their mounts, with lib-common's propagation.
@@ -309,6 +330,15 @@ type KeystoneAPIStatus struct {
 
 	// Conditions: Ready first, then each step in order.
 	// +optional
+	// LastAppliedTopology is the Topology the pods were last given.
+	// +optional
+	LastAppliedTopology *TopoRef `json:"lastAppliedTopology,omitempty"`
+
+	// NetworkAttachments lists, per attachment (namespace/name), the IP addresses of
+	// Keystone's pods on it, as Multus reports them.
+	// +optional
+	NetworkAttachments map[string][]string `json:"networkAttachments,omitempty"`
+
 	// TransportURLSecret names the Secret of the notifications' transport URL.
 	// +optional
 	TransportURLSecret string `json:"transportURLSecret,omitempty"`

@@ -1,0 +1,94 @@
+package keystoneapi
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/networkattachment"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// NetworkRecheckInterval is how soon missing NetworkAttachmentDefinitions and the
+// pods' network status are looked at again: they are read, not watched (Multus's kind
+// may not be installed at all).
+const NetworkRecheckInterval = 10 * time.Second
+
+var nadKind = schema.GroupVersionKind{Group: "k8s.cni.cncf.io", Version: "v1", Kind: "NetworkAttachmentDefinition"}
+
+// missingNetworks returns the networkAttachments that have no NetworkAttachmentDefinition
+// in the namespace, read from the API server (no informer: the kind may not exist).
+func (r *Reconciler) missingNetworks(ctx context.Context, api *keystonev1.KeystoneAPI) ([]string, error) {
+	var missing []string
+	for _, name := range api.Spec.NetworkAttachments {
+		nad := &unstructured.Unstructured{}
+		nad.SetGroupVersionKind(nadKind)
+		err := r.Reporter.Reader.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: name}, nad)
+		switch {
+		case apierrors.IsNotFound(err) || apimeta.IsNoMatchError(err):
+			missing = append(missing, name)
+		case err != nil:
+			return nil, fmt.Errorf("reading NetworkAttachmentDefinition %s: %w", name, err)
+		}
+	}
+	return missing, nil
+}
+
+// networksAnnotation is the pod annotation that asks Multus for networkAttachments.
+func networksAnnotation(api *keystonev1.KeystoneAPI) (map[string]string, error) {
+	if len(api.Spec.NetworkAttachments) == 0 {
+		return nil, nil
+	}
+	return networkattachment.CreateNetworksAnnotation(api.Namespace, api.Spec.NetworkAttachments)
+}
+
+// reconcileNetworks marks NetworkAttachmentsReady: every pod of the Deployment reports
+// an address on each of networkAttachments (Multus's network-status annotation), and
+// status.networkAttachments lists them.
+func (r *Reconciler) reconcileNetworks(ctx context.Context, s *scope) (ctrl.Result, error) {
+	api := s.api
+	step := keystonev1.KeystoneAPINetworkAttachmentsReady
+	pods := &corev1.PodList{}
+	if err := r.Reporter.Reader.List(ctx, pods, client.InNamespace(api.Namespace), client.MatchingLabels(keystone.Labels(api))); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing Keystone's pods: %w", err)
+	}
+	addresses := map[string][]string{}
+	for i := range pods.Items {
+		status, err := networkattachment.GetNetworkStatusFromAnnotation(pods.Items[i].Annotations)
+		if err != nil {
+			s.round.MarkFalse(step, condition.ServiceUnavailable, "pod %s: %v", pods.Items[i].Name, err)
+			return ctrl.Result{RequeueAfter: NetworkRecheckInterval}, nil
+		}
+		for _, st := range status {
+			addresses[st.Name] = append(addresses[st.Name], st.IPs...)
+		}
+	}
+	api.Status.NetworkAttachments = map[string][]string{}
+	var short []string
+	for _, name := range api.Spec.NetworkAttachments {
+		key := api.Namespace + "/" + name
+		ips := addresses[key]
+		slices.Sort(ips)
+		api.Status.NetworkAttachments[key] = ips
+		if len(ips) < len(pods.Items) {
+			short = append(short, fmt.Sprintf("%s (%d of %d pods)", name, len(ips), len(pods.Items)))
+		}
+	}
+	if len(short) > 0 {
+		s.round.MarkFalse(step, condition.Requested, "pods without an address on %s", strings.Join(short, ", "))
+		return ctrl.Result{RequeueAfter: NetworkRecheckInterval}, nil
+	}
+	s.round.MarkTrue(step, "%d pods attached to %s", len(pods.Items), strings.Join(api.Spec.NetworkAttachments, ", "))
+	return ctrl.Result{}, nil
+}

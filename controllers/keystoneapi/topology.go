@@ -1,0 +1,70 @@
+package keystoneapi
+
+import (
+	"context"
+	"fmt"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// reconcileTopology marks TopologyReady: the Topology of topologyRef exists in the
+// KeystoneAPI's namespace and carries this KeystoneAPI's finalizer while its pods use
+// it; status.lastAppliedTopology names it. A Topology no longer referenced is released
+// once the pods run without it (releaseStale).
+func (r *Reconciler) reconcileTopology(ctx context.Context, s *scope) (ctrl.Result, error) {
+	api := s.api
+	step := keystonev1.KeystoneAPITopologyReady
+	ref := api.Spec.TopologyRef
+	if ref.Namespace != "" && ref.Namespace != api.Namespace {
+		s.round.MarkFalse(step, condition.InvalidInput, "topologyRef.namespace %s: the Topology must be in the KeystoneAPI's namespace %s",
+			ref.Namespace, api.Namespace)
+		return ctrl.Result{}, nil
+	}
+	topology := &topologyv1.Topology{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: ref.Name}, topology); err != nil {
+		if apierrors.IsNotFound(err) {
+			s.round.MarkFalse(step, condition.DependencyNotFound, "topology %s not found", ref.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reading topology %s: %w", ref.Name, err)
+	}
+	if s.acting(step) {
+		if err := finalizers.Add(ctx, r.Client, topology, finalizerFor(api)); err != nil {
+			return ctrl.Result{}, err
+		}
+		api.Status.LastAppliedTopology = &keystonev1.TopoRef{Name: ref.Name, Namespace: api.Namespace}
+	}
+	s.topology = topology
+	n := 0
+	if c := topology.Spec.TopologySpreadConstraints; c != nil {
+		n = len(*c)
+	}
+	s.round.MarkTrue(step, "topology %s: %d spread constraints, affinity %t", ref.Name, n, topology.Spec.Affinity != nil)
+	return ctrl.Result{}, nil
+}
+
+// applyTopology gives a pod template the spread constraints and affinity of topology;
+// a constraint without a label selector selects the KeystoneAPI's pods.
+func applyTopology(api *keystonev1.KeystoneAPI, topology *topologyv1.Topology, pod *corev1.PodTemplateSpec) {
+	if topology == nil {
+		return
+	}
+	t := topology.DeepCopy()
+	if c := t.Spec.TopologySpreadConstraints; c != nil {
+		for i := range *c {
+			if (*c)[i].LabelSelector == nil {
+				(*c)[i].LabelSelector = &metav1.LabelSelector{MatchLabels: keystone.Labels(api)}
+			}
+		}
+	}
+	t.ApplyTo(pod)
+}
