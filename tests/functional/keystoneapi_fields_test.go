@@ -252,6 +252,39 @@ var _ = Describe("KeystoneAPI trust flush, httpd and policy fields", func() {
 		Expect(message(key, "CronJobReady")).To(Equal(`cronjob keystone-cron runs keystone-manage trust_flush on schedule "*/5 * * * *" (suspended)`))
 	})
 
+	It("runs containerImage, and bootstraps adminUser, adminProject and region; a new image re-runs db-sync and rolls the pods", func() {
+		key := deploy(ns, func(a *keystonev1.KeystoneAPI) {
+			a.Spec.ContainerImage, a.Spec.PreserveJobs = "registry.example.com/keystone:1", true
+			a.Spec.AdminUser, a.Spec.AdminProject, a.Spec.Region = "root", "operators", "regionTwo"
+		})
+		Expect(podTemplate(key)(Default).Spec.Containers[0].Image).To(Equal("registry.example.com/keystone:1"))
+		boot := &batchv1.Job{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-bootstrap"}, boot)).To(Succeed())
+		Expect(boot.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example.com/keystone:1"))
+		Expect(boot.Spec.Template.Spec.Containers[0].Command[2]).To(And(ContainSubstring("--bootstrap-username 'root'"),
+			ContainSubstring("--bootstrap-project-name 'operators'"), ContainSubstring("--bootstrap-region-id 'regionTwo'")))
+		cm := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "openstack-config"}, cm)).To(Succeed())
+		Expect(cm.Data["clouds.yaml"]).To(And(ContainSubstring("username: root"), ContainSubstring("project_name: operators"),
+			ContainSubstring("region_name: regionTwo")))
+		Expect(getAPI(key)(Default).Status.Region).To(Equal("regionTwo"))
+
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.ContainerImage = "registry.example.com/keystone:2" })
+		for _, name := range []string{"keystone-db-sync", "keystone-bootstrap"} {
+			Eventually(func(g Gomega) {
+				job := &batchv1.Job{}
+				g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, job)).To(Succeed())
+				g.Expect(job.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example.com/keystone:2"), "%s runs the new image", name)
+			}).Should(Succeed())
+			finishJob(ns, name, true, "")
+		}
+		Eventually(func(g Gomega) {
+			g.Expect(podTemplate(key)(g).Spec.Containers[0].Image).To(Equal("registry.example.com/keystone:2"))
+		}).Should(Succeed())
+		rollOut(ns, "keystone", 1)
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+	})
+
 	It("installs the federated realms' metadata of federatedRealmConfig, and says what is wrong with it", func() {
 		api := keystoneAPI(ns)
 		api.Spec.FederatedRealmConfig = "federation-realms"
