@@ -12,12 +12,51 @@ fail() {
 	exit 1
 }
 
-# url prints Keystone's v3 URL at the keystone-internal Service's cluster IP.
+# url prints Keystone's v3 URL through the keystone-internal Service: by its cluster IP,
+# or, when the KeystoneAPI serves HTTPS, by the Service's name (the certificate's), which
+# kcurl resolves to that IP and verifies against the CA bundle.
 url() {
+	if tls; then
+		echo "https://keystone-internal.$NAMESPACE.svc:5000/v3"
+	else
+		echo "http://$(cluster_ip):5000/v3"
+	fi
+}
+
+cluster_ip() {
 	local ip
 	ip=$(kubectl -n "$NAMESPACE" get service keystone-internal -o jsonpath='{.spec.clusterIP}')
 	[[ -n $ip ]] || fail "service keystone-internal has no cluster IP"
-	echo "http://$ip:5000/v3"
+	echo "$ip"
+}
+
+# tls tells whether the namespace's KeystoneAPI serves HTTPS (a CA bundle was issued).
+tls() { kubectl -n "$NAMESPACE" get secret combined-ca-bundle >/dev/null 2>&1; }
+
+# kcurl is curl, verifying Keystone's certificate against the CA bundle when it serves HTTPS.
+kcurl() {
+	if tls; then
+		kubectl -n "$NAMESPACE" get secret combined-ca-bundle -o jsonpath='{.data.tls-ca-bundle\.pem}' | base64 -d >"$state/ca.pem"
+		curl --cacert "$state/ca.pem" --resolve "keystone-internal.$NAMESPACE.svc:5000:$(cluster_ip)" "$@"
+	else
+		curl "$@"
+	fi
+}
+
+# served_serial SERVICE prints the serial of the certificate Keystone serves for the
+# Service's name (SNI), after checking it against the CA bundle.
+served_serial() {
+	local host=$1.$NAMESPACE.svc out
+	kubectl -n "$NAMESPACE" get secret combined-ca-bundle -o jsonpath='{.data.tls-ca-bundle\.pem}' | base64 -d >"$state/ca.pem"
+	out=$(openssl s_client -connect "$(kubectl -n "$NAMESPACE" get service "$1" -o jsonpath='{.spec.clusterIP}'):5000" \
+		-servername "$host" -verify_hostname "$host" -CAfile "$state/ca.pem" -verify_return_error </dev/null 2>/dev/null) ||
+		fail "no verified TLS handshake with $host"
+	openssl x509 -noout -serial <<<"$out" | cut -d= -f2
+}
+
+# secret_serial SECRET prints the serial of the certificate in the Secret SECRET.
+secret_serial() {
+	kubectl -n "$NAMESPACE" get secret "$1" -o jsonpath='{.data.tls\.crt}' | base64 -d | openssl x509 -noout -serial | cut -d= -f2
 }
 
 # token USER PASSWORD PROJECT issues a token (POST /v3/auth/tokens) and prints it.
@@ -27,7 +66,7 @@ token() {
 	body=$(printf '{"auth":{"identity":{"methods":["password"],"password":{"user":{"name":"%s","domain":{"id":"default"},"password":"%s"}}},"scope":{"project":{"name":"%s","domain":{"id":"default"}}}}}' "$1" "$2" "$3")
 	headers=$(mktemp)
 	local code
-	code=$(curl -s -o "$state/last-body" -D "$headers" -w '%{http_code}' -H 'Content-Type: application/json' -d "$body" "$base/auth/tokens")
+	code=$(kcurl -s -o "$state/last-body" -D "$headers" -w '%{http_code}' -H 'Content-Type: application/json' -d "$body" "$base/auth/tokens")
 	[[ $code == 201 ]] || fail "POST /v3/auth/tokens as $1: HTTP $code $(head -c 300 "$state/last-body")"
 	tr -d '\r' <"$headers" | awk -F': ' 'tolower($1) == "x-subject-token" {print $2}'
 	rm -f "$headers"
@@ -44,7 +83,7 @@ appcred_token() {
 	[[ -n $id && -n $secret ]] || fail "secret $1 holds no AC_ID and AC_SECRET"
 	body=$(printf '{"auth":{"identity":{"methods":["application_credential"],"application_credential":{"id":"%s","secret":"%s"}}}}' "$id" "$secret")
 	headers=$(mktemp)
-	code=$(curl -s -o "$state/last-body" -D "$headers" -w '%{http_code}' -H 'Content-Type: application/json' -d "$body" "$(url)/auth/tokens")
+	code=$(kcurl -s -o "$state/last-body" -D "$headers" -w '%{http_code}' -H 'Content-Type: application/json' -d "$body" "$(url)/auth/tokens")
 	[[ $code == 201 ]] || fail "POST /v3/auth/tokens with application credential $id: HTTP $code $(head -c 300 "$state/last-body")"
 	tr -d '\r' <"$headers" | awk -F': ' 'tolower($1) == "x-subject-token" {print $2}'
 	rm -f "$headers"
@@ -54,7 +93,7 @@ appcred_token() {
 validate() {
 	local code auth
 	auth=$(admin_token)
-	code=$(curl -s -o "$state/last-body" -w '%{http_code}' -H "X-Auth-Token: $auth" -H "X-Subject-Token: $1" "$(url)/auth/tokens")
+	code=$(kcurl -s -o "$state/last-body" -w '%{http_code}' -H "X-Auth-Token: $auth" -H "X-Subject-Token: $1" "$(url)/auth/tokens")
 	[[ $code == 200 ]] || fail "GET /v3/auth/tokens: HTTP $code $(head -c 300 "$state/last-body")"
 	python3 -c 'import json, sys, datetime as d
 t = json.load(open(sys.argv[1]))["token"]
@@ -67,7 +106,7 @@ print(int((p(t["expires_at"]) - p(t["issued_at"])).total_seconds()))' "$state/la
 get() {
 	local code auth
 	auth=$(admin_token)
-	code=$(curl -s -o "$state/last-body" -w '%{http_code}' -H "X-Auth-Token: $auth" "$(url)/$1")
+	code=$(kcurl -s -o "$state/last-body" -w '%{http_code}' -H "X-Auth-Token: $auth" "$(url)/$1")
 	[[ $code == 200 ]] || fail "GET /v3/$1: HTTP $code $(head -c 300 "$state/last-body")"
 	cat "$state/last-body"
 }
