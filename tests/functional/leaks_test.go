@@ -9,6 +9,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -147,9 +148,30 @@ var _ = Describe("Nothing leaked", func() {
 		values.addSecret(registered, getAppCred(acKey)(Default).Status.SecretName, keystonev1.ACIDSecretKey)
 		look(registered)
 
+		By("a KeystoneAPI over HTTPS that sends notifications")
+		secured := newNamespace()
+		ca, err := testutil.NewCA("leak-probe-ca")
+		Expect(err).NotTo(HaveOccurred())
+		tlsAPI := keystoneAPI(secured)
+		withTLS(tlsAPI)
+		tlsAPI.Spec.NotificationsBus = &keystonev1.NotificationsBus{Cluster: "rabbitmq"}
+		tlsKey := createWithoutDatabase(tlsAPI)
+		for _, iface := range []string{"public", "internal"} {
+			cert, certKey, err := ca.Issue("keystone-" + iface + "." + secured + ".svc")
+			Expect(err).NotTo(HaveOccurred())
+			createSecret(secured, "cert-keystone-"+iface+"-svc", map[string]string{"tls.crt": string(cert), "tls.key": string(certKey)})
+			values.addSecret(secured, "cert-keystone-"+iface+"-svc", "tls.crt")
+		}
+		createSecret(secured, "combined-ca-bundle", map[string]string{"tls-ca-bundle.pem": string(ca.PEM)})
+		markDatabaseReady(secured, galera)
+		playTransportURL(secured, "keystone-keystone-transport", "rabbit://keystone:Rabbit-"+probe+"@rabbitmq."+secured+".svc:5671/?ssl=1")
+		values["the RabbitMQ password"] = "Rabbit-" + probe
+		finishRollout(tlsKey, 1)
+		look(secured)
+
 		By("everything deleted")
 		for _, obj := range []client.Object{getAppCred(acKey)(Default), getEndpoint(svcKey)(Default), getService(svcKey)(Default),
-			getAPI(client.ObjectKeyFromObject(api))(Default), getAPI(key)(Default)} {
+			getAPI(client.ObjectKeyFromObject(api))(Default), getAPI(key)(Default), getAPI(tlsKey)(Default)} {
 			Expect(k8sClient.Delete(ctx, obj)).To(Succeed())
 		}
 		Eventually(func() bool {
@@ -157,6 +179,7 @@ var _ = Describe("Nothing leaked", func() {
 		}, 20*time.Second).Should(BeTrue())
 		look(registered)
 		look(deployed)
+		look(secured)
 		for i, token := range ks.Tokens() {
 			values[fmt.Sprintf("Keystone token %d", i)] = token
 		}
