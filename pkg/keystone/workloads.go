@@ -98,6 +98,16 @@ func TrustFlushSchedule(api *keystonev1.KeystoneAPI) string {
 	return api.Spec.TrustFlushSchedule
 }
 
+// JobLabel names, on a job's pods, the job they run for.
+const JobLabel = "keystone.openstack.org/job"
+
+// JobPodLabels mark the pods of a db-sync, bootstrap or trust flush job: the
+// KeystoneAPI's name, not the labels the Services and the Deployment select on, so a
+// job's pod never receives API traffic and is never counted as an API pod.
+func JobPodLabels(api *keystonev1.KeystoneAPI, job string) map[string]string {
+	return map[string]string{"keystone.openstack.org/keystoneapi": api.Name, JobLabel: job}
+}
+
 func job(api *keystonev1.KeystoneAPI, name, hash, cmd string, env []corev1.EnvVar) *batchv1.Job {
 	pod := podSpec(api, corev1.Container{
 		Name:    name,
@@ -112,7 +122,7 @@ func job(api *keystonev1.KeystoneAPI, name, hash, cmd string, env []corev1.EnvVa
 			BackoffLimit:          ptr.To(JobBackoffLimit),
 			ActiveDeadlineSeconds: ptr.To(JobDeadlineSeconds),
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: Labels(api)},
+				ObjectMeta: metav1.ObjectMeta{Labels: JobPodLabels(api, name)},
 				Spec:       pod,
 			},
 		},

@@ -217,3 +217,32 @@ func TestExtraMounts(t *testing.T) {
 	g.Expect(pod.Containers[0].VolumeMounts).To(ContainElement(HaveField("MountPath", "/etc/keystone/domains/keystone")))
 	g.Expect(names(DBSyncJob(api, "h").Spec.Template.Spec.Volumes)).NotTo(ContainElement("unset"))
 }
+
+// TestJobPodsAreNotAPIPods keeps the jobs' pods out of what the Services and the
+// Deployment select: a running db-sync, bootstrap or trust flush pod gets no traffic.
+func TestJobPodsAreNotAPIPods(t *testing.T) {
+	g := NewWithT(t)
+	api := testAPI()
+	selector := Deployment(api, "rev").Spec.Selector.MatchLabels
+	svcs, err := Services(api)
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, labels := range []map[string]string{
+		DBSyncJob(api, "h").Spec.Template.Labels, BootstrapJob(api, "h", Endpoints(api)).Spec.Template.Labels,
+		TrustFlushCronJob(api).Spec.JobTemplate.Spec.Template.Labels,
+	} {
+		g.Expect(labels).To(HaveKeyWithValue("keystone.openstack.org/keystoneapi", "keystone"))
+		g.Expect(matches(selector, labels)).To(BeFalse(), "the Deployment's selector matches %v", labels)
+		for _, svc := range svcs {
+			g.Expect(matches(svc.Spec.Selector, labels)).To(BeFalse(), "service %s selects %v", svc.Name, labels)
+		}
+	}
+}
+
+func matches(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
