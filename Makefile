@@ -98,6 +98,7 @@ kuttl: manifests envtest debian-deps $(KUTTL) ## Run the kuttl scenarios (tests/
 	go build -o $(LOCALBIN)/manager ./cmd
 	go build -o $(LOCALBIN)/localkeystone ./cmd/localkeystone
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) hack/kuttl.sh $(KUTTL) $(KUTTL_ARGS)
+	KUTTL_CRDS=upstream KUBEBUILDER_ASSETS=$(ENVTEST_DIR) hack/kuttl.sh $(KUTTL) --test controlplane
 
 .PHONY: e2e
 e2e: manifests envtest node-bins cluster-deps $(KUTTL) ## Run the end-to-end scenarios (tests/e2e) on the local cluster, real pods and all.

@@ -12,6 +12,16 @@ cd "$root"
 source hack/lib.sh
 
 hack/crds.sh bin/kuttl/crds
+# KUTTL_CRDS=upstream installs keystone-operator's own CRD files (of the API module the
+# conformance suite pins) in place of this suite's, as openstack-operator does.
+if [[ ${KUTTL_CRDS:-ours} == upstream ]]; then
+	upstream=$(cd tests/conformance && GONOSUMDB='github.com/openstack-k8s-operators/*' \
+		go list -m -f '{{.Dir}}' github.com/openstack-k8s-operators/keystone-operator/api)
+	rm -f bin/kuttl/crds/keystone.openstack.org_*.yaml
+	cp "$upstream"/bases/keystone.openstack.org_*.yaml bin/kuttl/crds/
+	chmod u+w bin/kuttl/crds/*
+	echo "kuttl.sh: keystone-operator's CRDs from $upstream"
+fi
 
 export KEYSTONE_ADMIN_PASSWORD=kuttl-admin-secret
 url_file=bin/kuttl/keystone-url
