@@ -13,7 +13,6 @@ import (
 	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -24,10 +23,10 @@ import (
 // Finalizer keeps a KeystoneAPI until the finalizers it put on other objects are released.
 const Finalizer = "keystone.openstack.org/keystoneapi"
 
-// reconcileDelete releases our finalizers on the database, account and memcached
-// (whichever still exist); once no registration holds the KeystoneAPI any more, the
-// cleanup Secret (the admin's password they remove themselves with); then the
-// KeystoneAPI's own. Owned children go with it.
+// reconcileDelete waits until no registration holds the KeystoneAPI, then releases the
+// cleanup Secret (the admin's password they remove themselves with), our finalizers on
+// the databases, accounts, Memcacheds and Topologies of the namespace (whichever still
+// exist), and the KeystoneAPI's own. Owned children go with it.
 func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	if holders := registrationHolders(api); len(holders) > 0 {
@@ -39,12 +38,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	if err := finalizers.Remove(ctx, r.Client, cleanup, Finalizer); err != nil {
 		return ctrl.Result{}, err
 	}
-	for _, obj := range []client.Object{
-		&mariadbv1.MariaDBDatabase{}, &mariadbv1.MariaDBAccount{}, &memcachedv1.Memcached{}, &topologyv1.Topology{},
-	} {
-		if err := r.releaseFinalizer(ctx, api, obj, dependencyName(api, obj)); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := r.releaseFinalizers(ctx, api, false); err != nil {
+		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, finalizers.Remove(ctx, r.Client, api, Finalizer)
 }
@@ -65,24 +60,17 @@ func dependencyName(api *keystonev1.KeystoneAPI, obj client.Object) string {
 	}
 }
 
-func (r *Reconciler) releaseFinalizer(ctx context.Context, api *keystonev1.KeystoneAPI, obj client.Object, name string) error {
-	if name == "" {
-		return nil
-	}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: name}, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("reading %T %s: %w", obj, name, err)
-	}
-	return finalizers.Remove(ctx, r.Client, obj, finalizerFor(api))
-}
-
 // releaseStale removes this KeystoneAPI's finalizer from the Memcached, MariaDBAccount,
 // MariaDBDatabase and Topology it no longer uses: after memcachedInstance,
 // databaseAccount or topologyRef changed, once the pods run with the new ones (or, in
 // external mode, all of them).
 func (r *Reconciler) releaseStale(ctx context.Context, api *keystonev1.KeystoneAPI) error {
+	return r.releaseFinalizers(ctx, api, !api.Spec.ExternalKeystoneAPI)
+}
+
+// releaseFinalizers removes this KeystoneAPI's finalizer from every object of the kinds
+// it holds (whichever exist), but, when keepInUse, from those the spec names.
+func (r *Reconciler) releaseFinalizers(ctx context.Context, api *keystonev1.KeystoneAPI, keepInUse bool) error {
 	mine := finalizerFor(api)
 	for _, list := range []client.ObjectList{
 		&memcachedv1.MemcachedList{}, &mariadbv1.MariaDBAccountList{}, &mariadbv1.MariaDBDatabaseList{}, &topologyv1.TopologyList{},
@@ -99,7 +87,7 @@ func (r *Reconciler) releaseStale(ctx context.Context, api *keystonev1.KeystoneA
 			if !ok || !controllerutil.ContainsFinalizer(obj, mine) {
 				continue
 			}
-			if !api.Spec.ExternalKeystoneAPI && obj.GetName() == dependencyName(api, obj) {
+			if keepInUse && obj.GetName() == dependencyName(api, obj) {
 				continue
 			}
 			if err := finalizers.Remove(ctx, r.Client, obj, mine); err != nil {

@@ -50,6 +50,20 @@ const (
 // New starts a fake Keystone on 127.0.0.1 with an admin user, the default domain and
 // an admin project.
 func New(admin, password string) *Server {
+	s := newServer(admin, password)
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// NewTLS is New served over HTTPS, with a certificate for 127.0.0.1 that CAPEM trusts.
+func NewTLS(admin, password string) *Server {
+	s := newServer(admin, password)
+	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// newServer is a fake Keystone's state, not yet served.
+func newServer(admin, password string) *Server {
 	s := &Server{tokens: map[string]string{}, assigned: map[string]bool{}, requests: map[string]int{},
 		entities: map[string]map[string]map[string]any{}}
 	for _, k := range []string{Services, Endpoints, Projects, Users, Roles, AppCreds} {
@@ -58,15 +72,6 @@ func New(admin, password string) *Server {
 	s.put(Projects, map[string]any{"name": "admin", "domain_id": "default"})
 	s.put(Users, map[string]any{"name": admin, "domain_id": "default", "password": password, "enabled": true})
 	s.put(Roles, map[string]any{"name": "admin"})
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	return s
-}
-
-// NewTLS is New served over HTTPS, with a certificate for 127.0.0.1 that CAPEM trusts.
-func NewTLS(admin, password string) *Server {
-	s := New(admin, password)
-	s.Close()
-	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
 	return s
 }
 

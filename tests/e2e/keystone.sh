@@ -33,11 +33,16 @@ cluster_ip() {
 # tls tells whether the namespace's KeystoneAPI serves HTTPS (a CA bundle was issued).
 tls() { kubectl -n "$NAMESPACE" get secret combined-ca-bundle >/dev/null 2>&1; }
 
+# ca_file writes the namespace's CA bundle to a file and prints its path.
+ca_file() {
+	kubectl -n "$NAMESPACE" get secret combined-ca-bundle -o jsonpath='{.data.tls-ca-bundle\.pem}' | base64 -d >"$state/ca.pem"
+	echo "$state/ca.pem"
+}
+
 # kcurl is curl, verifying Keystone's certificate against the CA bundle when it serves HTTPS.
 kcurl() {
 	if tls; then
-		kubectl -n "$NAMESPACE" get secret combined-ca-bundle -o jsonpath='{.data.tls-ca-bundle\.pem}' | base64 -d >"$state/ca.pem"
-		curl --cacert "$state/ca.pem" --resolve "keystone-internal.$NAMESPACE.svc:5000:$(cluster_ip)" "$@"
+		curl --cacert "$(ca_file)" --resolve "keystone-internal.$NAMESPACE.svc:5000:$(cluster_ip)" "$@"
 	else
 		curl "$@"
 	fi
@@ -47,9 +52,8 @@ kcurl() {
 # Service's name (SNI), after checking it against the CA bundle.
 served_serial() {
 	local host=$1.$NAMESPACE.svc out
-	kubectl -n "$NAMESPACE" get secret combined-ca-bundle -o jsonpath='{.data.tls-ca-bundle\.pem}' | base64 -d >"$state/ca.pem"
 	out=$(openssl s_client -connect "$(kubectl -n "$NAMESPACE" get service "$1" -o jsonpath='{.spec.clusterIP}'):5000" \
-		-servername "$host" -verify_hostname "$host" -CAfile "$state/ca.pem" -verify_return_error </dev/null 2>/dev/null) ||
+		-servername "$host" -verify_hostname "$host" -CAfile "$(ca_file)" -verify_return_error </dev/null 2>/dev/null) ||
 		fail "no verified TLS handshake with $host"
 	openssl x509 -noout -serial <<<"$out" | cut -d= -f2
 }
