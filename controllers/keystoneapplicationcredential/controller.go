@@ -43,6 +43,8 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 	// Keystone shares authenticated clients between reconciles.
 	Keystone *identity.Clients
+	// Concurrency is how many objects reconcile at once (registration.Concurrency).
+	Concurrency int
 	// NodeSets tells whether the data plane's NodeSet kind is installed (found at set-up).
 	NodeSets bool
 }
@@ -87,7 +89,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	list := &keystonev1.KeystoneApplicationCredentialList{}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&keystonev1.KeystoneApplicationCredential{}, builder.WithPredicates(condition.IgnoreStatusUpdates)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: registration.MaxConcurrentRegistrations}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: registration.Concurrency(r.Concurrency)}).
 		Owns(&corev1.Secret{}).
 		Watches(&keystonev1.KeystoneAPI{}, registration.EnqueueInNamespace(r.Client, list, nil),
 			builder.WithPredicates(registration.KeystoneAPIChanged)).

@@ -68,7 +68,7 @@ func (r *Reconciler) revokeAll(ctx context.Context, s *scope, api *keystonev1.Ke
 		return false, fmt.Errorf("revoking the credentials of %s: %s", s.ac.Name, registration.AdminMissing(api))
 	}
 	fail := func(err error) (bool, error) {
-		_, err = registration.Failed(s.round, r.Keystone, admin, step, credentialReasons, err)
+		_, err = registration.Failed(s.round, r.Keystone, admin, step, credentialFailed, err)
 		return false, fmt.Errorf("revoking the credentials of %s: %w", s.ac.Name, err)
 	}
 	kc, err := r.Keystone.Get(ctx, admin)

@@ -39,10 +39,8 @@ const (
 )
 
 var (
-	credentialReasons = registration.StepReasons{
-		Created: registration.Reason(keystonev1.ApplicationCredentialCreatedReason),
-		Failed:  registration.Reason(keystonev1.ApplicationCredentialFailedReason),
-	}
+	credentialCreated        = registration.Reason(keystonev1.ApplicationCredentialCreatedReason)
+	credentialFailed         = registration.Reason(keystonev1.ApplicationCredentialFailedReason)
 	userAuthenticationFailed = registration.Reason(keystonev1.UserAuthenticationFailedReason)
 	roleNotAssigned          = registration.Reason(keystonev1.RoleNotAssignedReason)
 	rotatedReason            = registration.Reason(keystonev1.ApplicationCredentialRotatedReason)
@@ -150,7 +148,7 @@ func (r *Reconciler) reconcileCredential(ctx context.Context, s *scope) (ctrl.Re
 	s.userClient = kc
 	why, err := r.replacementReason(ctx, s)
 	if err != nil {
-		return registration.Failed(s.round, r.Keystone, s.user, step, credentialReasons, err)
+		return registration.Failed(s.round, r.Keystone, s.user, step, credentialFailed, err)
 	}
 	st := &s.ac.Status
 	if why == "" {
@@ -191,7 +189,7 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 	step := keystonev1.KeystoneApplicationCredentialCredentialReady
 	kc, userID, spec := s.userClient, s.userClient.UserID(), s.ac.Spec
 	if err := r.sweepOrphans(ctx, s); err != nil {
-		return registration.Failed(s.round, r.Keystone, s.user, step, credentialReasons, err)
+		return registration.Failed(s.round, r.Keystone, s.user, step, credentialFailed, err)
 	}
 	now := r.Clock.Now()
 	want := identity.AppCredSpec{Name: fmt.Sprintf("%s-%s", s.ac.Name, rand.String(5)), Owner: owner(s.ac), Roles: spec.Roles,
@@ -207,7 +205,7 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 		return ctrl.Result{}, err
 	}
 	if err != nil {
-		return registration.Failed(s.round, r.Keystone, s.user, step, credentialReasons, err)
+		return registration.Failed(s.round, r.Keystone, s.user, step, credentialFailed, err)
 	}
 	secret, err := r.createSecret(ctx, s.ac, created)
 	if err != nil {
@@ -233,7 +231,7 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 	st.CreatedAt, st.ExpiresAt = &metav1.Time{Time: now.UTC().Truncate(time.Second)}, &metav1.Time{Time: expires.UTC().Truncate(time.Second)}
 	st.RotationEligibleAt = &metav1.Time{Time: rotationDue(s.ac)}
 	s.created = true
-	s.round.MarkDone(step, credentialReasons.Created, "credential %s created for user %s (%s); it expires at %s", created.ID,
+	s.round.MarkDone(step, credentialCreated, "credential %s created for user %s (%s); it expires at %s", created.ID,
 		spec.UserName, why, st.ExpiresAt.UTC().Format(time.RFC3339))
 	if rotation {
 		st.LastRotated = &metav1.Time{Time: now.UTC().Truncate(time.Second)}
@@ -248,7 +246,7 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 // user and sets its password may not have yet): a Warning, retried.
 func (r *Reconciler) userFailed(ctx context.Context, s *scope, step lc.Type, err error) (ctrl.Result, error) {
 	if identity.StatusCode(err) != 401 {
-		return registration.Failed(s.round, r.Keystone, s.user, step, credentialReasons, err)
+		return registration.Failed(s.round, r.Keystone, s.user, step, credentialFailed, err)
 	}
 	user := s.ac.Spec.UserName
 	why := fmt.Sprintf("Keystone refused the password of user %s from secret %s", user, s.ac.Spec.Secret)
@@ -393,7 +391,7 @@ func (r *Reconciler) reconcileCleanup(ctx context.Context, s *scope) (ctrl.Resul
 			continue
 		}
 		if err := r.revokeSecret(ctx, s.userClient, s.userClient.UserID(), secret); err != nil {
-			return registration.Failed(s.round, r.Keystone, s.user, step, credentialReasons, err)
+			return registration.Failed(s.round, r.Keystone, s.user, step, credentialFailed, err)
 		}
 		revoked = append(revoked, fmt.Sprintf("%s (secret %s)", secret.Data[keystonev1.ACIDSecretKey], secret.Name))
 		if secret.Name == ac.Status.PreviousSecretName {

@@ -36,6 +36,10 @@ type Reconciler struct {
 	Clock    clock.PassiveClock
 	// Keystone shares authenticated clients between reconciles.
 	Keystone *identity.Clients
+	// Concurrency is how many objects reconcile at once (registration.Concurrency).
+	Concurrency int
+	// Recent spares Keystone the reads of duplicate wake-ups.
+	Recent registration.Recent
 }
 
 // scope is what one reconcile of a KeystoneEndpoint has seen so far.
@@ -65,7 +69,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	list := &keystonev1.KeystoneEndpointList{}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&keystonev1.KeystoneEndpoint{}, builder.WithPredicates(condition.IgnoreStatusUpdates)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: registration.MaxConcurrentRegistrations}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: registration.Concurrency(r.Concurrency)}).
 		Watches(&keystonev1.KeystoneAPI{}, registration.EnqueueInNamespace(r.Client, list, nil),
 			builder.WithPredicates(registration.KeystoneAPIChanged)).
 		Watches(&keystonev1.KeystoneService{}, registration.EnqueueInNamespace(r.Client, list, r.ofService),
@@ -101,7 +105,8 @@ func (r *Reconciler) ifAdminSecret(o client.Object) []client.ListOption {
 }
 
 // keystoneServiceChanged passes the KeystoneService updates a KeystoneEndpoint
-// depends on: Ready, the generation it describes, the service ID, deletion.
+// depends on: Ready as MirrorSteady mirrors it, the generation it describes, the
+// service ID, deletion.
 var keystoneServiceChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		o, ok1 := e.ObjectOld.(*keystonev1.KeystoneService)
@@ -109,13 +114,7 @@ var keystoneServiceChanged = predicate.Funcs{
 		if !ok1 || !ok2 {
 			return true
 		}
-		ready := func(s *keystonev1.KeystoneService) string {
-			if c := s.Status.Conditions.Get(condition.ReadyCondition); c != nil {
-				return string(c.Status) + "/" + string(c.Reason) + "/" + string(c.Severity)
-			}
-			return ""
-		}
-		return ready(o) != ready(n) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
+		return condition.SteadyMirrorOf(o.Status.Conditions) != condition.SteadyMirrorOf(n.Status.Conditions) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
 			o.Status.ServiceID != n.Status.ServiceID || !o.DeletionTimestamp.Equal(n.DeletionTimestamp)
 	},
 }
@@ -139,8 +138,5 @@ func (r *Reconciler) kind() condition.Kind[*keystonev1.KeystoneEndpoint, *scope]
 			{Step: keystonev1.KeystoneEndpointEndpointsReady, Run: r.reconcileEndpoints},
 		},
 		Delete: r.reconcileDelete,
-		Requeue: func(s *scope, result ctrl.Result) ctrl.Result {
-			return registration.RequeueUnconfirmed(s.round, result)
-		},
 	}
 }

@@ -74,7 +74,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 		err = kc.DeleteEndpoints(ctx, identity.EndpointSet{ServiceID: serviceID, Owner: owner(ep), Known: ep.Status.EndpointIDs})
 	}
 	if err != nil {
-		_, err = registration.Failed(s.round, r.Keystone, admin, step, endpointReasons, err)
+		_, err = registration.Failed(s.round, r.Keystone, admin, step, endpointFailed, err)
 		return false, fmt.Errorf("removing the endpoints of %s: %w", ep.Name, err)
 	}
 	return true, nil

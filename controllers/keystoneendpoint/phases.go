@@ -17,11 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// endpointReasons are the registration step's reasons.
-var endpointReasons = registration.StepReasons{
-	Created: registration.Reason(keystonev1.EndpointCreatedReason),
-	Failed:  registration.Reason(keystonev1.EndpointFailedReason),
-}
+// endpointFailed is the registration step's reason (Error) for a request Keystone refused.
+var endpointFailed = registration.Reason(keystonev1.EndpointFailedReason)
 
 // holdFinalizer is the finalizer a KeystoneEndpoint puts on its KeystoneAPI and
 // KeystoneService, so that neither goes before its endpoints are removed.
@@ -128,7 +125,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 		s.round.MarkFalse(step, condition.DependencyNotFound, "KeystoneService %s is being deleted; its endpoints are removed", svc.Name)
 		return ctrl.Result{}, finalizers.Remove(ctx, r.Client, svc, holdFinalizer(ep), upstreamHoldFinalizer(ep))
 	}
-	if s.round.Mirror(step, "KeystoneService", svc.Name, svc.Status.Conditions); !s.round.IsTrue(step) {
+	if s.round.MirrorSteady(step, "KeystoneService", svc.Name, svc.Status.Conditions); !s.round.IsTrue(step) {
 		return ctrl.Result{}, nil
 	}
 	if !svc.IsReady() || svc.Status.ServiceID == "" {
@@ -149,18 +146,25 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 		s.round.MarkFalse(step, condition.InvalidInput, "%s", problem)
 		return ctrl.Result{}, nil
 	}
+	region := registration.Region(s.api)
+	message := fmt.Sprintf("%s in region %s", describe(ep.Spec.Endpoints), region)
+	inputs := r.inputs(s, region)
+	if r.Recent.Matches(ep.UID, inputs, r.Clock.Now()) {
+		s.round.MarkTrue(step, "%s", message)
+		return ctrl.Result{}, nil
+	}
+	r.Recent.Forget(ep.UID)
 	kc, err := r.Keystone.Get(ctx, s.admin)
 	if err != nil {
-		return registration.Failed(s.round, r.Keystone, s.admin, step, endpointReasons, err)
+		return registration.Failed(s.round, r.Keystone, s.admin, step, endpointFailed, err)
 	}
-	region := registration.Region(s.api)
 	changedService := false
 	if previous := ep.Status.ServiceID; previous != "" && previous != s.service.Status.ServiceID {
 		// The KeystoneService registered another service (a new type or name): our
 		// endpoints of the previous one go, unless they went with it.
 		err := kc.DeleteEndpoints(ctx, identity.EndpointSet{ServiceID: previous, Owner: owner(ep), Known: ep.Status.EndpointIDs})
 		if err != nil {
-			return registration.Failed(s.round, r.Keystone, s.admin, step, endpointReasons, err)
+			return registration.Failed(s.round, r.Keystone, s.admin, step, endpointFailed, err)
 		}
 		changedService = true
 	}
@@ -169,11 +173,25 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 		Known: knownIDs(ep, s.service.Status.ServiceID),
 	})
 	if err != nil {
-		return registration.Failed(s.round, r.Keystone, s.admin, step, endpointReasons, err)
+		return registration.Failed(s.round, r.Keystone, s.admin, step, endpointFailed, err)
 	}
 	setStatus(ep, s.service.Status.ServiceID, ids)
-	registration.Mark(s.round, step, endpointReasons, changed || changedService, "%s in region %s", describe(ep.Spec.Endpoints), region)
+	registration.Mark(ctx, s.round, step, changed || changedService, "%s", message)
+	r.Recent.Record(ep.UID, r.inputs(s, region), r.Clock.Now())
 	return ctrl.Result{}, nil
+}
+
+// inputs is everything a finding of reconcileEndpoints depends on (registration.Recent):
+// the spec, the annotations (touching one forces a read of Keystone), the status it
+// was written to, the service, the region, the KeystoneAPI's readiness and its admin.
+func (r *Reconciler) inputs(s *scope, region string) string {
+	ep := s.endpoint
+	var readySince int64
+	if ready := s.api.Status.Conditions.Get(condition.ReadyCondition); ready != nil {
+		readySince = ready.LastTransitionTime.UnixNano()
+	}
+	return fmt.Sprint(ep.Generation, ep.Annotations, ep.Status.ServiceID, ep.Status.EndpointIDs, s.service.UID,
+		s.service.Status.ServiceID, region, s.api.UID, readySince, s.admin.Fingerprint())
 }
 
 // knownIDs are the endpoint IDs recorded for the current service: none when the

@@ -33,6 +33,8 @@ type Reconciler struct {
 	Clock    clock.PassiveClock
 	// Keystone shares authenticated clients between reconciles.
 	Keystone *identity.Clients
+	// Concurrency is how many objects reconcile at once (registration.Concurrency).
+	Concurrency int
 }
 
 // scope is what one reconcile of a KeystoneService has seen so far.
@@ -65,8 +67,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("indexing KeystoneService by secret: %w", err)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&keystonev1.KeystoneService{}, builder.WithPredicates(condition.IgnoreStatusUpdates)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: registration.MaxConcurrentRegistrations}).
+		// The annotations a round records (recordUser) are its own writes, like its status.
+		For(&keystonev1.KeystoneService{}, builder.WithPredicates(condition.IgnoreOwnUpdates(UserAnnotation, PasswordFromAnnotation))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: registration.Concurrency(r.Concurrency)}).
 		Watches(&keystonev1.KeystoneAPI{}, registration.EnqueueInNamespace(r.Client, &keystonev1.KeystoneServiceList{}, nil),
 			builder.WithPredicates(registration.KeystoneAPIChanged)).
 		Watches(&corev1.Secret{}, registration.EnqueueInNamespace(r.Client, &keystonev1.KeystoneServiceList{},
@@ -91,8 +94,5 @@ func (r *Reconciler) kind() condition.Kind[*keystonev1.KeystoneService, *scope] 
 		},
 		Phases: r.phases(),
 		Delete: r.reconcileDelete,
-		Requeue: func(s *scope, result ctrl.Result) ctrl.Result {
-			return registration.RequeueUnconfirmed(s.round, result)
-		},
 	}
 }

@@ -69,7 +69,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	s.admin = admin
 	kc, err := r.Keystone.Get(ctx, admin)
 	if err != nil {
-		_, err = registration.Failed(s.round, r.Keystone, admin, step, stepReasons[step], err)
+		_, err = registration.Failed(s.round, r.Keystone, admin, step, failedReasons[step], err)
 		return false, err
 	}
 	svc := s.service
@@ -84,7 +84,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 		identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Owner: owner(svc), ClaimUnmarked: takenOver(svc)},
 		svc.Annotations[UserAnnotation], user)
 	if err != nil {
-		_, err = registration.Failed(s.round, r.Keystone, admin, step, stepReasons[step], err)
+		_, err = registration.Failed(s.round, r.Keystone, admin, step, failedReasons[step], err)
 		return false, fmt.Errorf("deregistering %s: %w", spec.ServiceName, err)
 	}
 	return true, nil

@@ -179,7 +179,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 		changed = true
 	}
 	svc.Status.ServiceID = reg.ID
-	r.mark(s, step, changed, "service %s (%s) registered as %s%s", spec.ServiceName, spec.ServiceType, reg.ID, adoptedNote(reg))
+	r.mark(ctx, s, step, changed, "service %s (%s) registered as %s%s", spec.ServiceName, spec.ServiceType, reg.ID, adoptedNote(reg))
 	return ctrl.Result{}, nil
 }
 
@@ -231,7 +231,7 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 	if err := r.recordUser(ctx, svc, reg.ID, s.passwordVersion); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.mark(s, step, changed, "user %s (%s) has the password of secret %s%s", svc.Spec.ServiceUser, reg.ID, svc.Spec.Secret, adoptedNote(reg))
+	r.mark(ctx, s, step, changed, "user %s (%s) has the password of secret %s%s", svc.Spec.ServiceUser, reg.ID, svc.Spec.Secret, adoptedNote(reg))
 	return ctrl.Result{}, nil
 }
 
@@ -243,22 +243,26 @@ func (r *Reconciler) reconcileRoles(ctx context.Context, s *scope) (ctrl.Result,
 		return r.failed(s, step, err)
 	}
 	s.roleIDs = ids
-	r.mark(s, step, changed, "roles %v exist", s.service.Spec.ServiceRoles())
+	r.mark(ctx, s, step, changed, "roles %v exist", s.service.Spec.ServiceRoles())
 	return ctrl.Result{}, nil
 }
 
 // reconcileAssignment marks RoleAssignmentReady: the user has every role on the
-// service project, and no other when the user is ours.
+// service project, and no other when the user is ours. A role or project deleted since
+// this client looked it up is looked up again, once.
 func (r *Reconciler) reconcileAssignment(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceRoleAssignmentReady
 	roles := s.service.Spec.ServiceRoles()
-	ids := make([]string, 0, len(roles))
-	for _, name := range roles {
-		ids = append(ids, s.roleIDs[name])
-	}
 	// A user of ours has exactly the spec's roles: one removed from the spec is revoked.
 	exclusive := s.user.Ownership == identity.Owned
-	changed, err := s.keystone.EnsureAssignments(ctx, s.user.ID, s.projectID, ids, exclusive)
+	changed, err := r.assign(ctx, s, exclusive)
+	if identity.Stale(err) {
+		if s.projectID, _, err = s.keystone.EnsureProject(ctx, defaultDomainID, ServiceProject); err == nil {
+			if s.roleIDs, _, err = s.keystone.EnsureRoles(ctx, roles); err == nil {
+				changed, err = r.assign(ctx, s, exclusive)
+			}
+		}
+	}
 	if err != nil {
 		return r.failed(s, step, err)
 	}
@@ -266,16 +270,26 @@ func (r *Reconciler) reconcileAssignment(ctx context.Context, s *scope) (ctrl.Re
 	if exclusive {
 		only = " (and no other)"
 	}
-	r.mark(s, step, changed, "user %s has roles %v%s on project %s", s.service.Spec.ServiceUser, roles, only, ServiceProject)
+	r.mark(ctx, s, step, changed, "user %s has roles %v%s on project %s", s.service.Spec.ServiceUser, roles, only, ServiceProject)
 	return ctrl.Result{}, nil
 }
 
+func (r *Reconciler) assign(ctx context.Context, s *scope, exclusive bool) (bool, error) {
+	roles := s.service.Spec.ServiceRoles()
+	ids := make([]string, 0, len(roles))
+	for _, name := range roles {
+		ids = append(ids, s.roleIDs[name])
+	}
+	return s.keystone.EnsureAssignments(ctx, identity.AssignmentSpec{UserID: s.user.ID, ProjectID: s.projectID, RoleIDs: ids,
+		Exclusive: exclusive, NewUser: s.user.Created})
+}
+
 // mark marks a registration step (registration.Mark).
-func (r *Reconciler) mark(s *scope, step lc.Type, changed bool, format string, args ...any) {
-	registration.Mark(s.round, step, stepReasons[step], changed, format, args...)
+func (r *Reconciler) mark(ctx context.Context, s *scope, step lc.Type, changed bool, format string, args ...any) {
+	registration.Mark(ctx, s.round, step, changed, format, args...)
 }
 
 // failed reports a Keystone error on step (registration.Failed).
 func (r *Reconciler) failed(s *scope, step lc.Type, err error) (ctrl.Result, error) {
-	return registration.Failed(s.round, r.Keystone, s.admin, step, stepReasons[step], err)
+	return registration.Failed(s.round, r.Keystone, s.admin, step, failedReasons[step], err)
 }

@@ -31,9 +31,18 @@ import (
 // it: Keystone cannot be watched.
 const ConfirmInterval = 200 * time.Millisecond
 
-// MaxConcurrentRegistrations is how many objects of each registering kind reconcile at
-// once: registrations wait on Keystone, not on the CPU.
-const MaxConcurrentRegistrations = 4
+// DefaultConcurrency is how many objects of each registering kind reconcile at once
+// unless the manager says otherwise (--registration-concurrency): registrations wait
+// on Keystone, not on the CPU. Chosen by make bench (BENCHMARKS.md).
+const DefaultConcurrency = 8
+
+// Concurrency is n, or DefaultConcurrency when n is not positive.
+func Concurrency(n int) int {
+	if n <= 0 {
+		return DefaultConcurrency
+	}
+	return n
+}
 
 // RequeueUnconfirmed asks for a round after ConfirmInterval when this one wrote to
 // Keystone (a step marked done, not yet confirmed) and asked for nothing else.
@@ -105,7 +114,7 @@ func MirrorKeystoneAPI(ctx context.Context, c client.Reader, round *condition.Ro
 		round.MarkFalse(step, condition.DependencyNotFound, "KeystoneAPI %s is being deleted", api.Name)
 		return api, false, nil
 	}
-	if round.Mirror(step, "KeystoneAPI", api.Name, api.Status.Conditions); !round.IsTrue(step) {
+	if round.MirrorSteady(step, "KeystoneAPI", api.Name, api.Status.Conditions); !round.IsTrue(step) {
 		return api, false, nil
 	}
 	if !api.IsReady() || api.Status.APIEndpoints[keystonev1.EndpointInternal] == "" {
@@ -211,48 +220,46 @@ func AdminMissing(api *keystonev1.KeystoneAPI) string {
 		api.Spec.PasswordSelectors.Admin, api.Name)
 }
 
-// StepReasons are a registration step's reasons: Created (Info) for work done this
-// round, Failed (Error) for a request Keystone refused.
-type StepReasons struct{ Created, Failed condition.Reason }
-
 // Reason takes a Keystone-specific reason's severity from the API's catalogue.
 func Reason(name lc.Reason) condition.Reason {
 	return condition.Reason{Name: name, Severity: keystonev1.ReasonSeverity[name]}
 }
 
-// Mark marks a registration step: done this round and confirmed by the next one when
-// it wrote to Keystone, True when Keystone already matched.
-func Mark(round *condition.Round, step lc.Type, reasons StepReasons, changed bool, format string, args ...any) {
-	if changed {
-		round.MarkDone(step, reasons.Created, format, args...)
-		return
-	}
+// Mark marks a registration step True. Where the round wrote to Keystone (changed),
+// Keystone's successful answer to the write is what confirms the step: no later round
+// reads it back, so a new registration costs only the requests it needs. The write is
+// logged.
+func Mark(ctx context.Context, round *condition.Round, step lc.Type, changed bool, format string, args ...any) {
 	round.MarkTrue(step, format, args...)
+	if changed {
+		ctrl.LoggerFrom(ctx).Info("wrote to Keystone", "step", step, "result", fmt.Sprintf(format, args...))
+	}
 }
 
-// Failed reports a Keystone error on step: a transient one (no answer, 5xx) is a
-// Warning retried with backoff; a 404 that no valid session gets drops the session
-// first; any other answer is the step's Failed reason (Error), not retried until the
-// spec or an input changes.
+// Failed reports a Keystone error on step: a transient one (no answer, 5xx) or a stale
+// cached ID is a Warning retried with backoff; a 404 that no valid session gets drops
+// the session first; any other answer is the step's failed reason (Error), not retried
+// until the spec or an input changes.
 func Failed(round *condition.Round, clients *identity.Clients, creds identity.Credentials, step lc.Type,
-	reasons StepReasons, err error) (ctrl.Result, error) {
+	failed condition.Reason, err error) (ctrl.Result, error) {
 	if identity.SessionSuspect(err) {
 		clients.Forget(creds)
 		round.MarkFalse(step, condition.ServiceUnavailable, "Keystone at %s: %s to a request that cannot get one; authenticating again",
 			creds.URL, identity.Message(err))
 		return ctrl.Result{}, err
 	}
-	if identity.Transient(err) {
+	if identity.Transient(err) || identity.Stale(err) {
 		round.MarkFalse(step, condition.ServiceUnavailable, "Keystone at %s: %s", creds.URL, identity.Message(err))
 		return ctrl.Result{}, err
 	}
-	round.MarkFalse(step, reasons.Failed, "Keystone at %s refused: %s", creds.URL, identity.Message(err))
+	round.MarkFalse(step, failed, "Keystone at %s refused: %s", creds.URL, identity.Message(err))
 	return ctrl.Result{}, reconcile.TerminalError(err)
 }
 
-// KeystoneAPIChanged passes the KeystoneAPI updates a registration depends on: Ready,
-// the generation it describes, the endpoints, the region, the admin's secret,
-// deletion. Not, for example, the finalizers the registrations themselves add.
+// KeystoneAPIChanged passes the KeystoneAPI updates a registration depends on: Ready
+// as MirrorSteady mirrors it (not the messages of its progress), the generation it
+// describes, the endpoints, the region, the admin's secret, deletion. Not, for example,
+// the finalizers the registrations themselves add.
 var KeystoneAPIChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		o, ok1 := e.ObjectOld.(*keystonev1.KeystoneAPI)
@@ -260,13 +267,7 @@ var KeystoneAPIChanged = predicate.Funcs{
 		if !ok1 || !ok2 {
 			return true
 		}
-		ready := func(a *keystonev1.KeystoneAPI) string {
-			if c := a.Status.Conditions.Get(condition.ReadyCondition); c != nil {
-				return string(c.Status) + "/" + string(c.Reason) + "/" + c.Message
-			}
-			return ""
-		}
-		return ready(o) != ready(n) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
+		return condition.SteadyMirrorOf(o.Status.Conditions) != condition.SteadyMirrorOf(n.Status.Conditions) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
 			!maps.Equal(o.Status.APIEndpoints, n.Status.APIEndpoints) || o.Status.Region != n.Status.Region ||
 			o.Spec.Secret != n.Spec.Secret || !o.DeletionTimestamp.Equal(n.DeletionTimestamp)
 	},

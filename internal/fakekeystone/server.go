@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -198,6 +199,15 @@ func (s *Server) Create(kind string, fields map[string]any) string {
 	return s.put(kind, fields)["id"].(string)
 }
 
+// Delete removes an entity and what Keystone removes with it, as another client of
+// Keystone would.
+func (s *Server) Delete(kind, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.entities[kind], id)
+	s.cascade(kind, id)
+}
+
 // Assigned tells whether user has role on project.
 func (s *Server) Assigned(projectID, userID, roleID string) bool {
 	s.mu.Lock()
@@ -234,6 +244,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	key := r.Method + " /" + strings.Join(parts[:min(len(parts), 2)], "/")
 	s.requests[key]++
+	// FAKE_KEYSTONE_DEBUG=1 prints every request, to see what a spec asked of Keystone.
+	if os.Getenv("FAKE_KEYSTONE_DEBUG") != "" {
+		fmt.Fprintln(os.Stderr, "FAKEKS", r.Method, r.URL.String())
+	}
 	s.mu.Unlock()
 	time.Sleep(delay)
 	if fault != nil && fault(w, r) {
@@ -358,7 +372,13 @@ func (s *Server) member(w http.ResponseWriter, r *http.Request, kind, id string)
 
 // assignment grants (PUT) or revokes (DELETE) the role assignment "project/user/role".
 func (s *Server) assignment(w http.ResponseWriter, r *http.Request, key string) {
+	parts := strings.Split(key, "/")
 	switch {
+	case r.Method == http.MethodPut && (s.entities[Projects][parts[0]] == nil || s.entities[Users][parts[1]] == nil ||
+		s.entities[Roles][parts[2]] == nil):
+		// Keystone answers 404 for a project, user or role it does not know.
+		writeError(w, http.StatusNotFound, "Could not find the project, user or role of "+key)
+		return
 	case r.Method == http.MethodPut:
 		s.assigned[key] = true
 	case r.Method == http.MethodDelete && s.assigned[key]:
@@ -373,8 +393,8 @@ func (s *Server) assignment(w http.ResponseWriter, r *http.Request, key string) 
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// cascade deletes what Keystone deletes with an entity: a service's endpoints, a
-// user's role assignments.
+// cascade deletes what Keystone deletes with an entity: a service's endpoints, the
+// role assignments of a project, user or role.
 func (s *Server) cascade(kind, id string) {
 	switch kind {
 	case Services:
@@ -383,9 +403,10 @@ func (s *Server) cascade(kind, id string) {
 				delete(s.entities[Endpoints], eid)
 			}
 		}
-	case Users:
+	case Projects, Users, Roles:
+		field := map[string]int{Projects: 0, Users: 1, Roles: 2}[kind]
 		for key := range s.assigned {
-			if strings.Split(key, "/")[1] == id {
+			if strings.Split(key, "/")[field] == id {
 				delete(s.assigned, key)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -130,6 +131,12 @@ func (k *Keystone) ManageShell(ctx context.Context, env []string, command string
 	return run(ctx, env, "/bin/bash", "-c", command)
 }
 
+// Processes is how many uwsgi processes serve Keystone: one per CPU and at least two,
+// as a production Keystone runs several (Python runs one request at a time per process).
+func Processes() int {
+	return max(2, runtime.NumCPU())
+}
+
 // Serve starts uwsgi with Keystone's public WSGI application on Port (a free one when
 // 0) and waits until it answers.
 func (k *Keystone) Serve(dir string) error {
@@ -146,7 +153,7 @@ func (k *Keystone) Serve(dir string) error {
 		"--plugin", "python3", "--http-socket", "127.0.0.1:" + strconv.Itoa(port),
 		// Without it Go clients sometimes get "connection reset by peer" on a reused connection.
 		"--add-header", "Connection: close",
-		"--wsgi-file", "/usr/bin/keystone-wsgi-public", "--processes", "1", "--threads", "4",
+		"--wsgi-file", "/usr/bin/keystone-wsgi-public", "--processes", strconv.Itoa(Processes()), "--threads", "4",
 		"--die-on-term", "--need-app", "--master",
 	}, []string{"OS_KEYSTONE_CONFIG_FILES=" + strings.Join(k.ConfigFiles, ";")})
 	if err != nil {

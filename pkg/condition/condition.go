@@ -149,6 +149,33 @@ func (r *Round) Mirror(t lc.Type, kind, name string, other lc.Conditions) {
 	}
 }
 
+// MirrorSteady is Mirror for a dependency that many objects mirror at once (every
+// registration of a namespace mirrors its KeystoneAPI): while the dependency merely
+// progresses (Info), the message does not repeat the dependency's, which changes with
+// every step it takes, so that its progress rewrites no status here; its reason and
+// severity still are mirrored. A Warning or Error keeps the dependency's message.
+func (r *Round) MirrorSteady(t lc.Type, kind, name string, other lc.Conditions) {
+	r.Mirror(t, kind, name, other)
+	if c := r.current[t]; c.Status == corev1.ConditionFalse && c.Severity == lc.SeverityInfo {
+		c.Message = kind + " " + name + " is not ready yet"
+	}
+}
+
+// SteadyMirrorOf is what MirrorSteady takes from a Ready condition: status, reason,
+// severity, and the message only where the severity is Warning or Error. A watch that
+// wakes mirrors compares it.
+func SteadyMirrorOf(conditions lc.Conditions) string {
+	c := conditions.Get(ReadyCondition)
+	if c == nil {
+		return ""
+	}
+	out := string(c.Status) + "/" + string(c.Reason) + "/" + string(c.Severity)
+	if c.Severity == lc.SeverityWarning || c.Severity == lc.SeverityError {
+		out += "/" + c.Message
+	}
+	return out
+}
+
 func (r *Round) set(t lc.Type, status corev1.ConditionStatus, reason lc.Reason, severity lc.Severity, message string) {
 	c, ok := r.current[t]
 	if !ok {

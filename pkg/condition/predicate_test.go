@@ -32,3 +32,25 @@ func TestIgnoreStatusUpdates(t *testing.T) {
 		})
 	}
 }
+
+func TestIgnoreOwnUpdates(t *testing.T) {
+	p := IgnoreOwnUpdates("own/id")
+	base := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Generation: 1, Annotations: map[string]string{"user/x": "1"}}}
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		want        bool
+	}{
+		{"own annotation added", map[string]string{"user/x": "1", "own/id": "abc"}, false},
+		{"another annotation changed", map[string]string{"user/x": "2"}, true},
+		{"both changed", map[string]string{"user/x": "2", "own/id": "abc"}, true},
+		{"annotations cleared", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := base.DeepCopy()
+			n.Annotations = tt.annotations
+			NewWithT(t).Expect(p.Update(event.UpdateEvent{ObjectOld: base, ObjectNew: n})).To(Equal(tt.want))
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -34,6 +35,13 @@ func (c Credentials) key() string {
 	sum := sha256.Sum256([]byte(c.Password))
 	ca := sha256.Sum256(c.CABundle)
 	return strings.Join([]string{c.URL, c.User, c.Project, c.Domain, string(sum[:]), string(ca[:])}, "\x00")
+}
+
+// Fingerprint identifies the credentials (a digest: no password in it), to tell when
+// they changed.
+func (c Credentials) Fingerprint() string {
+	sum := sha256.Sum256([]byte(c.key()))
+	return hex.EncodeToString(sum[:])
 }
 
 // TransportFor returns base (http.DefaultTransport when nil) verifying servers against
@@ -107,8 +115,18 @@ type Client struct {
 	// userID is the authenticated user's ID, from the first token.
 	userID string
 
-	// projectIDs caches project IDs by domain and name: projects are not renamed.
+	// projectIDs caches project IDs by domain and name, roleIDs role IDs by name: every
+	// service of one Keystone shares them, so they are looked up once per Keystone
+	// (projects and roles are not renamed). A request that finds one stale (404) drops
+	// them (ForgetIDs) and the next lookup reads them again.
 	projectIDs sync.Map
+	roleIDs    sync.Map
+}
+
+// ForgetIDs drops the cached project and role IDs: one of them turned out stale.
+func (c *Client) ForgetIDs() {
+	c.projectIDs.Clear()
+	c.roleIDs.Clear()
 }
 
 func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout time.Duration, transport http.RoundTripper) error {

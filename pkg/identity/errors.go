@@ -33,7 +33,21 @@ func Transient(err error) bool {
 // sessions worked. The remedy is a new session; the error is retried like a transient one.
 func SessionSuspect(err error) bool {
 	var refused *RefusedError
-	return notFound(err) && !errors.As(err, &refused)
+	return notFound(err) && !errors.As(err, &refused) && !Stale(err)
+}
+
+// StaleError is a 404 to a request naming an ID looked up earlier and cached (a role,
+// the service project): it was deleted since. Looking it up again is the remedy.
+type StaleError struct{ Err error }
+
+func (e *StaleError) Error() string { return e.Err.Error() }
+
+func (e *StaleError) Unwrap() error { return e.Err }
+
+// Stale tells whether err is a StaleError.
+func Stale(err error) bool {
+	var stale *StaleError
+	return errors.As(err, &stale)
 }
 
 // RefusedError marks an answer that refuses the request itself, whatever its code:

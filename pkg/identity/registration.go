@@ -42,6 +42,8 @@ type Service struct {
 type Registered struct {
 	ID        string
 	Ownership Ownership
+	// Created tells that this call created it.
+	Created bool
 }
 
 // EnsureService finds the service of want's type and name (the one known by ID, the
@@ -248,7 +250,7 @@ func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, boo
 			if err != nil {
 				return Registered{}, false, fmt.Errorf("creating user %s: %w", want.Name, err)
 			}
-			return Registered{ID: created.ID, Ownership: Owned}, true, nil
+			return Registered{ID: created.ID, Ownership: Owned, Created: true}, true, nil
 		}
 		if u, err = c.findUser(ctx, want.DomainID, want.Name); err != nil || u == nil {
 			return Registered{}, false, fmt.Errorf("user %s conflicts but cannot be found: %w", want.Name, err)
@@ -377,8 +379,18 @@ func userIDOf(u *User) string {
 	return u.ID
 }
 
-// EnsureRoles returns the IDs of the roles, by name, creating missing ones.
+// EnsureRoles returns the IDs of the roles, by name, creating missing ones. Roles
+// already seen by this client are not looked up again (ForgetIDs).
 func (c *Client) EnsureRoles(ctx context.Context, names []string) (map[string]string, bool, error) {
+	ids := map[string]string{}
+	for _, name := range names {
+		if id, ok := c.roleIDs.Load(name); ok {
+			ids[name] = id.(string)
+		}
+	}
+	if len(ids) == len(names) {
+		return ids, false, nil
+	}
 	list := func() (map[string]string, error) {
 		pages, err := roles.List(c.sc, roles.ListOpts{}).AllPages(ctx)
 		if err != nil {
@@ -391,6 +403,7 @@ func (c *Client) EnsureRoles(ctx context.Context, names []string) (map[string]st
 		ids := map[string]string{}
 		for _, r := range all {
 			ids[r.Name] = r.ID
+			c.roleIDs.Store(r.Name, r.ID)
 		}
 		return ids, nil
 	}
@@ -398,7 +411,6 @@ func (c *Client) EnsureRoles(ctx context.Context, names []string) (map[string]st
 	if err != nil {
 		return nil, false, err
 	}
-	ids := map[string]string{}
 	changed := false
 	for _, name := range names {
 		if id, ok := all[name]; ok {
@@ -419,46 +431,67 @@ func (c *Client) EnsureRoles(ctx context.Context, names []string) (map[string]st
 		if err != nil {
 			return nil, false, fmt.Errorf("creating role %s: %w", name, err)
 		}
+		c.roleIDs.Store(name, r.ID)
 		ids[name], changed = r.ID, true
 	}
 	return ids, changed, nil
 }
 
-// EnsureAssignments assigns each role to the user on the project. With exclusive, the
-// user's other roles on the project are revoked: the user is the owner's, so its roles
-// are exactly the spec's.
-func (c *Client) EnsureAssignments(ctx context.Context, userID, projectID string, roleIDs []string, exclusive bool) (bool, error) {
-	pages, err := roles.ListAssignments(c.sc, roles.ListAssignmentsOpts{UserID: userID, ScopeProjectID: projectID}).AllPages(ctx)
-	if err != nil {
-		return false, fmt.Errorf("listing the role assignments of user %s: %w", userID, err)
-	}
-	assigned, err := roles.ExtractRoleAssignments(pages)
-	if err != nil {
-		return false, fmt.Errorf("reading the role assignments of user %s: %w", userID, err)
-	}
+// AssignmentSpec is the roles a user has on a project.
+type AssignmentSpec struct {
+	UserID, ProjectID string
+	RoleIDs           []string
+	// Exclusive revokes the user's other roles on the project: the user is the owner's,
+	// so its roles are exactly the spec's.
+	Exclusive bool
+	// NewUser tells that the user was created this round and has no role yet: its
+	// assignments are not listed.
+	NewUser bool
+}
+
+// EnsureAssignments assigns each role to the user on the project (and, with Exclusive,
+// revokes the others). A 404 to an assignment is a StaleError: the role or the project
+// the caller looked up earlier (EnsureRoles, EnsureProject) is gone; the cached IDs are
+// dropped so that the caller can look them up again.
+func (c *Client) EnsureAssignments(ctx context.Context, want AssignmentSpec) (bool, error) {
 	have := map[string]bool{}
-	for _, a := range assigned {
-		// A list by user and project holds direct assignments only (no group, no inheritance).
-		if a.User.ID == userID && a.Scope.Project.ID == projectID {
-			have[a.Role.ID] = true
+	if !want.NewUser {
+		pages, err := roles.ListAssignments(c.sc, roles.ListAssignmentsOpts{UserID: want.UserID, ScopeProjectID: want.ProjectID}).AllPages(ctx)
+		if err != nil {
+			return false, fmt.Errorf("listing the role assignments of user %s: %w", want.UserID, err)
+		}
+		assigned, err := roles.ExtractRoleAssignments(pages)
+		if err != nil {
+			return false, fmt.Errorf("reading the role assignments of user %s: %w", want.UserID, err)
+		}
+		for _, a := range assigned {
+			// A list by user and project holds direct assignments only (no group, no inheritance).
+			if a.User.ID == want.UserID && a.Scope.Project.ID == want.ProjectID {
+				have[a.Role.ID] = true
+			}
 		}
 	}
 	changed := false
-	for _, id := range roleIDs {
+	for _, id := range want.RoleIDs {
 		if have[id] {
 			delete(have, id)
 			continue
 		}
-		if err := roles.Assign(ctx, c.sc, id, roles.AssignOpts{UserID: userID, ProjectID: projectID}).ExtractErr(); err != nil {
+		err := roles.Assign(ctx, c.sc, id, roles.AssignOpts{UserID: want.UserID, ProjectID: want.ProjectID}).ExtractErr()
+		if notFound(err) {
+			c.ForgetIDs()
+			return false, &StaleError{Err: fmt.Errorf("assigning role %s on project %s: %w", id, want.ProjectID, err)}
+		}
+		if err != nil {
 			return false, fmt.Errorf("assigning role %s: %w", id, err)
 		}
 		changed = true
 	}
-	if !exclusive {
+	if !want.Exclusive {
 		return changed, nil
 	}
 	for _, id := range slices.Sorted(maps.Keys(have)) {
-		err := roles.Unassign(ctx, c.sc, id, roles.UnassignOpts{UserID: userID, ProjectID: projectID}).ExtractErr()
+		err := roles.Unassign(ctx, c.sc, id, roles.UnassignOpts{UserID: want.UserID, ProjectID: want.ProjectID}).ExtractErr()
 		if err != nil && !notFound(err) {
 			return false, fmt.Errorf("revoking role %s: %w", id, err)
 		}

@@ -2,6 +2,7 @@ package functional
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
 	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -116,9 +118,8 @@ var _ = Describe("KeystoneService", func() {
 			condition{"ServiceUserReady", "True", "Ready", ""},
 			condition{"RolesReady", "True", "Ready", ""},
 			condition{"RoleAssignmentReady", "True", "Ready", ""})
-		Eventually(func() []string { return eventReasons(ns, "glance") }).Should(ContainElements(
-			"ServiceCreated", "UserCreated", "RoleCreated", "AssignUserRoleCreated"),
-			"each step reported its creation before it was confirmed")
+		Expect(eventReasons(ns, "glance")).NotTo(ContainElements("ServiceCreated", "UserCreated", "RoleCreated", "AssignUserRoleCreated"),
+			"Keystone's answer to each write confirms its step: no round shows it as still in progress")
 
 		svc := getService(key)(Default)
 		services := ks.List(fakekeystone.Services, map[string]any{"type": "image"})
@@ -243,6 +244,53 @@ var _ = Describe("KeystoneService", func() {
 		updateService(key, func(s *keystonev1.KeystoneService) { s.Spec.Roles = []string{"service"} })
 		Eventually(func() bool { return ks.Assigned(project, user, admin) }).Should(BeFalse())
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+	})
+
+	It("registers a service and its endpoints with 9 Keystone requests, resyncs with 3, and looks a deleted role up again", func() {
+		keystone()
+		register() // the first service of a Keystone looks up the service project and the roles
+		Expect(k8sClient.Create(ctx, keystoneEndpoint(ns))).To(Succeed())
+		expectEndpointConditions(key, condition{"Ready", "True", "Ready", ""})
+
+		By("a second service, with its KeystoneEndpoint")
+		quiet(ks)
+		before := ks.Requests()
+		second := keystoneService(ns)
+		second.Name, second.Spec.ServiceName, second.Spec.ServiceType, second.Spec.ServiceUser = "nova", "nova", "compute", "nova"
+		Expect(k8sClient.Create(ctx, second)).To(Succeed())
+		ep := keystoneEndpoint(ns)
+		ep.Name, ep.Spec.ServiceName = "nova", "nova"
+		Expect(k8sClient.Create(ctx, ep)).To(Succeed())
+		novaKey := client.ObjectKeyFromObject(second)
+		expectServiceConditions(novaKey, condition{"Ready", "True", "Ready", ""})
+		expectEndpointConditions(novaKey, condition{"Ready", "True", "Ready", ""})
+		quiet(ks)
+		Expect(requestsSince(ks, before)).To(Equal(map[string]int{
+			"GET /v3/services": 1, "POST /v3/services": 1, // looked up, created
+			"GET /v3/users": 1, "POST /v3/users": 1, // looked up, created: it has no role yet
+			"PUT /v3/projects":  2, // its two roles; the project and role IDs are known
+			"GET /v3/endpoints": 1, "POST /v3/endpoints": 2,
+		}))
+
+		By("a forced reconcile of the converged service")
+		before = ks.Requests()
+		touchService(novaKey)
+		quiet(ks)
+		Expect(requestsSince(ks, before)).To(Equal(map[string]int{
+			"GET /v3/services": 1, "GET /v3/users": 1, "GET /v3/role_assignments": 1,
+		}))
+
+		By("the role service deleted behind the operator's back: its cached ID is stale")
+		role := ks.List(fakekeystone.Roles, map[string]any{"name": "service"})[0]["id"].(string)
+		ks.Delete(fakekeystone.Roles, role)
+		touchService(novaKey)
+		Eventually(func() []map[string]any { return ks.List(fakekeystone.Roles, map[string]any{"name": "service"}) }).Should(HaveLen(1))
+		expectServiceConditions(novaKey, condition{"Ready", "True", "Ready", ""})
+		user := getService(novaKey)(Default).Annotations[keystoneservice.UserAnnotation]
+		project := ks.List(fakekeystone.Projects, map[string]any{"name": "service"})[0]["id"].(string)
+		recreated := ks.List(fakekeystone.Roles, map[string]any{"name": "service"})[0]["id"].(string)
+		Eventually(func() bool { return ks.Assigned(project, user, recreated) }).Should(BeTrue())
+		Expect(eventReasons(ns, "nova")).NotTo(ContainElement("ServiceUnavailable"), "a stale ID is looked up again in the same round")
 	})
 
 	It("refuses a user another KeystoneService registered, and never gives a service the admin user", func() {
@@ -450,3 +498,26 @@ var _ = Describe("KeystoneService", func() {
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
 	})
 })
+
+// quiet waits until the fake Keystone has had no request for a second.
+func quiet(ks *fakekeystone.Server) {
+	GinkgoHelper()
+	var last map[string]int
+	Eventually(func() bool {
+		now := ks.Requests()
+		same := last != nil && maps.Equal(now, last)
+		last = now
+		return same
+	}, 30*time.Second, time.Second).Should(BeTrue(), "Keystone requests stopped")
+}
+
+// requestsSince is the fake Keystone's requests since before, by "METHOD /v3/<kind>".
+func requestsSince(ks *fakekeystone.Server, before map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, v := range ks.Requests() {
+		if d := v - before[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
