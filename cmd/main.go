@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/manager"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -22,10 +23,17 @@ func main() {
 	var namespaces string
 	flag.StringVar(&namespaces, "watch-namespace", os.Getenv("WATCH_NAMESPACE"), "Namespaces to watch, separated by commas (default $WATCH_NAMESPACE); empty for all.\n"+
 		"With namespaces the operator needs Roles in them only (config/namespaced), and caches nothing elsewhere.")
+	flag.StringVar(&opts.PprofAddr, "pprof-bind-address", "0", "Address of Go's profiles (/debug/pprof), such as 127.0.0.1:6060; 0 disables them.")
+	var qps float64
+	flag.Float64Var(&qps, "kube-api-qps", manager.DefaultKubeQPS, "Requests per second to the Kubernetes API (sustained).")
+	flag.IntVar(&opts.KubeBurst, "kube-api-burst", manager.DefaultKubeBurst, "Requests to the Kubernetes API allowed in a burst above --kube-api-qps.")
+	flag.IntVar(&opts.RegistrationConcurrency, "registration-concurrency", registration.DefaultConcurrency,
+		"KeystoneServices, KeystoneEndpoints and KeystoneApplicationCredentials each reconciled at once.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	opts.Namespaces = manager.WatchNamespaces(namespaces)
+	opts.KubeQPS = float32(qps)
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 

@@ -33,8 +33,10 @@ const ConfirmInterval = 200 * time.Millisecond
 
 // DefaultConcurrency is how many objects of each registering kind reconcile at once
 // unless the manager says otherwise (--registration-concurrency): registrations wait
-// on Keystone, not on the CPU. Chosen by make bench (BENCHMARKS.md).
-const DefaultConcurrency = 8
+// on Keystone and the API server, not on the CPU. Chosen by make bench (BENCHMARKS.md,
+// row 9): 1,000 registrations took the same time with 4, 8 and 16, and more at once
+// only made their finalizer patches on the shared KeystoneAPI conflict more often.
+const DefaultConcurrency = 4
 
 // Concurrency is n, or DefaultConcurrency when n is not positive.
 func Concurrency(n int) int {

@@ -65,6 +65,44 @@ type Options struct {
 	// writes in (keystone-operator's WATCH_NAMESPACE): it then needs Roles in those
 	// namespaces, not a ClusterRole (config/namespaced).
 	Namespaces []string
+	// PprofAddr serves Go's profiles (/debug/pprof) when set and not "0"; off by default.
+	PprofAddr string
+	// KubeQPS and KubeBurst limit the requests to the Kubernetes API (client-go's token
+	// bucket); when 0, the rest.Config's, else DefaultKubeQPS and DefaultKubeBurst.
+	KubeQPS   float32
+	KubeBurst int
+	// RegistrationConcurrency is how many KeystoneServices, KeystoneEndpoints and
+	// application credentials each reconcile at once; registration.DefaultConcurrency when 0.
+	RegistrationConcurrency int
+}
+
+// The Kubernetes API rate limits unless told otherwise, chosen by make bench
+// (BENCHMARKS.md, row 9): a thousand registrations cost the API server about 11,000
+// requests, which controller-runtime's default for a kubeconfig (20 per second, burst
+// 30) would spread over 9 minutes; at 200 the API server's own processor time is the
+// bound, and 1,000 per second was no faster.
+const (
+	DefaultKubeQPS   = 200
+	DefaultKubeBurst = 400
+)
+
+// RateLimited returns a copy of cfg with the options' rate limits; where neither the
+// options nor cfg set one, the defaults.
+func RateLimited(cfg *rest.Config, opts Options) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	if opts.KubeQPS > 0 {
+		cfg.QPS = opts.KubeQPS
+	}
+	if opts.KubeBurst > 0 {
+		cfg.Burst = opts.KubeBurst
+	}
+	if cfg.QPS <= 0 {
+		cfg.QPS = DefaultKubeQPS
+	}
+	if cfg.Burst <= 0 {
+		cfg.Burst = DefaultKubeBurst
+	}
+	return cfg
 }
 
 // WatchNamespaces parses keystone-operator's WATCH_NAMESPACE: namespaces separated by
@@ -109,11 +147,12 @@ func MetricsServerOptions(opts Options) metricsserver.Options {
 
 // New builds a manager with every controller registered.
 func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgr, err := ctrl.NewManager(RateLimited(cfg, opts), ctrl.Options{
 		Scheme:                  Scheme,
 		Cache:                   CacheOptions(opts),
 		Metrics:                 MetricsServerOptions(opts),
 		HealthProbeBindAddress:  opts.ProbeAddr,
+		PprofBindAddress:        opts.PprofAddr,
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "keystone-operator.keystone.openstack.org",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
@@ -140,16 +179,15 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	// One client per Keystone and admin, shared by every controller that talks to Keystone.
 	keystoneClients := &identity.Clients{Transport: opts.KeystoneTransport}
 	if err := (&keystoneservice.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneservice.Kind), Clock: clk,
-		Keystone: keystoneClients}).
-		SetupWithManager(mgr); err != nil {
+		Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneService controller: %w", err)
 	}
 	if err := (&keystoneendpoint.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneendpoint.Kind), Clock: clk,
-		Keystone: keystoneClients}).SetupWithManager(mgr); err != nil {
+		Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneEndpoint controller: %w", err)
 	}
 	if err := (&keystoneapplicationcredential.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneapplicationcredential.Kind),
-		Clock: clk, Keystone: keystoneClients}).SetupWithManager(mgr); err != nil {
+		Clock: clk, Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneApplicationCredential controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
