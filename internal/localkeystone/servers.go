@@ -131,10 +131,14 @@ func (k *Keystone) ManageShell(ctx context.Context, env []string, command string
 	return run(ctx, env, "/bin/bash", "-c", command)
 }
 
-// Processes is how many uwsgi processes serve Keystone: one per CPU and at least two,
-// as a production Keystone runs several (Python runs one request at a time per process).
+// Processes is how many uwsgi processes serve Keystone, one thread each, as
+// keystone-operator's httpd runs it (WSGIDaemonProcess processes=N threads=1): two per
+// CPU and at least four, since a process waits on MariaDB and memcached too. Threads
+// in one process raced: with two processes of four threads, the first concurrent
+// requests a fresh process answered included a 403 to the admin (identity:list_services,
+// seen in make demo under CI).
 func Processes() int {
-	return max(2, runtime.NumCPU())
+	return max(4, 2*runtime.NumCPU())
 }
 
 // Serve starts uwsgi with Keystone's public WSGI application on Port (a free one when
@@ -153,7 +157,7 @@ func (k *Keystone) Serve(dir string) error {
 		"--plugin", "python3", "--http-socket", "127.0.0.1:" + strconv.Itoa(port),
 		// Without it Go clients sometimes get "connection reset by peer" on a reused connection.
 		"--add-header", "Connection: close",
-		"--wsgi-file", "/usr/bin/keystone-wsgi-public", "--processes", strconv.Itoa(Processes()), "--threads", "4",
+		"--wsgi-file", "/usr/bin/keystone-wsgi-public", "--processes", strconv.Itoa(Processes()), "--threads", "1",
 		"--die-on-term", "--need-app", "--master",
 	}, []string{"OS_KEYSTONE_CONFIG_FILES=" + strings.Join(k.ConfigFiles, ";")})
 	if err != nil {

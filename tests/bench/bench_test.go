@@ -17,6 +17,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/controlplane"
+	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
 	"github.com/keystone-stepwise/keystone-operator/internal/manager"
 	"github.com/keystone-stepwise/keystone-operator/internal/testactor"
 	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
@@ -293,6 +294,79 @@ func TestSteadyState(t *testing.T) {
 		fmt.Sprintf("median %.0f mutating requests (max %.0f); median %.2f ms CPU per reconcile (whole test process: operator, cache, and the test's own patches)",
 			median(mutating), maxOf(mutating), median(cpuMs)),
 		"0 writes and 0 mutating requests", "0 writes, 4 no-op PATCH + 1 LIST per reconcile", "make bench BENCH_RUN=TestSteadyState"})
+}
+
+// TestSteadyStateRegistrations: row 2b, forced reconciles of a converged KeystoneService,
+// KeystoneEndpoint and KeystoneApplicationCredential at the fake Keystone, 5 runs.
+func TestSteadyStateRegistrations(t *testing.T) {
+	ctx := context.Background()
+	const runs, touches = 5, 100
+	ks := fakekeystone.New("admin", "bench-admin")
+	defer ks.Close()
+	var mutating, keystoneWrites []float64
+	for r := 0; r < runs; r++ {
+		ns := namespace(ctx, false)
+		must(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "osp-secret", Namespace: ns},
+			StringData: map[string]string{"AdminPassword": "bench-admin", "ServicePassword": "bench-service"}}))
+		api := keystoneAPI(ns)
+		api.Spec.DatabaseInstance, api.Spec.ExternalKeystoneAPI = "", true
+		api.Spec.Override.Service = &keystonev1.ServiceOverrides{
+			Public:   &keystonev1.EndpointOverride{EndpointURL: ptr.To(ks.URL)},
+			Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To(ks.URL)},
+		}
+		must(c.Create(ctx, api))
+		createRegistration(ctx, ns, "glance")
+		ac := &keystonev1.KeystoneApplicationCredential{ObjectMeta: metav1.ObjectMeta{Name: "ac-glance", Namespace: ns},
+			Spec: keystonev1.KeystoneApplicationCredentialSpec{Secret: "osp-secret", PasswordSelector: "ServicePassword",
+				UserName: "user-glance", Roles: []string{"service"}}}
+		must(c.Create(ctx, ac))
+		objects := []client.Object{&keystonev1.KeystoneService{}, &keystonev1.KeystoneEndpoint{}, &keystonev1.KeystoneApplicationCredential{}}
+		names := []string{"glance", "glance", "ac-glance"}
+		for deadline := time.Now().Add(time.Minute); ; {
+			if readyServices(ctx, ns) == 1 && c.Get(ctx, client.ObjectKeyFromObject(ac), ac) == nil && ac.Status.Conditions.IsTrue(lc.ReadyCondition) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the registrations of %s are not Ready after a minute", ns)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		time.Sleep(3 * time.Second)
+		before, keystoneBefore := testutil.Total(writes.In(ns)), mutatingKeystone(ks.Requests())
+		for i := 0; i < touches; i++ {
+			for j, obj := range objects {
+				must(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names[j]}, obj))
+				patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+				annotations := obj.GetAnnotations()
+				if annotations == nil {
+					annotations = map[string]string{}
+				}
+				annotations["bench/touch"] = fmt.Sprint(i) // the operator's own stay
+				obj.SetAnnotations(annotations)
+				must(c.Patch(ctx, obj, patch))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(2 * time.Second)
+		mutating = append(mutating, float64(testutil.Total(writes.In(ns))-before))
+		keystoneWrites = append(keystoneWrites, float64(mutatingKeystone(ks.Requests())-keystoneBefore))
+	}
+	rows = append(rows, row{"2b", fmt.Sprintf("steady state: %d forced reconciles (annotation touched) each of a converged KeystoneService, KeystoneEndpoint and KeystoneApplicationCredential (fake Keystone); %d runs", touches, runs),
+		fmt.Sprintf("median %.0f mutating requests to the API server (max %.0f); median %.0f writes to Keystone (max %.0f)",
+			median(mutating), maxOf(mutating), median(keystoneWrites), maxOf(keystoneWrites)),
+		"0 mutating requests for every kind", "—", "make bench BENCH_RUN=TestSteadyStateRegistrations"})
+}
+
+// mutatingKeystone counts the requests of a fake Keystone's tally that change something
+// (every method but GET; authentication excepted).
+func mutatingKeystone(requests map[string]int) int {
+	n := 0
+	for key, count := range requests {
+		if !strings.HasPrefix(key, "GET ") && key != "POST /v3/auth" {
+			n += count
+		}
+	}
+	return n
 }
 
 func cpuTime() time.Duration {
