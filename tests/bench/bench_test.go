@@ -315,13 +315,16 @@ func TestSteadyStateRegistrations(t *testing.T) {
 			Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To(ks.URL)},
 		}
 		must(c.Create(ctx, api))
-		createRegistration(ctx, ns, "glance")
-		ac := &keystonev1.KeystoneApplicationCredential{ObjectMeta: metav1.ObjectMeta{Name: "ac-glance", Namespace: ns},
+		// One Keystone serves every run: each registers a service and user of its own (a
+		// user another KeystoneService registered is refused).
+		name := fmt.Sprintf("glance%d", r)
+		createRegistration(ctx, ns, name)
+		ac := &keystonev1.KeystoneApplicationCredential{ObjectMeta: metav1.ObjectMeta{Name: "ac-" + name, Namespace: ns},
 			Spec: keystonev1.KeystoneApplicationCredentialSpec{Secret: "osp-secret", PasswordSelector: "ServicePassword",
-				UserName: "user-glance", Roles: []string{"service"}}}
+				UserName: "user-" + name, Roles: []string{"service"}}}
 		must(c.Create(ctx, ac))
 		objects := []client.Object{&keystonev1.KeystoneService{}, &keystonev1.KeystoneEndpoint{}, &keystonev1.KeystoneApplicationCredential{}}
-		names := []string{"glance", "glance", "ac-glance"}
+		names := []string{name, name, "ac-" + name}
 		for deadline := time.Now().Add(time.Minute); ; {
 			if readyServices(ctx, ns) == 1 && c.Get(ctx, client.ObjectKeyFromObject(ac), ac) == nil && ac.Status.Conditions.IsTrue(lc.ReadyCondition) {
 				break
