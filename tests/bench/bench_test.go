@@ -306,15 +306,7 @@ func TestSteadyStateRegistrations(t *testing.T) {
 	var mutating, keystoneWrites []float64
 	for r := 0; r < runs; r++ {
 		ns := namespace(ctx, false)
-		must(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "osp-secret", Namespace: ns},
-			StringData: map[string]string{"AdminPassword": "bench-admin", "ServicePassword": "bench-service"}}))
-		api := keystoneAPI(ns)
-		api.Spec.DatabaseInstance, api.Spec.ExternalKeystoneAPI = "", true
-		api.Spec.Override.Service = &keystonev1.ServiceOverrides{
-			Public:   &keystonev1.EndpointOverride{EndpointURL: ptr.To(ks.URL)},
-			Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To(ks.URL)},
-		}
-		must(c.Create(ctx, api))
+		externalKeystoneAPI(ctx, ns, ks.URL, "bench-admin")
 		// One Keystone serves every run: each registers a service and user of its own (a
 		// user another KeystoneService registered is refused).
 		name := fmt.Sprintf("glance%d", r)

@@ -137,16 +137,7 @@ type roundResult struct {
 func registrationRound(t *testing.T, url, password string, round, n int, keystoneCPU func() time.Duration) roundResult {
 	ctx := context.Background()
 	ns := namespace(ctx, false)
-	must(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "osp-secret", Namespace: ns},
-		StringData: map[string]string{"AdminPassword": password, "ServicePassword": "bench-service"}}))
-	api := keystoneAPI(ns)
-	api.Spec.DatabaseInstance = ""
-	api.Spec.ExternalKeystoneAPI = true
-	api.Spec.Override.Service = &keystonev1.ServiceOverrides{
-		Public:   &keystonev1.EndpointOverride{EndpointURL: ptr.To(url)},
-		Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To(url)},
-	}
-	must(c.Create(ctx, api))
+	api := externalKeystoneAPI(ctx, ns, url, password)
 	for !isReady(ctx, client.ObjectKeyFromObject(api), &keystonev1.KeystoneAPI{}) {
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -194,6 +185,21 @@ func registrationRound(t *testing.T, url, password string, round, n int, keyston
 
 func isReady(ctx context.Context, key client.ObjectKey, api *keystonev1.KeystoneAPI) bool {
 	return c.Get(ctx, key, api) == nil && api.IsReady()
+}
+
+// externalKeystoneAPI creates in ns the osp-secret (the admin's password, and
+// ServicePassword for the registrations) and a KeystoneAPI in external mode at url.
+func externalKeystoneAPI(ctx context.Context, ns, url, adminPassword string) *keystonev1.KeystoneAPI {
+	must(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "osp-secret", Namespace: ns},
+		StringData: map[string]string{"AdminPassword": adminPassword, "ServicePassword": "bench-service"}}))
+	api := keystoneAPI(ns)
+	api.Spec.DatabaseInstance, api.Spec.ExternalKeystoneAPI = "", true
+	api.Spec.Override.Service = &keystonev1.ServiceOverrides{
+		Public:   &keystonev1.EndpointOverride{EndpointURL: ptr.To(url)},
+		Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To(url)},
+	}
+	must(c.Create(ctx, api))
+	return api
 }
 
 // createRegistration creates what a service operator creates for one service: a

@@ -21,9 +21,6 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/controlplane"
 	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
 	"github.com/keystone-stepwise/keystone-operator/internal/manager"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -98,15 +95,7 @@ func memoryRun(t *testing.T, root string, n, apis int) (float64, time.Duration) 
 	for i := range namespaces {
 		ns := namespace(ctx, false)
 		namespaces[i] = ns
-		must(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "osp-secret", Namespace: ns},
-			StringData: map[string]string{"AdminPassword": "bench-admin", "ServicePassword": "bench-service"}}))
-		api := keystoneAPI(ns)
-		api.Spec.DatabaseInstance, api.Spec.ExternalKeystoneAPI = "", true
-		api.Spec.Override.Service = &keystonev1.ServiceOverrides{
-			Public:   &keystonev1.EndpointOverride{EndpointURL: ptr.To(ks.URL)},
-			Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To(ks.URL)},
-		}
-		must(c.Create(ctx, api))
+		externalKeystoneAPI(ctx, ns, ks.URL, "bench-admin")
 	}
 	for _, ns := range namespaces {
 		for deadline := time.Now().Add(time.Minute); !isReady(ctx, client.ObjectKey{Namespace: ns, Name: "keystone"}, &keystonev1.KeystoneAPI{}); {
