@@ -8,10 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/keystone-stepwise/keystone-operator/internal/procstat"
 )
 
 // Process is a server started by this package.
@@ -138,28 +139,15 @@ func (p *Process) CPU() (time.Duration, error) {
 	if p == nil || p.cmd.Process == nil {
 		return 0, errors.New("not started")
 	}
-	entries, err := os.ReadDir("/proc")
+	all, err := procstat.All()
 	if err != nil {
-		return 0, fmt.Errorf("reading /proc: %w", err)
+		return 0, err
 	}
-	var ticks uint64
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue // not a process, or gone meanwhile
-		}
-		// Fields after the command (which may hold spaces): state ppid pgrp ... utime(14) stime(15).
-		s := string(data)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 13 || f[2] != strconv.Itoa(p.cmd.Process.Pid) {
-			continue
-		}
-		utime, err1 := strconv.ParseUint(f[11], 10, 64)
-		stime, err2 := strconv.ParseUint(f[12], 10, 64)
-		if err1 == nil && err2 == nil {
-			ticks += utime + stime
+	var used time.Duration
+	for _, st := range all {
+		if st.PGRP == p.cmd.Process.Pid {
+			used += st.CPU
 		}
 	}
-	// Linux reports in clock ticks of 1/100 s (USER_HZ) on every architecture Go runs on here.
-	return time.Duration(ticks) * 10 * time.Millisecond, nil
+	return used, nil
 }

@@ -84,19 +84,28 @@ func StartStack(ctx context.Context, dir string, api *keystonev1.KeystoneAPI, ad
 	if s.Keystone.Port, err = FreePort(); err != nil {
 		return nil, err
 	}
-	endpoints := map[string]string{keystonev1.EndpointPublic: s.Keystone.URL(), keystonev1.EndpointInternal: s.Keystone.URL()}
-	sync := keystone.DBSyncJob(api, "stack").Spec.Template.Spec.Containers[0].Command[2]
-	if err = s.Keystone.ManageShell(ctx, nil, JobShell(sync)); err != nil {
-		return nil, fmt.Errorf("db-sync: %w", err)
-	}
-	boot := keystone.BootstrapJob(api, "stack", endpoints).Spec.Template.Spec.Containers[0].Command[2]
-	if err = s.Keystone.ManageShell(ctx, []string{keystone.BootstrapPasswordEnv + "=" + adminPassword}, JobShell(boot)); err != nil {
-		return nil, fmt.Errorf("bootstrap: %w", err)
-	}
-	if err = s.Keystone.Serve(dir); err != nil {
-		return nil, err
+	if err = s.deploy(ctx, api, adminPassword); err != nil {
+		// The servers stop with this error: their logs go with it.
+		return nil, fmt.Errorf("%w\n%s", err, s.Logs())
 	}
 	return s, nil
+}
+
+// deploy runs api's db-sync and bootstrap commands, serves Keystone and warms it.
+func (s *Stack) deploy(ctx context.Context, api *keystonev1.KeystoneAPI, adminPassword string) error {
+	endpoints := map[string]string{keystonev1.EndpointPublic: s.Keystone.URL(), keystonev1.EndpointInternal: s.Keystone.URL()}
+	sync := keystone.DBSyncJob(api, "stack").Spec.Template.Spec.Containers[0].Command[2]
+	if err := s.Keystone.ManageShell(ctx, nil, JobShell(sync)); err != nil {
+		return fmt.Errorf("db-sync: %w", err)
+	}
+	boot := keystone.BootstrapJob(api, "stack", endpoints).Spec.Template.Spec.Containers[0].Command[2]
+	if err := s.Keystone.ManageShell(ctx, []string{keystone.BootstrapPasswordEnv + "=" + adminPassword}, JobShell(boot)); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if err := s.Keystone.Serve(s.Dir); err != nil {
+		return err
+	}
+	return s.Keystone.Warm(ctx, api.Spec.AdminUser, adminPassword, api.Spec.AdminProject)
 }
 
 // JobShell is what a Job's container runs after kolla_set_configs copied the configuration.

@@ -50,7 +50,7 @@ func realKeystone() *localkeystone.Stack {
 		api.Spec.FernetMaxActiveKeys = ptr.To[int32](5)
 		// keystone-operator's default: everything below runs under the new policies and their scopes.
 		api.Spec.EnableSecureRBAC = true
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		// Not GinkgoT().TempDir(): that goes with the first spec, the stack with the suite.
 		dir, err := os.MkdirTemp("", "real-keystone-")

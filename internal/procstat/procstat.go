@@ -1,0 +1,78 @@
+// Package procstat reads what benchmarks charge to a process from Linux's
+// /proc/<pid>/stat: its parent, its process group and the processor time it used.
+package procstat
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Stat is one process as /proc/<pid>/stat describes it.
+type Stat struct {
+	PID, PPID, PGRP int
+	// CPU is the user and system processor time used so far.
+	CPU time.Duration
+}
+
+// clockTick is Linux's USER_HZ unit of utime and stime: 1/100 s on every architecture
+// Go runs on here.
+const clockTick = 10 * time.Millisecond
+
+// Read reads the stat of process pid.
+func Read(pid int) (Stat, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return Stat{}, err
+	}
+	// The fields after the command, which is in parentheses and may hold spaces:
+	// state(3) ppid(4) pgrp(5) ... utime(14) stime(15).
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return Stat{}, fmt.Errorf("/proc/%d/stat: %d fields after the command", pid, len(f))
+	}
+	st := Stat{PID: pid}
+	var utime, stime uint64
+	for _, parse := range []error{
+		atoi(f[1], &st.PPID), atoi(f[2], &st.PGRP),
+		parseUint(f[11], &utime), parseUint(f[12], &stime),
+	} {
+		if parse != nil {
+			return Stat{}, fmt.Errorf("/proc/%d/stat: %w", pid, parse)
+		}
+	}
+	st.CPU = time.Duration(utime+stime) * clockTick
+	return st, nil
+}
+
+// All reads every live process; one that ends meanwhile is left out.
+func All() ([]Stat, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("reading /proc: %w", err)
+	}
+	var out []Stat
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue // not a process
+		}
+		if st, err := Read(pid); err == nil {
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
+func atoi(s string, out *int) (err error) {
+	*out, err = strconv.Atoi(s)
+	return err
+}
+
+func parseUint(s string, out *uint64) (err error) {
+	*out, err = strconv.ParseUint(s, 10, 64)
+	return err
+}
