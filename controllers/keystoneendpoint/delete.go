@@ -13,60 +13,40 @@ import (
 )
 
 // reconcileDelete removes this KeystoneEndpoint's endpoints from Keystone, then its
-// finalizers on the KeystoneService and the KeystoneAPI, then its own. A KeystoneAPI
-// that is gone, or being deleted with its Keystone, takes the endpoints with it.
+// finalizers on the KeystoneService (and, from earlier versions, the KeystoneAPI), then
+// its own. A KeystoneAPI that is gone, or being deleted with its Keystone, takes the
+// endpoints with it.
 func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
-	ep := s.endpoint
-	api, _, _, err := registration.KeystoneAPI(ctx, r.Client, ep.Namespace)
+	api, _, _, err := registration.KeystoneAPI(ctx, r.Client, s.endpoint.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if api != nil && registration.KeystoneStays(api) && registered(ep, api) {
-		if done, err := r.deregister(ctx, s, api); err != nil || !done {
-			return ctrl.Result{}, err
-		}
-	}
-	svc, err := r.keystoneService(ctx, ep)
-	if err != nil {
+	if err := r.leave(ctx, s, api); err != nil {
 		return ctrl.Result{}, err
 	}
-	if svc != nil {
-		if err := finalizers.Remove(ctx, r.Client, svc, holdFinalizer(ep), upstreamHoldFinalizer(ep)); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	if err := registration.Release(ctx, r.Client, ep.Namespace, holdFinalizer(ep), upstreamHoldFinalizer(ep)); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{}, finalizers.Remove(ctx, r.Client, ep, Finalizer, finalizers.UpstreamOwn("keystoneendpoint"))
+	return ctrl.Result{}, finalizers.Remove(ctx, r.Client, s.endpoint, Finalizer, finalizers.UpstreamOwn("keystoneendpoint"))
 }
 
 // deregister deletes this KeystoneEndpoint's endpoints, with the admin's credentials
-// alone. done is false, with the step saying why, when it cannot yet.
-func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI) (done bool, err error) {
+// alone; when it cannot yet, the step says why and the error is returned.
+func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI, svc *keystonev1.KeystoneService) error {
 	step := keystonev1.KeystoneEndpointEndpointsReady
 	ep := s.endpoint
 	serviceID := ep.Status.ServiceID
-	if serviceID == "" {
+	if serviceID == "" && svc != nil {
 		// A crash before the first status write: the service's ID is the KeystoneService's.
-		svc, err := r.keystoneService(ctx, ep)
-		if err != nil {
-			return false, err
-		}
-		if svc != nil {
-			serviceID = svc.Status.ServiceID
-		}
+		serviceID = svc.Status.ServiceID
 	}
 	if serviceID == "" {
-		return true, nil
+		return nil
 	}
 	admin, ok, err := registration.CleanupCredentials(ctx, r.Client, api)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if !ok {
 		s.round.MarkFalse(step, condition.DependencyNotFound, "removing the endpoints: %s", registration.AdminMissing(api))
-		return false, fmt.Errorf("removing the endpoints of %s: %s", ep.Name, registration.AdminMissing(api))
+		return fmt.Errorf("removing the endpoints of %s: %s", ep.Name, registration.AdminMissing(api))
 	}
 	s.admin = admin
 	kc, err := r.Keystone.Get(ctx, admin)
@@ -75,7 +55,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	}
 	if err != nil {
 		_, err = registration.Failed(s.round, r.Keystone, admin, step, endpointFailed, err)
-		return false, fmt.Errorf("removing the endpoints of %s: %w", ep.Name, err)
+		return fmt.Errorf("removing the endpoints of %s: %w", ep.Name, err)
 	}
-	return true, nil
+	return nil
 }

@@ -15,13 +15,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
 // endpointFailed is the registration step's reason (Error) for a request Keystone refused.
 var endpointFailed = registration.Reason(keystonev1.EndpointFailedReason)
 
-// holdFinalizer is the finalizer a KeystoneEndpoint puts on its KeystoneAPI and
-// KeystoneService, so that neither goes before its endpoints are removed.
+// holdFinalizer is the finalizer a KeystoneEndpoint puts on its KeystoneService before
+// its first request to Keystone, so that the KeystoneService (which keeps the
+// KeystoneAPI) goes only after the endpoints are removed. Earlier versions of this
+// suite and keystone-operator also put it on the KeystoneAPI; it is released there.
 func holdFinalizer(ep *keystonev1.KeystoneEndpoint) string {
 	return finalizers.For("keystoneendpoint", ep.Name)
 }
@@ -36,10 +39,11 @@ func owner(ep *keystonev1.KeystoneEndpoint) string {
 	return fmt.Sprintf("KeystoneEndpoint/%s/%s/%s", ep.Namespace, ep.Name, ep.UID)
 }
 
-// reconcileKeystoneAPI marks KeystoneAPIReady: it mirrors the namespace's KeystoneAPI,
-// reads its admin's credentials and puts a finalizer on it. A KeystoneAPI being
-// deleted waits for nobody: the endpoints are removed where its Keystone stays
-// (external mode), and the finalizer released.
+// reconcileKeystoneAPI marks KeystoneAPIReady: it mirrors the namespace's KeystoneAPI
+// and reads its admin's credentials. It puts no finalizer on it: the KeystoneService
+// this endpoint holds keeps it, and waits for the endpoints to be removed first. When
+// the KeystoneAPI is being deleted, the endpoints are removed where its Keystone stays
+// (external mode), and the finalizers released.
 func (r *Reconciler) reconcileKeystoneAPI(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneEndpointKeystoneAPIReady
 	api, usable, err := registration.MirrorKeystoneAPI(ctx, r.Client, s.round, step, s.endpoint.Namespace)
@@ -47,12 +51,7 @@ func (r *Reconciler) reconcileKeystoneAPI(ctx context.Context, s *scope) (ctrl.R
 	case err != nil:
 		return ctrl.Result{}, err
 	case api != nil && !api.DeletionTimestamp.IsZero():
-		if registration.KeystoneStays(api) && registered(s.endpoint, api) {
-			if done, err := r.deregister(ctx, s, api); err != nil || !done {
-				return ctrl.Result{}, err
-			}
-		}
-		return ctrl.Result{}, finalizers.Remove(ctx, r.Client, api, holdFinalizer(s.endpoint), upstreamHoldFinalizer(s.endpoint))
+		return ctrl.Result{}, r.leave(ctx, s, api)
 	case !usable:
 		return ctrl.Result{}, nil
 	}
@@ -65,18 +64,39 @@ func (r *Reconciler) reconcileKeystoneAPI(ctx context.Context, s *scope) (ctrl.R
 		return ctrl.Result{}, nil
 	}
 	s.api, s.admin = api, admin
-	return ctrl.Result{}, finalizers.Add(ctx, r.Client, api, holdFinalizer(s.endpoint))
+	return ctrl.Result{}, nil
 }
 
-// registered tells whether the KeystoneEndpoint may have registered endpoints: it puts
-// its finalizer on the KeystoneAPI before its first request to Keystone.
-func registered(ep *keystonev1.KeystoneEndpoint, api *keystonev1.KeystoneAPI) bool {
-	for _, f := range api.Finalizers {
-		if f == holdFinalizer(ep) || f == upstreamHoldFinalizer(ep) {
-			return true
+// leave removes the endpoints from a Keystone that stays and releases the finalizers
+// this KeystoneEndpoint holds on the KeystoneService and the KeystoneAPI: it runs when
+// the endpoint (deleted) or the KeystoneAPI (being deleted) goes. api may be nil.
+func (r *Reconciler) leave(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI) error {
+	ep := s.endpoint
+	svc, err := r.keystoneService(ctx, ep)
+	if err != nil {
+		return err
+	}
+	if api != nil && registration.KeystoneStays(api) && registered(ep, api, svc) {
+		if err := r.deregister(ctx, s, api, svc); err != nil {
+			return err
 		}
 	}
-	return false
+	if svc != nil {
+		if err := finalizers.Remove(ctx, r.Client, svc, holdFinalizer(ep), upstreamHoldFinalizer(ep)); err != nil {
+			return err
+		}
+	}
+	return registration.Release(ctx, r.Client, ep.Namespace, holdFinalizer(ep), upstreamHoldFinalizer(ep))
+}
+
+// registered tells whether the KeystoneEndpoint may have registered endpoints: it
+// holds its KeystoneService before its first request to Keystone (earlier versions,
+// and keystone-operator, held the KeystoneAPI).
+func registered(ep *keystonev1.KeystoneEndpoint, api *keystonev1.KeystoneAPI, svc *keystonev1.KeystoneService) bool {
+	holds := func(o client.Object) bool {
+		return controllerutil.ContainsFinalizer(o, holdFinalizer(ep)) || controllerutil.ContainsFinalizer(o, upstreamHoldFinalizer(ep))
+	}
+	return holds(api) || (svc != nil && holds(svc))
 }
 
 // keystoneService returns the KeystoneService of spec.serviceName: the object of that
@@ -118,7 +138,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 		s.round.MarkFalse(step, condition.DependencyNotFound, "KeystoneService %s not found", ep.Spec.ServiceName)
 		return ctrl.Result{}, nil
 	case !svc.DeletionTimestamp.IsZero():
-		if done, err := r.deregister(ctx, s, s.api); err != nil || !done {
+		if err := r.deregister(ctx, s, s.api, svc); err != nil {
 			return ctrl.Result{}, err
 		}
 		ep.Status.EndpointIDs, ep.Status.Endpoints = nil, nil

@@ -6,6 +6,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
+	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
 // Kind is the reported kind.
@@ -68,7 +71,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		// The annotations a round records (recordUser) are its own writes, like its status.
-		For(&keystonev1.KeystoneService{}, builder.WithPredicates(condition.IgnoreOwnUpdates(UserAnnotation, PasswordFromAnnotation))).
+		For(&keystonev1.KeystoneService{}, builder.WithPredicates(predicate.Or[client.Object](
+			condition.IgnoreOwnUpdates(UserAnnotation, PasswordFromAnnotation), endpointReleased))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: registration.Concurrency(r.Concurrency)}).
 		Watches(&keystonev1.KeystoneAPI{}, registration.EnqueueInNamespace(r.Client, &keystonev1.KeystoneServiceList{}, nil),
 			builder.WithPredicates(registration.KeystoneAPIChanged)).
@@ -77,6 +81,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				return []client.ListOption{client.MatchingFields{secretIndex: o.GetName()}}
 			})).
 		Complete(condition.NewReconciler(r.Client, r.Reporter, r.Clock, r.kind()))
+}
+
+// endpointReleased passes an update in which a KeystoneEndpoint released its hold on
+// the KeystoneService: one waiting for its endpoints (waitForEndpoints) goes on, also
+// while only its KeystoneAPI is being deleted.
+var endpointReleased = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return len(finalizers.Holders(e.ObjectNew, "keystoneendpoint")) < len(finalizers.Holders(e.ObjectOld, "keystoneendpoint"))
+	},
 }
 
 // kind declares the KeystoneService to the reconcile skeleton.

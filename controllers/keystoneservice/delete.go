@@ -10,6 +10,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
@@ -27,9 +28,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{}, err
 	}
 	if api != nil && registration.KeystoneStays(api) {
-		if holders := finalizers.Holders(svc, "keystoneendpoint"); len(holders) > 0 {
-			s.round.MarkFalse(keystonev1.KeystoneServiceServiceReady, condition.Requested,
-				"deleting: waiting for KeystoneEndpoints %s to remove their endpoints", strings.Join(holders, ", "))
+		if waitForEndpoints(s, keystonev1.KeystoneServiceServiceReady, "deleting") {
 			return ctrl.Result{}, nil
 		}
 		if registered(s, api) {
@@ -43,6 +42,19 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, finalizers.Remove(ctx, r.Client, svc, Finalizer, finalizers.UpstreamOwn("keystoneservice"))
+}
+
+// waitForEndpoints marks step False while KeystoneEndpoints hold this KeystoneService
+// (holdFinalizer): their endpoints are removed before the registration and the
+// KeystoneAPI go, even where the service itself stays in Keystone (adopted).
+// Releasing a hold wakes the KeystoneService (endpointReleased).
+func waitForEndpoints(s *scope, step lc.Type, why string) bool {
+	holders := finalizers.Holders(s.service, "keystoneendpoint")
+	if len(holders) == 0 {
+		return false
+	}
+	s.round.MarkFalse(step, condition.Requested, "%s: waiting for KeystoneEndpoints %s to remove their endpoints", why, strings.Join(holders, ", "))
+	return true
 }
 
 // registered tells whether the KeystoneService may have registered anything: it puts

@@ -119,13 +119,24 @@ func (s *Server) Fail(code int) {
 
 // FailNext makes the next request to method and path prefix answer code, once.
 func (s *Server) FailNext(method, pathPrefix string, code int) {
+	s.failMatching(method, pathPrefix, code, true)
+}
+
+// FailEvery makes every request to method and path prefix answer code until Heal.
+func (s *Server) FailEvery(method, pathPrefix string, code int) {
+	s.failMatching(method, pathPrefix, code, false)
+}
+
+func (s *Server) failMatching(method, pathPrefix string, code int, once bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fault = func(w http.ResponseWriter, r *http.Request) bool {
 		if r.Method != method || !strings.HasPrefix(r.URL.Path, pathPrefix) {
 			return false
 		}
-		s.fault = nil
+		if once {
+			s.fault = nil
+		}
 		writeError(w, code, http.StatusText(code))
 		return true
 	}

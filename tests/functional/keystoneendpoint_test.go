@@ -135,7 +135,8 @@ var _ = Describe("KeystoneEndpoint", func() {
 		}))
 		Expect(getService(svcKey)(Default).Finalizers).To(ContainElement("keystone.openstack.org/keystoneendpoint-glance"))
 		api := getAPI(types.NamespacedName{Namespace: ns, Name: "keystone"})(Default)
-		Expect(api.Finalizers).To(ContainElement("keystone.openstack.org/keystoneendpoint-glance"))
+		Expect(api.Finalizers).NotTo(ContainElement(ContainSubstring("keystoneendpoint")),
+			"the KeystoneService it holds keeps the KeystoneAPI")
 		Expect(kubectl("-n", ns, "get", "keystoneendpoint", "glance")).To(MatchRegexp(`glance\s+glance\s+True\s+Ready\s+all 3 steps ready`))
 		Expect(kstatusOfObject(getEndpoint(key)(Default))).To(Equal(status.CurrentStatus))
 		Expect(gauge("KeystoneEndpoint", ns, "glance", "KeystoneServiceOSEndpointsReady", "True")).To(BeEquivalentTo(1))
@@ -306,6 +307,34 @@ var _ = Describe("KeystoneEndpoint", func() {
 		expectEndpointConditions(key, condition{"KeystoneServiceReady", "False", "DependencyNotFound", "Warning"})
 		Expect(ks.List(fakekeystone.Services, nil)).To(BeEmpty())
 		Expect(endpointsIn(ks, serviceID)).To(BeEmpty())
+	})
+
+	It("removes its endpoints from an external Keystone before the KeystoneAPI goes, where the service stays", func() {
+		keystone()
+		// An adopted service stays in Keystone: its endpoints go only if the KeystoneEndpoint removes them.
+		serviceID := ks.Create(fakekeystone.Services, map[string]any{"type": "image", "name": "glance", "enabled": true})
+		Expect(service()).To(Equal(serviceID))
+		foreign := foreignEndpoint(ks, serviceID, "public", "http://someone-else:9292")
+		Expect(k8sClient.Create(ctx, keystoneEndpoint(ns))).To(Succeed())
+		expectEndpointConditions(key, condition{"Ready", "True", "Ready", ""})
+		apiKey := types.NamespacedName{Namespace: ns, Name: "keystone"}
+		By("while Keystone refuses to remove the endpoints, the KeystoneService keeps the KeystoneAPI and says why")
+		ks.FailEvery(http.MethodDelete, "/v3/endpoints", http.StatusServiceUnavailable)
+		Expect(k8sClient.Delete(ctx, getAPI(apiKey)(Default))).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := getService(svcKey)(g).Status.Conditions.Get("KeystoneAPIReady")
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Message).To(Equal("KeystoneAPI keystone is being deleted: waiting for KeystoneEndpoints glance to remove their endpoints"))
+		}).Should(Succeed())
+		Consistently(gone(apiKey, &keystonev1.KeystoneAPI{}), 2*time.Second).Should(BeFalse())
+		By("Keystone answers again: the endpoints go, then the KeystoneAPI")
+		ks.Heal()
+		Eventually(gone(apiKey, &keystonev1.KeystoneAPI{})).Should(BeTrue())
+		Expect(endpointsIn(ks, serviceID)).To(Equal(map[string]string{foreign: "public http://someone-else:9292"}),
+			"only this KeystoneEndpoint's endpoints removed, before the KeystoneAPI went")
+		Expect(ks.List(fakekeystone.Services, map[string]any{"id": serviceID})).To(HaveLen(1), "the adopted service stays")
+		expectEndpointConditions(key, condition{"KeystoneAPIReady", "False", "DependencyNotFound", "Warning"})
+		Expect(getService(svcKey)(Default).Finalizers).NotTo(ContainElement(ContainSubstring("keystoneendpoint")))
 	})
 
 	It("releases keystone-operator's finalizers too, so objects from before the switch can be deleted", func() {
