@@ -82,7 +82,7 @@ func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (res
 		_, err = r.Reporter.Finish(ctx, obj, base, status, round, err)
 		result, err = RequeueOnConflict(result, err)
 		if !obj.GetDeletionTimestamp().IsZero() {
-			r.Reporter.Metrics.Forget(r.Kind.Name, obj)
+			r.Reporter.Metrics.Forget(obj)
 			r.Reporter.Versions.Forget(obj)
 		}
 	}()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -445,25 +446,12 @@ var _ = Describe("KeystoneAPI", func() {
 // gauge reads keystone_operator_condition for one object's condition and status.
 func gauge(kind, ns, name, condType, condStatus string) float64 {
 	GinkgoHelper()
-	families, err := metrics.Registry.Gather()
+	series, err := testutil.ConditionSeries(metrics.Registry)
 	Expect(err).NotTo(HaveOccurred())
-	want := map[string]string{"kind": kind, "namespace": ns, "name": name, "type": condType, "status": condStatus}
-	for _, f := range families {
-		if f.GetName() != "keystone_operator_condition" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if fmt.Sprint(labels) == fmt.Sprint(want) {
-				return m.GetGauge().GetValue()
-			}
-		}
-	}
-	Fail(fmt.Sprintf("no keystone_operator_condition series %v", want))
-	return -1
+	key := testutil.SeriesKey(kind, ns, name, condType, condStatus)
+	v, ok := series[key]
+	Expect(ok).To(BeTrue(), "no keystone_operator_condition series %s", key)
+	return v
 }
 
 // reconcileCount is how many reconciles controller (the lower-case kind) has run, by
