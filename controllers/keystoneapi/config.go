@@ -136,9 +136,16 @@ func (s *scope) setConfigRevision(secret *corev1.Secret) {
 }
 
 // writeSecret makes the owned Secret name hold exactly files; it writes only what differs.
-func (r *Reconciler) writeSecret(ctx context.Context, api *keystonev1.KeystoneAPI, name string, files map[string]string) (*corev1.Secret, error) {
+// A Secret it creates carries createFinalizers.
+func (r *Reconciler) writeSecret(ctx context.Context, api *keystonev1.KeystoneAPI, name string, files map[string]string,
+	createFinalizers ...string) (*corev1.Secret, error) {
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: api.Namespace}}
 	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, secret, func() error {
+		if secret.ResourceVersion == "" {
+			// Created with them, in one write; on an existing Secret, finalizers are
+			// patched with an optimistic lock (internal/finalizers), not here.
+			secret.Finalizers = createFinalizers
+		}
 		secret.Labels = mergeLabels(secret.Labels, keystone.Labels(api))
 		data := make(map[string][]byte, len(files))
 		for k, v := range files {

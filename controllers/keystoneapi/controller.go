@@ -78,6 +78,8 @@ type scope struct {
 	dbSyncHash   string
 	// private is the private state Secret, once loaded.
 	private *corev1.Secret
+	// privateUnsaved: private is new and not created yet; its first record creates it.
+	privateUnsaved bool
 	// requeueAfter is the soonest time-based step (fernet rotation), 0 for none.
 	requeueAfter time.Duration
 }

@@ -96,10 +96,11 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 	}
 	s.adminPassword = password
 	// A copy for removing registrations from Keystone, whatever is deleted first.
-	cleanup, err := r.writeSecret(ctx, s.api, keystone.CleanupSecretName(s.api), map[string]string{keystone.CleanupPasswordKey: password})
+	cleanup, err := r.writeSecret(ctx, s.api, keystone.CleanupSecretName(s.api), map[string]string{keystone.CleanupPasswordKey: password}, Finalizer)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// A no-op but on a Secret whose finalizer was removed.
 	if err := finalizers.Add(ctx, r.Client, cleanup, Finalizer); err != nil {
 		return ctrl.Result{}, err
 	}

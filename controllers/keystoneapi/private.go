@@ -12,9 +12,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-// loadPrivateState reads the private state Secret into the scope, creating it (with a
-// new MAC key) when missing and create is set; see pkg/keystone/private.go for why it
-// exists. Without create, s.private stays nil when the Secret does not exist.
+// loadPrivateState reads the private state Secret into the scope; when it is missing
+// and create is set, it prepares a new one (with a new MAC key) that its first record
+// creates, in one write (setPrivateValue): until a MAC is recorded, nothing depends on
+// the key. See pkg/keystone/private.go for why it exists. Without create, s.private
+// stays nil when the Secret does not exist.
 func (r *Reconciler) loadPrivateState(ctx context.Context, s *scope, create bool) error {
 	api := s.api
 	key := client.ObjectKey{Namespace: api.Namespace, Name: keystone.PrivateStateSecretName(api)}
@@ -40,9 +42,7 @@ func (r *Reconciler) loadPrivateState(ctx context.Context, s *scope, create bool
 		if err := controllerutil.SetControllerReference(api, secret, r.Scheme()); err != nil {
 			return fmt.Errorf("owning secret %s: %w", key.Name, err)
 		}
-		if err := r.Create(ctx, secret); err != nil {
-			return fmt.Errorf("creating secret %s: %w", key.Name, err)
-		}
+		s.privateUnsaved = true
 	case err != nil:
 		return fmt.Errorf("reading secret %s: %w", key.Name, err)
 	case len(secret.Data[keystone.PrivateMACKey]) == 0 && create:
@@ -74,6 +74,14 @@ func (s *scope) privateValue(key string) string {
 // is a step without secret inputs, which records nothing.
 func (r *Reconciler) setPrivateValue(ctx context.Context, s *scope, key, value string) error {
 	if value == "" || s.privateValue(key) == value {
+		return nil
+	}
+	if s.privateUnsaved {
+		s.private.Data[key] = []byte(value)
+		if err := r.Create(ctx, s.private); err != nil {
+			return fmt.Errorf("creating secret %s with %s: %w", s.private.Name, key, err)
+		}
+		s.privateUnsaved = false
 		return nil
 	}
 	patch := client.MergeFrom(s.private.DeepCopy())

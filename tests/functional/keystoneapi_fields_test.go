@@ -19,8 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -513,12 +511,7 @@ var _ = Describe("KeystoneAPI networkAttachments", func() {
 		By("no NetworkAttachmentDefinition: no Deployment, and the step says which")
 		expectConditions(key, condition{"DeploymentReady", "False", "DependencyNotFound", "Warning"})
 		Expect(message(key, "DeploymentReady")).To(Equal("NetworkAttachmentDefinition internalapi not found (networkAttachments)"))
-		nad := &unstructured.Unstructured{}
-		nad.SetGroupVersionKind(schema.GroupVersionKind{Group: "k8s.cni.cncf.io", Version: "v1", Kind: "NetworkAttachmentDefinition"})
-		nad.SetNamespace(ns)
-		nad.SetName("internalapi")
-		Expect(unstructured.SetNestedField(nad.Object, `{"cniVersion": "0.3.1", "type": "macvlan"}`, "spec", "config")).To(Succeed())
-		Expect(k8sClient.Create(ctx, nad)).To(Succeed())
+		Expect(k8sClient.Create(ctx, testutil.NetworkAttachmentDefinition(ns, "internalapi"))).To(Succeed())
 
 		By("the definition created: the pods ask Multus for it (found within the 10-s re-check)")
 		Eventually(func(g Gomega) {
