@@ -15,7 +15,6 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/localkeystone"
-	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -144,16 +143,18 @@ func registrationRound(t *testing.T, url, password string, round, n int, keyston
 	var res roundResult
 	before := keystoneCounter.snapshot()
 	cpuBefore := keystoneCPU()
+	ready := watchReady(ctx, ns)
+	defer ready.Stop()
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("r%d-svc%03d", round, i)
 		createRegistration(ctx, ns, name)
 	}
-	for readyServices(ctx, ns) < n {
+	for ready.Count() < n {
 		if time.Since(start) > 10*time.Minute {
-			t.Fatalf("only %d of %d KeystoneServices Ready after 10 minutes", readyServices(ctx, ns), n)
+			t.Fatalf("only %d of %d KeystoneServices Ready after 10 minutes", ready.Count(), n)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 	res.elapsed = time.Since(start)
 	res.keystoneCPU = keystoneCPU() - cpuBefore
@@ -215,31 +216,4 @@ func createRegistration(ctx context.Context, ns, name string) {
 		Spec: keystonev1.KeystoneEndpointSpec{ServiceName: name,
 			Endpoints: map[string]string{"public": "https://" + name + ".example.com", "internal": "http://" + name + ":9292"}},
 	}))
-}
-
-// readyServices counts the services whose KeystoneService and KeystoneEndpoint are both
-// Ready, in namespace ns ("": all).
-func readyServices(ctx context.Context, ns string) int {
-	services := &keystonev1.KeystoneServiceList{}
-	must(c.List(ctx, services, client.InNamespace(ns)))
-	endpoints := &keystonev1.KeystoneEndpointList{}
-	must(c.List(ctx, endpoints, client.InNamespace(ns)))
-	ready := map[string]int{}
-	for _, s := range services.Items {
-		if s.IsReady() && s.Status.Conditions.IsTrue(lc.ReadyCondition) {
-			ready[s.Namespace+"/"+s.Name]++
-		}
-	}
-	for _, e := range endpoints.Items {
-		if e.IsReady() {
-			ready[e.Namespace+"/"+e.Name]++
-		}
-	}
-	n := 0
-	for _, both := range ready {
-		if both == 2 {
-			n++
-		}
-	}
-	return n
 }

@@ -1,0 +1,65 @@
+//go:build bench
+
+package bench
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/keystone-stepwise/keystone-operator/internal/procstat"
+)
+
+// processCPU returns the processor time (user and system) a process has used so far.
+func processCPU(pid int) time.Duration {
+	st, err := procstat.Read(pid)
+	must(err)
+	return st.CPU
+}
+
+// childrenNamed returns the pids of this process's children whose executable's base
+// name is one of names (envtest's etcd and kube-apiserver), by name.
+func childrenNamed(names ...string) map[string]int {
+	all, err := procstat.All()
+	must(err)
+	out := map[string]int{}
+	for _, st := range all {
+		if st.PPID != os.Getpid() {
+			continue
+		}
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", st.PID))
+		if err != nil {
+			continue
+		}
+		if slices.Contains(names, filepath.Base(exe)) {
+			out[filepath.Base(exe)] = st.PID
+		}
+	}
+	return out
+}
+
+// cpuShares measures the processor time each process uses between its creation and
+// the call of the function it returns, which describes it ("kube-apiserver 30.1 s, ...").
+func cpuShares(pids map[string]int) func() string {
+	before := map[string]time.Duration{}
+	for name, pid := range pids {
+		before[name] = processCPU(pid)
+	}
+	start := time.Now()
+	return func() string {
+		wall := time.Since(start)
+		var parts []string
+		for _, name := range []string{"kube-apiserver", "etcd", "manager", "bench"} {
+			pid, ok := pids[name]
+			if !ok {
+				continue
+			}
+			used := processCPU(pid) - before[name]
+			parts = append(parts, fmt.Sprintf("%s %.1f s (%.2f processors)", name, used.Seconds(), used.Seconds()/wall.Seconds()))
+		}
+		return strings.Join(parts, ", ")
+	}
+}
