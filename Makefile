@@ -101,7 +101,7 @@ kuttl: manifests envtest debian-deps $(KUTTL) ## Run the kuttl scenarios (tests/
 	KUTTL_CRDS=upstream KUBEBUILDER_ASSETS=$(ENVTEST_DIR) hack/kuttl.sh $(KUTTL) --test controlplane
 
 .PHONY: e2e
-e2e: manifests envtest node-bins cluster-deps $(KUTTL) ## Run the end-to-end scenarios (tests/e2e) on the local cluster, real pods and all.
+e2e: manifests envtest node-bins cluster-deps $(KUTTL) ## Run the end-to-end scenarios (tests/e2e) on the local cluster, the operator in it from its image and config/default.
 	go build -o $(LOCALBIN)/devrun ./cmd/devrun
 	go build -o $(LOCALBIN)/e2e-actor ./tests/e2e/actor
 	$(CLUSTER_ENV) PATH=$(ENVTEST_DIR):$$PATH hack/e2e.sh $(KUTTL) $(KUTTL_ARGS)
@@ -122,6 +122,10 @@ fuzz: ## Fuzz the condition engine for FUZZTIME (default 60s).
 .PHONY: build
 build: generate ## Build the manager binary.
 	go build -o $(LOCALBIN)/manager ./cmd
+
+.PHONY: manager-image
+manager-image: generate ## Build the manager image as an OCI archive in bin/manager-image/, without a registry (the Dockerfile's layout).
+	hack/manager-image.sh $(LOCALBIN)/manager-image
 
 # Without KUBECONFIG, `make run` starts a local cluster: RUN_LOCAL=cluster (a real
 # single-node Kubernetes, root) or RUN_LOCAL=control-plane (no nodes, no root).

@@ -12,30 +12,15 @@ import (
 )
 
 func main() {
-	var opts manager.Options
-	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:8080", "Address of the Prometheus metrics endpoint; 0 disables it.\n"+
-		"Plain HTTP answers anyone who reaches it: the default binds localhost only; use --metrics-secure on other addresses.")
-	flag.BoolVar(&opts.MetricsSecure, "metrics-secure", false, "Serve metrics over HTTPS to callers Kubernetes authenticates and authorizes for GET /metrics only.")
-	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints (they tell nothing but liveness).")
-	flag.BoolVar(&opts.LeaderElection, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
-	flag.StringVar(&opts.ClusterDNS, "cluster-dns", "", "Resolve Keystone's Service names (*.svc) through this DNS server (host:port);\n"+
-		"for an operator run outside the cluster, such as the local cluster's 10.244.0.1:53.")
-	var namespaces string
-	flag.StringVar(&namespaces, "watch-namespace", os.Getenv("WATCH_NAMESPACE"), "Namespaces to watch, separated by commas (default $WATCH_NAMESPACE); empty for all.\n"+
-		"With namespaces the operator needs Roles in them only (config/namespaced), and caches nothing elsewhere.")
-	flag.StringVar(&opts.PprofAddr, "pprof-bind-address", "0", "Address of Go's profiles (/debug/pprof), such as 127.0.0.1:6060; 0 disables them.")
-	var qps float64
-	flag.Float64Var(&qps, "kube-api-qps", manager.DefaultKubeQPS, "Requests per second to the Kubernetes API (sustained).")
-	flag.IntVar(&opts.KubeBurst, "kube-api-burst", manager.DefaultKubeBurst, "Requests to the Kubernetes API allowed in a burst above --kube-api-qps.")
-	flag.IntVar(&opts.RegistrationConcurrency, "registration-concurrency", registration.DefaultConcurrency,
-		"KeystoneServices, KeystoneEndpoints and KeystoneApplicationCredentials each reconciled at once.")
-	zapOpts := zap.Options{}
-	zapOpts.BindFlags(flag.CommandLine)
+	var c commandLine
+	c.bind(flag.CommandLine)
 	flag.Parse()
-	opts.Namespaces = manager.WatchNamespaces(namespaces)
-	opts.KubeQPS = float32(qps)
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	opts := c.options()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&c.zap)))
 	log := ctrl.Log.WithName("setup")
+	if c.webhookCertPath != "" {
+		log.Info("this operator serves no webhook: --webhook-cert-path is not used", "path", c.webhookCertPath)
+	}
 
 	mgr, err := manager.New(ctrl.GetConfigOrDie(), opts)
 	if err != nil {
@@ -47,4 +32,46 @@ func main() {
 		log.Error(err, "running manager")
 		os.Exit(1)
 	}
+}
+
+// commandLine is what the flags set. Every flag openstack-operator gives the operators
+// it runs is one of them (its bindata/operator/managers.yaml; see main_test.go).
+type commandLine struct {
+	manager         manager.Options
+	zap             zap.Options
+	namespaces      string
+	qps             float64
+	webhookCertPath string
+}
+
+func (c *commandLine) bind(fs *flag.FlagSet) {
+	o := &c.manager
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", "127.0.0.1:8080", "Address of the Prometheus metrics endpoint; 0 disables it.\n"+
+		"Plain HTTP answers anyone who reaches it: the default binds localhost only; use --metrics-secure on other addresses.")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", false, "Serve metrics over HTTPS to callers Kubernetes authenticates and authorizes for GET /metrics only.")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-path", "", "Directory of the metrics server's certificate and key (implies --metrics-secure); a self-signed one when empty.")
+	fs.StringVar(&o.MetricsCertName, "metrics-cert-name", "tls.crt", "File name of the metrics server's certificate in --metrics-cert-path.")
+	fs.StringVar(&o.MetricsKeyName, "metrics-cert-key", "tls.key", "File name of the metrics server's key in --metrics-cert-path.")
+	// openstack-operator passes it to every operator it runs when ENABLE_WEBHOOKS is set.
+	fs.StringVar(&c.webhookCertPath, "webhook-cert-path", "", "Accepted for openstack-operator's Deployments and unused: this operator serves no webhook.")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints (they tell nothing but liveness).")
+	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
+	fs.StringVar(&o.ClusterDNS, "cluster-dns", "", "Resolve Keystone's Service names (*.svc) through this DNS server (host:port);\n"+
+		"for an operator run outside the cluster, such as the local cluster's 10.244.0.1:53.")
+	fs.StringVar(&c.namespaces, "watch-namespace", os.Getenv("WATCH_NAMESPACE"), "Namespaces to watch, separated by commas (default $WATCH_NAMESPACE); empty for all.\n"+
+		"With namespaces the operator needs Roles in them only (config/namespaced), and caches nothing elsewhere.")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "0", "Address of Go's profiles (/debug/pprof), such as 127.0.0.1:6060; 0 disables them.")
+	fs.Float64Var(&c.qps, "kube-api-qps", manager.DefaultKubeQPS, "Requests per second to the Kubernetes API (sustained).")
+	fs.IntVar(&o.KubeBurst, "kube-api-burst", manager.DefaultKubeBurst, "Requests to the Kubernetes API allowed in a burst above --kube-api-qps.")
+	fs.IntVar(&o.RegistrationConcurrency, "registration-concurrency", registration.DefaultConcurrency,
+		"KeystoneServices, KeystoneEndpoints and KeystoneApplicationCredentials each reconciled at once.")
+	c.zap.BindFlags(fs)
+}
+
+// options are the manager's options once the flags are parsed.
+func (c *commandLine) options() manager.Options {
+	o := c.manager
+	o.Namespaces = manager.WatchNamespaces(c.namespaces)
+	o.KubeQPS = float32(c.qps)
+	return o
 }

@@ -9,6 +9,8 @@ set -euo pipefail
 address=${1:?usage: cluster-images.sh CONTAINERD_ADDRESS PAUSE_BINARY}
 pause_bin=${2:?usage: cluster-images.sh CONTAINERD_ADDRESS PAUSE_BINARY}
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=hack/oci.sh
+source "$here/oci.sh"
 recipes=$here/images
 cache=${IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/keystone-stepwise/images}
 suite=bookworm
@@ -25,6 +27,7 @@ declare -A refs=(
 	[keystone]="localhost/keystone-stepwise/keystone:$suite quay.io/podified-antelope-centos9/openstack-keystone:current-podified"
 	[mariadb]="localhost/keystone-stepwise/mariadb:$suite"
 	[memcached]="localhost/keystone-stepwise/memcached:$suite"
+	[rabbitmq]="localhost/keystone-stepwise/rabbitmq:$suite"
 )
 
 # Cache keys: bump format when the way images are built or packed changes; a recipe's
@@ -92,37 +95,14 @@ rootfs() {
 	: >"$root/etc/resolv.conf"
 }
 
-# oci DIR OUT NAME packs DIR as a one-layer OCI image archive OUT.
+# oci DIR OUT NAME packs DIR as the image NAME's archive OUT.
 oci() {
-	local root=$1 out=$2 name=$3 layout="$work/oci-$3"
 	local entrypoint='["/pause"]'
-	[[ -f $recipes/$name/entrypoint ]] && entrypoint=$(cat "$recipes/$name/entrypoint")
-	mkdir -p "$layout/blobs/sha256"
-	tar --numeric-owner -C "$root" --exclude=./dev/* --exclude=./proc/* --exclude=./sys/* -cf "$layout/layer.tar" .
-	local layer layer_size
-	layer=$(sha256sum "$layout/layer.tar" | cut -d' ' -f1)
-	layer_size=$(stat -c %s "$layout/layer.tar")
-	mv "$layout/layer.tar" "$layout/blobs/sha256/$layer"
-	blob() { # blob CONTENT prints "digest size" after storing CONTENT
-		local d
-		d=$(printf '%s' "$1" | sha256sum | cut -d' ' -f1)
-		printf '%s' "$1" >"$layout/blobs/sha256/$d"
-		echo "$d ${#1}"
-	}
-	local config manifest c m
-	config=$(printf '{"architecture":"amd64","os":"linux","config":{"Entrypoint":%s,"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' "$entrypoint" "$layer")
-	read -r -a c <<<"$(blob "$config")"
-	manifest=$(printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%s}]}' "${c[0]}" "${c[1]}" "$layer" "$layer_size")
-	read -r -a m <<<"$(blob "$manifest")"
-	printf '{"imageLayoutVersion":"1.0.0"}' >"$layout/oci-layout"
-	printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"platform":{"architecture":"amd64","os":"linux"},"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"%s"}}]}' \
-		"${m[0]}" "${m[1]}" "${refs[$name]%% *}" "${refs[$name]##*:}" >"$layout/index.json"
-	tar -C "$layout" -cf "$out.tmp" oci-layout index.json blobs && mv "$out.tmp" "$out"
-	echo "sha256:${m[0]}" >"${out%.tar}.digest"
-	rm -rf "$layout"
+	[[ -f $recipes/$3/entrypoint ]] && entrypoint=$(cat "$recipes/$3/entrypoint")
+	oci_archive "$1" "$2" "${refs[$3]%% *}" "$entrypoint"
 }
 
-for name in pause mariadb memcached keystone; do
+for name in pause mariadb memcached rabbitmq keystone; do
 	if [[ $name == pause ]]; then
 		key=$( (sha256sum "$pause_bin" | cut -d' ' -f1; echo "$base_key") | sha256sum | cut -c1-12)
 	else

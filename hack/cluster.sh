@@ -9,6 +9,7 @@
 #   cluster.sh purge   down, then remove the cluster's state too
 #   cluster.sh status  the processes and the node
 #   cluster.sh images  start containerd and build and import the images only
+#   cluster.sh import OCI_ARCHIVE  import an image archive into the running cluster
 # Binaries come from hack/k8s-bins.sh (ENVTEST_BINS, NODE_BINS); images from
 # hack/cluster-images.sh. Needs root (it runs a kubelet).
 set -euo pipefail
@@ -402,8 +403,14 @@ images)
 	containerd_up
 	images
 	;;
+import)
+	archive=${2:?usage: cluster.sh import OCI_ARCHIVE}
+	running containerd || die "containerd is not running: cluster.sh up first"
+	ctr --address "$containerd_sock" -n k8s.io images import "$archive" >/dev/null
+	log "imported $archive"
+	;;
 *)
-	echo "usage: cluster.sh up|down|purge|status|images" >&2
+	echo "usage: cluster.sh up|down|purge|status|images|import OCI_ARCHIVE" >&2
 	exit 2
 	;;
 esac

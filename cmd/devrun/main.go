@@ -38,6 +38,7 @@ func run() error {
 	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
 	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", "127.0.0.1:8081", "Address of /healthz and /readyz; 0 disables them.")
 	local := flag.String("local", "cluster", "Without KUBECONFIG: run on a local single-node cluster (cluster) or a control plane without nodes (control-plane).")
+	runManager := flag.Bool("manager", true, "Run the operator here; with false, only what it needs (cluster, CRDs, actor) until interrupted, for an operator run elsewhere (make e2e runs it in the cluster).")
 	actor := flag.String("actor", "", "On the local cluster, also run this test actor binary (tests/e2e/actor), which plays mariadb-operator and infra-operator.")
 	zapOpts := zap.Options{Development: true, Level: zapcore.InfoLevel}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -62,19 +63,12 @@ func run() error {
 	case path != "":
 		fmt.Printf("devrun: using the cluster of KUBECONFIG=%s\n", path)
 	case *local == "cluster":
-		stopCluster, kubeconfig, err := startCluster(root)
+		kubeconfig, stopAll, err := startClusterAndActor(root, *actor)
 		if err != nil {
 			return err
 		}
-		defer stopCluster()
+		defer stopAll()
 		path = kubeconfig
-		if *actor != "" {
-			stopActor, err := startActor(*actor, path)
-			if err != nil {
-				return err
-			}
-			defer stopActor()
-		}
 		// The operator runs on the host: Keystone's Service names resolve through the
 		// cluster's DNS, as they would in a pod.
 		opts.ClusterDNS = "10.244.0.1:53"
@@ -107,11 +101,31 @@ func run() error {
 		}
 	}
 	fmt.Print(hint)
+	if !*runManager {
+		fmt.Println("devrun: -manager=false: not running the operator; Ctrl-C stops what devrun started")
+		<-ctx.Done()
+		return nil
+	}
 	mgr, err := manager.New(cfg, opts)
 	if err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// startClusterAndActor starts the local cluster and, when actor is set, the test actor
+// on it; stop stops both, the actor first.
+func startClusterAndActor(root, actor string) (kubeconfig string, stop func(), err error) {
+	stopCluster, kubeconfig, err := startCluster(root)
+	if err != nil || actor == "" {
+		return kubeconfig, stopCluster, err
+	}
+	stopActor, err := startActor(actor, kubeconfig)
+	if err != nil {
+		stopCluster()
+		return "", nil, err
+	}
+	return kubeconfig, func() { stopActor(); stopCluster() }, nil
 }
 
 // startCluster starts the local single-node cluster (hack/cluster.sh up) unless it runs

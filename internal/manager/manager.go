@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
 	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/operator"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -48,6 +50,10 @@ type Options struct {
 	MetricsAddr string
 	// MetricsSecure serves them over HTTPS to authenticated, authorized callers only.
 	MetricsSecure bool
+	// MetricsCertDir, when set, holds the metrics server's certificate and key
+	// (MetricsCertName, MetricsKeyName; tls.crt and tls.key when empty), reloaded when
+	// they change, and implies HTTPS; without it, HTTPS uses a self-signed certificate.
+	MetricsCertDir, MetricsCertName, MetricsKeyName string
 	// ProbeAddr serves /healthz and /readyz; "0" disables them.
 	ProbeAddr string
 	// LeaderElection makes only one replica active.
@@ -136,18 +142,23 @@ func CacheOptions(opts Options) cache.Options {
 // GET /metrics (SubjectAccessReview), as kubebuilder's projects serve it. The
 // permission for those reviews is config/rbac/metrics_auth_role.yaml: a ClusterRole
 // whatever the install, as the reviews are cluster-wide.
+// HTTP/2 is off (its stream-reset attacks, CVE-2023-44487), as kubebuilder's projects
+// and keystone-operator serve it.
 func MetricsServerOptions(opts Options) metricsserver.Options {
 	o := metricsserver.Options{BindAddress: opts.MetricsAddr}
-	if opts.MetricsSecure {
+	if opts.MetricsSecure || opts.MetricsCertDir != "" {
 		o.SecureServing = true
 		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+		o.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+		// Empty names are controller-runtime's tls.crt and tls.key.
+		o.CertDir, o.CertName, o.KeyName = opts.MetricsCertDir, opts.MetricsCertName, opts.MetricsKeyName
 	}
 	return o
 }
 
 // New builds a manager with every controller registered.
 func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
-	mgr, err := ctrl.NewManager(RateLimited(cfg, opts), ctrl.Options{
+	ctrlOpts := ctrl.Options{
 		Scheme:                  Scheme,
 		Cache:                   CacheOptions(opts),
 		Metrics:                 MetricsServerOptions(opts),
@@ -156,7 +167,13 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "keystone-operator.keystone.openstack.org",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
-	})
+	}
+	// The lease timings openstack-operator gives every operator it runs, in seconds:
+	// LEASE_DURATION, RENEW_DEADLINE and RETRY_PERIOD (lib-common reads them).
+	if err := operator.SetManagerOptions(&ctrlOpts, ctrl.Log.WithName("setup")); err != nil {
+		return nil, fmt.Errorf("reading the leader election's timings: %w", err)
+	}
+	mgr, err := ctrl.NewManager(RateLimited(cfg, opts), ctrlOpts)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}

@@ -115,6 +115,55 @@ get() {
 	cat "$state/last-body"
 }
 
+# create_user NAME creates the user NAME in the default domain (POST /v3/users, as
+# admin) and prints its ID.
+create_user() {
+	local code auth
+	auth=$(admin_token)
+	code=$(kcurl -s -o "$state/last-body" -w '%{http_code}' -H "X-Auth-Token: $auth" -H 'Content-Type: application/json' \
+		-d "{\"user\":{\"name\":\"$1\",\"domain_id\":\"default\"}}" "$(url)/users")
+	[[ $code == 201 ]] || fail "POST /v3/users $1: HTTP $code $(head -c 300 "$state/last-body")"
+	py '[j["user"]["id"]]' <"$state/last-body"
+}
+
+# notified EVENT ID waits up to 60 s for the notification EVENT about the resource ID on
+# the queue notifications.info of the KeystoneAPI's RabbitMQ, with the transport URL of
+# status.transportURLSecret, read from inside a Keystone pod with its python3-amqp
+# (the host does not resolve the cluster's names). Messages it reads are consumed.
+notified() {
+	local secret transport
+	secret=$(kubectl -n "$NAMESPACE" get keystoneapi keystone -o jsonpath='{.status.transportURLSecret}')
+	[[ -n $secret ]] || fail "KeystoneAPI keystone has no status.transportURLSecret"
+	transport=$(kubectl -n "$NAMESPACE" get secret "$secret" -o jsonpath='{.data.transport_url}' | base64 -d)
+	kubectl -n "$NAMESPACE" exec -i deploy/keystone -- python3 - "$transport" "$1" "$2" <<'PY'
+import json, sys, time
+from urllib.parse import urlsplit, unquote
+import amqp
+
+url, event, resource = sys.argv[1:4]
+u = urlsplit(url)
+conn = amqp.Connection(host="%s:%d" % (u.hostname, u.port or 5672), userid=unquote(u.username),
+                       password=unquote(u.password), virtual_host=unquote(u.path[1:]) or "/")
+conn.connect()
+seen, deadline, channel = [], time.time() + 60, conn.channel()
+while time.time() < deadline:
+    try:
+        m = channel.basic_get(queue="notifications.info", no_ack=True)
+    except amqp.exceptions.NotFound:  # no notification sent yet: the queue comes with the first
+        channel, m = conn.channel(), None
+    if m is None:
+        time.sleep(1)
+        continue
+    body = json.loads(m.body)
+    msg = json.loads(body["oslo.message"]) if "oslo.message" in body else body
+    seen.append(msg.get("event_type"))
+    if msg.get("event_type") == event and resource in json.dumps(msg.get("payload")):
+        print("%s about %s from %s" % (event, resource, msg.get("publisher_id")))
+        sys.exit(0)
+sys.exit("no %s about %s on notifications.info within 60 s; read: %s" % (event, resource, seen))
+PY
+}
+
 # py EXPR evaluates EXPR on stdin's JSON (as j) and prints each item of the result.
 py() { python3 -c 'import json, sys; j = json.load(sys.stdin); [print(x) for x in eval(sys.argv[1])]' "$1"; }
 

@@ -11,6 +11,12 @@
 //     drops the user.
 //   - A Memcached gets a real memcached pod (spec.containerImage) and Service; it is
 //     Ready with that server.
+//   - A TransportURL gets a real RabbitMQ pod for its cluster (Deployment
+//     <cluster>-server, Service <cluster>, user and password in Secret
+//     <cluster>-default-user, as rabbitmq's cluster operator names them) and the Secret
+//     infra-operator writes (rabbitmq-transport-url-<name>, key transport_url); it is
+//     Ready once RabbitMQ accepts connections. Only the cluster's default user and vhost
+//     are played: a TransportURL naming another user or vhost is False, saying so.
 //
 // The actor runs on the host, beside the operator, and reaches MariaDB through the
 // Service's cluster IP (kube-proxy's rules apply to the host too).
@@ -30,6 +36,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
+	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -56,11 +63,15 @@ const (
 	retry         = time.Second
 )
 
-// mariadbImage runs the MariaDB pods: no Galera spec names one here.
-var mariadbImage = "localhost/keystone-stepwise/mariadb:bookworm"
+// The images of the servers the actor runs: no Galera or RabbitMq spec names one here.
+var (
+	mariadbImage  = "localhost/keystone-stepwise/mariadb:bookworm"
+	rabbitmqImage = "localhost/keystone-stepwise/rabbitmq:bookworm"
+)
 
 func main() {
 	flag.StringVar(&mariadbImage, "mariadb-image", mariadbImage, "Image of the MariaDB pods.")
+	flag.StringVar(&rabbitmqImage, "rabbitmq-image", rabbitmqImage, "Image of the RabbitMQ pods.")
 	opts := zap.Options{Development: true}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -76,6 +87,7 @@ func run() error {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(mariadbv1.AddToScheme(scheme))
 	utilruntime.Must(memcachedv1.AddToScheme(scheme))
+	utilruntime.Must(rabbitmqv1.AddToScheme(scheme))
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{Scheme: scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
@@ -105,6 +117,10 @@ func run() error {
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("memcached").For(&memcachedv1.Memcached{}).
 		Owns(&appsv1.Deployment{}).Complete(reconcile.Func(a.memcached)); err != nil {
+		return err
+	}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("transporturl").For(&rabbitmqv1.TransportURL{}).
+		Owns(&corev1.Secret{}).Complete(reconcile.Func(a.transportURL)); err != nil {
 		return err
 	}
 	return mgr.Start(ctrl.SetupSignalHandler())
@@ -224,20 +240,91 @@ func (a *actor) memcached(ctx context.Context, req reconcile.Request) (reconcile
 	return reconcile.Result{}, a.setReady(ctx, mc, &mc.Status.Conditions, condition.DeploymentReadyCondition, err)
 }
 
+// transportURL runs the TransportURL's RabbitMQ and writes the Secret with the URL of
+// its default user, as infra-operator does.
+func (a *actor) transportURL(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	tu := &rabbitmqv1.TransportURL{}
+	if err := a.Get(ctx, req.NamespacedName, tu); err != nil || !tu.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	tu.Status.ObservedGeneration = tu.Generation
+	if tu.Spec.UserRef != "" || tu.Spec.Username != "" || (tu.Spec.Vhost != "" && tu.Spec.Vhost != "/") {
+		return reconcile.Result{}, a.setReady(ctx, tu, &tu.Status.Conditions, rabbitmqv1.TransportURLReadyCondition,
+			fmt.Errorf("the e2e actor serves only the default user and vhost / of a cluster, not user %q (userRef %q), vhost %q",
+				tu.Spec.Username, tu.Spec.UserRef, tu.Spec.Vhost))
+	}
+	cluster := tu.Spec.RabbitmqClusterName
+	user, password, err := a.ensureRabbitMQ(ctx, tu.Namespace, cluster)
+	if err != nil {
+		return requeueUnless(err), a.setReady(ctx, tu, &tu.Status.Conditions, rabbitmqv1.TransportURLReadyCondition, err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "rabbitmq-transport-url-" + tu.Name, Namespace: tu.Namespace}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, a.Client, secret, func() error {
+		secret.Data = map[string][]byte{"transport_url": []byte(fmt.Sprintf("rabbit://%s:%s@%s.%s.svc:5672/?ssl=0", user, password, cluster, tu.Namespace))}
+		return controllerutil.SetControllerReference(tu, secret, a.Scheme())
+	}); err != nil {
+		return reconcile.Result{}, err
+	}
+	tu.Status.SecretName = secret.Name
+	tu.Status.RabbitmqClusterName, tu.Status.RabbitmqUsername, tu.Status.RabbitmqVhost = cluster, user, "/"
+	return reconcile.Result{}, a.setReady(ctx, tu, &tu.Status.Conditions, rabbitmqv1.TransportURLReadyCondition, nil)
+}
+
+// ensureRabbitMQ runs the cluster's RabbitMQ pod and Service, and returns its default
+// user and password once it accepts connections.
+func (a *actor) ensureRabbitMQ(ctx context.Context, namespace, cluster string) (user, password string, err error) {
+	secret, err := a.passwordSecret(ctx, namespace, cluster+"-default-user", "password", map[string]string{"username": "default_user"})
+	if err != nil {
+		return "", "", err
+	}
+	fromSecret := func(key string) *corev1.EnvVarSource {
+		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secret.Name}, Key: key}}
+	}
+	labels := map[string]string{"app.kubernetes.io/name": cluster, "app.kubernetes.io/component": "rabbitmq"}
+	dep := server(namespace, cluster+"-server", labels, corev1.Container{
+		Name: "rabbitmq", Image: rabbitmqImage, ImagePullPolicy: corev1.PullNever,
+		Env: []corev1.EnvVar{{Name: "RABBITMQ_DEFAULT_USER", ValueFrom: fromSecret("username")},
+			{Name: "RABBITMQ_DEFAULT_PASS", ValueFrom: fromSecret("password")}},
+		Ports: []corev1.ContainerPort{{ContainerPort: 5672}},
+		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(5672)}},
+			PeriodSeconds: 1},
+	})
+	// Like the MariaDB server, the cluster outlives any one TransportURL.
+	if err := a.ensure(ctx, nil, dep, service(namespace, cluster, labels, 5672)); err != nil {
+		return "", "", err
+	}
+	if dep.Status.AvailableReplicas < 1 {
+		return "", "", fmt.Errorf("waiting for RabbitMQ %s (deployment %s)", cluster, dep.Name)
+	}
+	return string(secret.Data["username"]), string(secret.Data["password"]), nil
+}
+
+// passwordSecret makes sure the Secret name holds a random password under key (made
+// once, kept after), with the values of fixed beside it.
+func (a *actor) passwordSecret(ctx context.Context, namespace, name, key string, fixed map[string]string) (*corev1.Secret, error) {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+	_, err := controllerutil.CreateOrUpdate(ctx, a.Client, secret, func() error {
+		if len(secret.Data[key]) > 0 {
+			return nil
+		}
+		b := make([]byte, 12)
+		if _, err := rand.Read(b); err != nil {
+			return err
+		}
+		secret.Data = map[string][]byte{key: []byte(hex.EncodeToString(b))}
+		for k, v := range fixed {
+			secret.Data[k] = []byte(v)
+		}
+		return nil
+	})
+	return secret, err
+}
+
 // ensureMariaDB runs the instance's MariaDB pod and publishes its Service, as
 // mariadb-operator does for a Galera.
 func (a *actor) ensureMariaDB(ctx context.Context, namespace, instance string) error {
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "mariadb-" + instance + "-root", Namespace: namespace}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, a.Client, secret, func() error {
-		if len(secret.Data[rootSecretKey]) == 0 {
-			b := make([]byte, 12)
-			if _, err := rand.Read(b); err != nil {
-				return err
-			}
-			secret.Data = map[string][]byte{rootSecretKey: []byte(hex.EncodeToString(b))}
-		}
-		return nil
-	}); err != nil {
+	secret, err := a.passwordSecret(ctx, namespace, "mariadb-"+instance+"-root", rootSecretKey, nil)
+	if err != nil {
 		return err
 	}
 	labels := map[string]string{"app": "mariadb", "cr": "mariadb-" + instance}
