@@ -72,9 +72,9 @@ func run() error {
 		// The operator runs on the host: Keystone's Service names resolve through the
 		// cluster's DNS, as they would in a pod.
 		opts.ClusterDNS = "10.244.0.1:53"
-		hint = fmt.Sprintf("devrun: the local cluster is up; in another shell:\n\n    export KUBECONFIG=%s\n"+
-			"    kubectl apply -f config/samples/osp-secret.yaml -f config/samples/keystone_v1beta1_keystoneapi.yaml -f config/samples/local-cluster/\n"+
-			"    kubectl get keystoneapi -w\n\n", path)
+		hint = nextSteps("the local cluster", path,
+			"kubectl apply -f config/samples/osp-secret.yaml -f config/samples/keystone_v1beta1_keystoneapi.yaml -f config/samples/local-cluster/",
+			"kubectl get keystoneapi -w")
 	case *local == "control-plane":
 		env, err := controlplane.Environment(root)
 		if err != nil {
@@ -88,7 +88,7 @@ func run() error {
 		if err := controlplane.WriteKubeconfig(env, kubeconfig); err != nil {
 			return err
 		}
-		hint = fmt.Sprintf("devrun: local control plane is up; in another shell:\n\n    export KUBECONFIG=%s\n    kubectl apply -f config/samples/\n\n", kubeconfig)
+		hint = nextSteps("the local control plane", kubeconfig, "kubectl apply -f config/samples/")
 	default:
 		return fmt.Errorf("-local=%s: want cluster or control-plane", *local)
 	}
@@ -111,6 +111,23 @@ func run() error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// nextSteps says how to use a cluster devrun started: its kubeconfig, the kubectl built
+// for envtest (of the cluster's version, for machines without one) and the commands.
+func nextSteps(what, kubeconfig string, commands ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "devrun: %s is up; in another shell:\n\n    export KUBECONFIG=%s\n", what, kubeconfig)
+	if assets := os.Getenv("KUBEBUILDER_ASSETS"); assets != "" {
+		if _, err := os.Stat(filepath.Join(assets, "kubectl")); err == nil {
+			fmt.Fprintf(&b, "    export PATH=%s:$PATH\n", assets)
+		}
+	}
+	for _, c := range commands {
+		fmt.Fprintf(&b, "    %s\n", c)
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 // startClusterAndActor starts the local cluster and, when actor is set, the test actor
