@@ -114,14 +114,14 @@ func run() error {
 }
 
 // nextSteps says how to use a cluster devrun started: its kubeconfig, the kubectl built
-// for envtest (of the cluster's version, for machines without one) and the commands.
+// with envtest's binaries (of the cluster's version, for machines without one) and the
+// commands.
 func nextSteps(what, kubeconfig string, commands ...string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "devrun: %s is up; in another shell:\n\n    export KUBECONFIG=%s\n", what, kubeconfig)
+	// make run points KUBEBUILDER_ASSETS at envtest's binaries, kubectl among them.
 	if assets := os.Getenv("KUBEBUILDER_ASSETS"); assets != "" {
-		if _, err := os.Stat(filepath.Join(assets, "kubectl")); err == nil {
-			fmt.Fprintf(&b, "    export PATH=%s:$PATH\n", assets)
-		}
+		fmt.Fprintf(&b, "    export PATH=%s:$PATH\n", assets)
 	}
 	for _, c := range commands {
 		fmt.Fprintf(&b, "    %s\n", c)
