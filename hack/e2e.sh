@@ -46,15 +46,24 @@ trap finish EXIT
 # uninstall removes the operator once kuttl's namespaces are gone (their KeystoneAPIs
 # and registrations need it for their finalizers), keeping the CRDs.
 uninstall() {
-	wait_until "kuttl's namespaces to be deleted" 300 0 /dev/null no_kuttl_namespaces || return 1
+	wait_until "kuttl's namespaces to be deleted" 300 0 "$logs/kuttl-namespaces.txt" no_kuttl_namespaces || return 1
 	# Chained: called as `uninstall || rc=1`, so set -e does not stop at a failure here.
 	kubectl delete namespace "$operator_ns" --ignore-not-found --timeout=120s &&
 		kubectl delete clusterrole,clusterrolebinding -l "$label" --ignore-not-found
 }
+# kuttl_namespaces writes kuttl's namespaces to $logs/kuttl-namespaces.txt, one a line
+# with what holds it when it is being deleted (its conditions name the finalizers and
+# objects left), and prints their names.
+kuttl_namespaces() {
+	local all
+	all=$(kubectl get namespaces -o jsonpath='{range .items[*]}namespace/{.metadata.name} {range .status.conditions[?(@.status=="True")]}{.message}; {end}{"\n"}{end}') || return 1
+	grep '^namespace/kuttl-' <<<"$all" >"$logs/kuttl-namespaces.txt" || true
+	cut -d ' ' -f 1 "$logs/kuttl-namespaces.txt"
+}
 no_kuttl_namespaces() {
 	local names
-	names=$(kubectl get namespaces -o name) || return 1
-	! grep -q '^namespace/kuttl-' <<<"$names"
+	names=$(kuttl_namespaces) || return 1
+	[[ -z $names ]]
 }
 
 # devrun prints the kubeconfig once the cluster is up and the CRDs are installed; from
@@ -85,6 +94,19 @@ installed=true
 kubectl apply --server-side --force-conflicts -k "$overlay" >"$logs/apply.log"
 kubectl -n "$operator_ns" rollout status "deploy/$deployment" --timeout=180s
 echo "e2e: the operator runs in the cluster (image ${image[1]})"
+
+# A run that was interrupted (the machine stopped mid-way) leaves its kuttl namespaces
+# and the metrics check's account in the cluster's kept state: they go first, now that
+# the operator runs to release their finalizers.
+leftover=$(kuttl_namespaces)
+if [[ -n $leftover ]]; then
+	echo "e2e: deleting what an interrupted run left:" $leftover
+	# shellcheck disable=SC2086 # one argument per name
+	kubectl delete $leftover --wait=false >/dev/null
+	wait_until "the namespaces an interrupted run left to be deleted" 300 0 "$logs/kuttl-namespaces.txt" no_kuttl_namespaces
+fi
+kubectl -n "$operator_ns" delete serviceaccount metrics-e2e --ignore-not-found >/dev/null
+kubectl delete clusterrolebinding keystone-operator-metrics-e2e --ignore-not-found >/dev/null
 
 # metrics_answer TOKEN prints the HTTP status of GET /metrics on the operator's HTTPS
 # metrics Service with TOKEN (none when empty), and keeps the body in $logs/metrics.txt.

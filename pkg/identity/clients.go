@@ -99,12 +99,18 @@ func (cs *Clients) Get(ctx context.Context, creds Credentials) (*Client, error) 
 	return c, c.authenticate(ctx, creds, cs.Timeout, cs.Transport)
 }
 
-// Forget drops the client of creds: the next Get authenticates again. For a session
+// Forget drops the client of creds: the next Get authenticates again, on new
+// connections (the idle ones of its transport are closed: where the transport is shared,
+// those of other Keystones too, which only costs them a reconnection). For a session
 // Keystone answers in ways it cannot answer a valid one (see SessionSuspect).
 func (cs *Clients) Forget(creds Credentials) {
 	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	c := cs.clients[creds.key()]
 	delete(cs.clients, creds.key())
+	cs.mu.Unlock()
+	if c != nil {
+		c.closeIdleConnections()
+	}
 }
 
 // Client is an authenticated client of one Keystone, for one user (an admin, or a
@@ -112,6 +118,8 @@ func (cs *Clients) Forget(creds Credentials) {
 type Client struct {
 	mu sync.Mutex
 	sc *gophercloud.ServiceClient
+	// http carries its requests, from the first authentication on.
+	http *http.Client
 	// userID is the authenticated user's ID, from the first token.
 	userID string
 
@@ -147,6 +155,7 @@ func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout ti
 		return fmt.Errorf("keystone client for %s: %w", creds.URL, err)
 	}
 	provider.HTTPClient = http.Client{Timeout: timeout, Transport: transport}
+	c.http = &provider.HTTPClient
 	opts := gophercloud.AuthOptions{
 		IdentityEndpoint: endpoint, Username: creds.User, Password: creds.Password, DomainName: creds.Domain,
 		Scope:       &gophercloud.AuthScope{ProjectName: creds.Project, DomainName: creds.Domain},
@@ -162,6 +171,16 @@ func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout ti
 	}
 	c.sc = &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: endpoint, Type: "identity"}
 	return nil
+}
+
+// closeIdleConnections closes the idle connections of the client's transport, so that
+// its next requests open new ones.
+func (c *Client) closeIdleConnections() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.http != nil {
+		c.http.CloseIdleConnections()
+	}
 }
 
 // UserID is the ID of the user the client authenticated as; "" when Keystone's

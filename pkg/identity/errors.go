@@ -30,7 +30,9 @@ func Transient(err error) bool {
 // answered 404 to a request that cannot legitimately get one, such as a list. Seen on
 // the local cluster (make e2e): after Keystone's pods were scaled to zero and back, every
 // request of the operator's session got a 404 with an empty body for minutes, while new
-// sessions worked. The remedy is a new session; the error is retried like a transient one.
+// sessions worked; once, in the cluster, even new authentications on the operator's
+// pooled connections got it while other clients authenticated. The remedy is a new
+// session on new connections (Clients.Forget); the error is retried like a transient one.
 func SessionSuspect(err error) bool {
 	var refused *RefusedError
 	return notFound(err) && !errors.As(err, &refused) && !Stale(err)
