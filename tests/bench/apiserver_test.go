@@ -4,62 +4,60 @@ package bench
 
 import (
 	"fmt"
-	"io"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"k8s.io/client-go/rest"
 )
 
-// requestSeries matches one series of kube-apiserver's count of the requests it
-// answered (apiserver_request_total) or of the seconds it spent answering them
-// (apiserver_request_duration_seconds_sum).
-var requestSeries = regexp.MustCompile(`^(apiserver_request_total|apiserver_request_duration_seconds_sum)\{([^}]*)\} ([0-9.e+-]+)$`)
-
-var requestLabel = regexp.MustCompile(`(\w+)="([^"]*)"`)
-
-// apiserverWrites reads the API server's own count of the mutating requests it has
-// answered, by "VERB resource[/subresource] code", and the seconds it spent answering
-// requests, by "VERB resource[/subresource]" (reads too): what every client (the
-// operator, the bench, the API server's own controllers) made it do.
-func apiserverWrites(cfg *rest.Config) (count, seconds map[string]float64) {
+// apiserverRequests reads the API server's own count of the mutating requests it has
+// answered (apiserver_request_total), by "VERB resource[/subresource] code", and the
+// seconds it spent answering requests (apiserver_request_duration_seconds), by "VERB
+// resource[/subresource]", reads too: what every client (the operator, the bench, the
+// API server's own controllers) made it do.
+func apiserverRequests(cfg *rest.Config) (count, seconds map[string]float64) {
 	hc, err := rest.HTTPClientFor(cfg)
 	must(err)
 	resp, err := hc.Get(strings.TrimSuffix(cfg.Host, "/") + "/metrics")
 	must(err)
 	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
 	must(err)
 	count, seconds = map[string]float64{}, map[string]float64{}
-	for _, line := range strings.Split(string(body), "\n") {
-		m := requestSeries.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		labels := map[string]string{}
-		for _, l := range requestLabel.FindAllStringSubmatch(m[2], -1) {
-			labels[l[1]] = l[2]
-		}
-		v, err := strconv.ParseFloat(m[3], 64)
-		must(err)
-		resource := labels["resource"]
-		if labels["subresource"] != "" {
-			resource += "/" + labels["subresource"]
-		}
-		if m[1] == "apiserver_request_duration_seconds_sum" {
-			if labels["verb"] != "WATCH" { // a watch's duration is how long it stayed open
-				seconds[labels["verb"]+" "+resource] += v
-			}
-			continue
-		}
+	for _, m := range families["apiserver_request_total"].GetMetric() {
+		labels := labelsOf(m)
 		switch labels["verb"] {
 		case "POST", "PUT", "PATCH", "DELETE", "APPLY", "DELETECOLLECTION":
-			count[labels["verb"]+" "+resource+" "+labels["code"]] += v
+			count[labels["verb"]+" "+resourceOf(labels)+" "+labels["code"]] += m.GetCounter().GetValue()
+		}
+	}
+	for _, m := range families["apiserver_request_duration_seconds"].GetMetric() {
+		labels := labelsOf(m)
+		if labels["verb"] != "WATCH" { // a watch's duration is how long it stayed open
+			seconds[labels["verb"]+" "+resourceOf(labels)] += m.GetHistogram().GetSampleSum()
 		}
 	}
 	return count, seconds
+}
+
+func labelsOf(m *dto.Metric) map[string]string {
+	labels := map[string]string{}
+	for _, l := range m.GetLabel() {
+		labels[l.GetName()] = l.GetValue()
+	}
+	return labels
+}
+
+// resourceOf names a request's resource as "resource[/subresource]".
+func resourceOf(labels map[string]string) string {
+	if labels["subresource"] != "" {
+		return labels["resource"] + "/" + labels["subresource"]
+	}
+	return labels["resource"]
 }
 
 // perRegistration describes the growth of a count from before to after, per one of n

@@ -117,7 +117,7 @@ func memoryRun(t *testing.T, root string, n, apis int) (float64, time.Duration) 
 	pids := childrenNamed("kube-apiserver", "etcd")
 	pids["manager"], pids["bench"] = cmd.Process.Pid, os.Getpid()
 	cpu := cpuShares(pids)
-	writes, busy := apiserverWrites(cfg)
+	writes, busy := apiserverRequests(cfg)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := 0; w < 8; w++ {
@@ -141,7 +141,7 @@ func memoryRun(t *testing.T, root string, n, apis int) (float64, time.Duration) 
 	}
 	converged := time.Since(start)
 	t.Logf("created in %.1f s, all Ready in %.1f s; processor time meanwhile: %s", created.Seconds(), converged.Seconds(), cpu())
-	writesAfter, busyAfter := apiserverWrites(cfg)
+	writesAfter, busyAfter := apiserverRequests(cfg)
 	t.Logf("mutating requests the API server answered meanwhile, per registration: %s", perRegistration(writesAfter, writes, n, ""))
 	t.Logf("seconds the API server spent answering them (latency, not processor time), per registration: %s",
 		perRegistration(busyAfter, busy, n, " s"))
