@@ -22,6 +22,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
 	"github.com/keystone-stepwise/keystone-operator/internal/localkeystone"
 	"github.com/keystone-stepwise/keystone-operator/internal/manager"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -119,6 +120,7 @@ func memoryRun(t *testing.T, root string, n, apis int) (float64, time.Duration) 
 	cpu := cpuShares(pids)
 	writes, busy := apiserverRequests(cfg)
 	start := time.Now()
+	profiled := profileAPIServer(cfg)
 	var wg sync.WaitGroup
 	for w := 0; w < 8; w++ {
 		wg.Add(1)
@@ -140,6 +142,7 @@ func memoryRun(t *testing.T, root string, n, apis int) (float64, time.Duration) 
 		time.Sleep(50 * time.Millisecond)
 	}
 	converged := time.Since(start)
+	profiled()
 	t.Logf("created in %.1f s, all Ready in %.1f s; processor time meanwhile: %s", created.Seconds(), converged.Seconds(), cpu())
 	writesAfter, busyAfter := apiserverRequests(cfg)
 	t.Logf("mutating requests the API server answered meanwhile, per registration: %s", perRegistration(writesAfter, writes, n, ""))
@@ -203,4 +206,27 @@ func memoryRows(root string) ([]row, bool) {
 		out = append(out, row{f[0], f[1], f[2], f[3], f[4], f[5]})
 	}
 	return out, true
+}
+
+// profileAPIServer takes a processor profile of kube-apiserver while the registrations
+// converge, when BENCH_APISERVER_PROFILE names the file to write (go tool pprof reads
+// it); the returned function waits for it.
+func profileAPIServer(cfg *rest.Config) func() {
+	path := os.Getenv("BENCH_APISERVER_PROFILE")
+	if path == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		hc, err := rest.HTTPClientFor(cfg)
+		must(err)
+		resp, err := hc.Get(strings.TrimSuffix(cfg.Host, "/") + "/debug/pprof/profile?seconds=25")
+		must(err)
+		defer func() { _ = resp.Body.Close() }()
+		data, err := io.ReadAll(resp.Body)
+		must(err)
+		must(os.WriteFile(path, data, 0o600))
+	}()
+	return func() { <-done }
 }
