@@ -106,6 +106,8 @@ func TestRealKeystone(t *testing.T) {
 		perNew = append(perNew, float64(res.createdTotal)/n)
 		perResync = append(perResync, float64(res.resyncTotal)/n)
 		auths = append(auths, float64(res.created["POST /v3/auth"]))
+		t.Logf("round %d: all Ready in %.1f s; %.1f Keystone requests per service; Keystone used %.0f ms of processor time per request, %.2f processors",
+			r+1, secs[r], perNew[r], cpuPerRequest[r], busy[r])
 		if r == 0 {
 			firstCreated, firstResync = res.created, res.resync
 		}
