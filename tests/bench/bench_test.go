@@ -346,6 +346,7 @@ func TestSteadyState(t *testing.T) {
 		time.Sleep(2 * time.Second)
 		cpuMs = append(cpuMs, float64((cpuTime()-cpu0).Microseconds())/1000/touches)
 		mutating = append(mutating, float64(testutil.Total(writes.In(ns))-before))
+		t.Logf("run %d: %.0f mutating requests, %.2f ms CPU per reconcile", r+1, mutating[r], cpuMs[r])
 	}
 	rows = append(rows, row{"2", fmt.Sprintf("steady state: %d forced reconciles (annotation touched) of a converged KeystoneAPI; %d runs", touches, runs),
 		fmt.Sprintf("median %.0f mutating requests (max %.0f); median %.2f ms CPU per reconcile (whole test process: operator, cache, and the test's own patches)",

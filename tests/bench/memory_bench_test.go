@@ -65,7 +65,7 @@ func TestMemory(t *testing.T) {
 	}
 	data, err := json.Marshal(out)
 	must(err)
-	must(os.WriteFile(filepath.Join(root, memoryRowFile), data, 0o600))
+	must(os.WriteFile(filepath.Join(root, memoryRowFile), data, 0o600)) //nolint:gosec // the repository's own bin/
 	t.Logf("row 7: %s; row 9: %s", out[0][2], out[1][2])
 }
 
@@ -226,7 +226,7 @@ func profileAPIServer(cfg *rest.Config) func() {
 		defer func() { _ = resp.Body.Close() }()
 		data, err := io.ReadAll(resp.Body)
 		must(err)
-		must(os.WriteFile(path, data, 0o600))
+		must(os.WriteFile(path, data, 0o600)) //nolint:gosec // the file the user named in BENCH_APISERVER_PROFILE
 	}()
 	return func() { <-done }
 }
