@@ -208,9 +208,9 @@ func memoryRows(root string) ([]row, bool) {
 	return out, true
 }
 
-// profileAPIServer takes a processor profile of kube-apiserver while the registrations
-// converge, when BENCH_APISERVER_PROFILE names the file to write (go tool pprof reads
-// it); the returned function waits for it.
+// profileAPIServer takes a processor profile of kube-apiserver over the first 25 s of a
+// run's convergence, when BENCH_APISERVER_PROFILE names the file to write (each run
+// overwrites it; go tool pprof reads it); the returned function waits for it.
 func profileAPIServer(cfg *rest.Config) func() {
 	path := os.Getenv("BENCH_APISERVER_PROFILE")
 	if path == "" {
