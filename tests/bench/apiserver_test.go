@@ -4,6 +4,7 @@ package bench
 
 import (
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -19,10 +20,7 @@ import (
 // resource[/subresource]", reads too: what every client (the operator, the bench, the
 // API server's own controllers) made it do.
 func apiserverRequests(cfg *rest.Config) (count, seconds map[string]float64) {
-	hc, err := rest.HTTPClientFor(cfg)
-	must(err)
-	resp, err := hc.Get(strings.TrimSuffix(cfg.Host, "/") + "/metrics")
-	must(err)
+	resp := apiserverGet(cfg, "/metrics")
 	defer func() { _ = resp.Body.Close() }()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(resp.Body)
@@ -42,6 +40,16 @@ func apiserverRequests(cfg *rest.Config) (count, seconds map[string]float64) {
 		}
 	}
 	return count, seconds
+}
+
+// apiserverGet GETs path from the API server with cfg's credentials; the caller closes
+// the body.
+func apiserverGet(cfg *rest.Config, path string) *http.Response {
+	hc, err := rest.HTTPClientFor(cfg)
+	must(err)
+	resp, err := hc.Get(strings.TrimSuffix(cfg.Host, "/") + path)
+	must(err)
+	return resp
 }
 
 func labelsOf(m *dto.Metric) map[string]string {
