@@ -72,7 +72,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		// The annotations a round records (recordUser) are its own writes, like its status.
 		For(&keystonev1.KeystoneService{}, builder.WithPredicates(predicate.Or[client.Object](
-			condition.IgnoreOwnUpdates(UserAnnotation, PasswordFromAnnotation), endpointReleased))).
+			condition.IgnoreOwnUpdates(UserAnnotation, legacyUserIDAnnotation, legacyPasswordFromAnnotation), endpointReleased))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: registration.Concurrency(r.Concurrency)}).
 		Watches(&keystonev1.KeystoneAPI{}, registration.EnqueueInNamespace(r.Client, &keystonev1.KeystoneServiceList{}, nil),
 			builder.WithPredicates(registration.KeystoneAPIChanged)).
@@ -105,6 +105,10 @@ func (r *Reconciler) kind() condition.Kind[*keystonev1.KeystoneService, *scope] 
 		},
 		Steps:     steps,
 		Finalizer: Finalizer,
+		// The user is recorded before the first request to Keystone, in the same patch.
+		Record: func(svc *keystonev1.KeystoneService) map[string]string {
+			return map[string]string{UserAnnotation: svc.Spec.ServiceUser}
+		},
 		Scope: func(svc *keystonev1.KeystoneService, round *condition.Round) *scope {
 			return &scope{service: svc, round: round}
 		},

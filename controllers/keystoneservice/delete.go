@@ -87,14 +87,19 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	svc := s.service
 	spec := svc.Spec
 	user := identity.UserSpec{Name: spec.ServiceUser, DomainID: defaultDomainID, Owner: owner(svc),
-		// The admin user is never this KeystoneService's, whatever keystone-operator did.
-		ClaimUnmarked: takenOver(svc) && spec.ServiceUser != api.Spec.AdminUser}
+		ClaimUnmarked: claimsUnmarked(svc, api, spec.ServiceUser)}
 	if spec.ServiceUser == api.Spec.AdminUser {
 		user.Name = ""
 	}
-	err = kc.DeleteRegistration(ctx, svc.Status.ServiceID,
-		identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Owner: owner(svc), ClaimUnmarked: takenOver(svc)},
-		svc.Annotations[UserAnnotation], user)
+	// A user recorded under another name is one a change of serviceUser had not yet removed.
+	if recorded := svc.Annotations[UserAnnotation]; recorded != spec.ServiceUser {
+		err = kc.DeleteUserNamed(ctx, defaultDomainID, recorded, owner(svc), claimsUnmarked(svc, api, recorded))
+	}
+	if err == nil {
+		err = kc.DeleteRegistration(ctx, svc.Status.ServiceID,
+			identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Owner: owner(svc), ClaimUnmarked: takenOver(svc)},
+			svc.Annotations[legacyUserIDAnnotation], user)
+	}
 	if err != nil {
 		_, err = registration.Failed(s.round, r.Keystone, admin, step, failedReasons[step], err)
 		return false, fmt.Errorf("deregistering %s: %w", spec.ServiceName, err)

@@ -27,15 +27,19 @@ const (
 	// DefaultDomain is Keystone's default domain.
 	DefaultDomain   = "default"
 	defaultDomainID = "default"
-	// PasswordFromAnnotation records on a KeystoneService which version of its Secret
-	// ("<uid>/<resourceVersion>") the user's password was last set from: it is set
-	// again only when that Secret changes or the user is another one. Annotations, not
-	// status: metadata is kept on every schema (keystone-operator's KeystoneService
-	// status has no room for them).
-	PasswordFromAnnotation = "keystone.openstack.org/password-set-from"
-	// UserAnnotation records the ID of the user the password was set on: a user
-	// replaced (a new serviceUser) is removed when it was this KeystoneService's.
-	UserAnnotation = "keystone.openstack.org/user-id"
+	// UserAnnotation records on a KeystoneService the name of the user it registers in
+	// Keystone: written with its finalizer, before its first request to Keystone, and
+	// moved to a new serviceUser only once the previous user is removed (when it was
+	// this KeystoneService's), so that no user it created is ever forgotten.
+	// Annotations, not status: metadata is kept on every schema (keystone-operator's
+	// KeystoneService status has no room for it). Where the user's password came from
+	// is recorded on the user itself (identity.PasswordFromAttribute).
+	UserAnnotation = "keystone.openstack.org/service-user"
+	// legacyUserIDAnnotation and legacyPasswordFromAnnotation are the records of
+	// earlier versions (the user's ID, and the Secret version its password was set
+	// from): read once, to find the user they name, and then removed.
+	legacyUserIDAnnotation       = "keystone.openstack.org/user-id"
+	legacyPasswordFromAnnotation = "keystone.openstack.org/password-set-from"
 )
 
 // owner is how this KeystoneService marks what it creates in Keystone (identity.OwnerAttribute).
@@ -51,20 +55,24 @@ func takenOver(svc *keystonev1.KeystoneService) bool {
 	return controllerutil.ContainsFinalizer(svc, finalizers.UpstreamOwn("keystoneservice"))
 }
 
-// recordUser writes UserAnnotation and PasswordFromAnnotation where they differ,
-// patching the annotations alone.
-func (r *Reconciler) recordUser(ctx context.Context, svc *keystonev1.KeystoneService, userID, version string) error {
-	if svc.Annotations[UserAnnotation] == userID && svc.Annotations[PasswordFromAnnotation] == version {
-		return nil
-	}
+// claimsUnmarked tells whether an unmarked user named name is this KeystoneService's
+// (takenOver), which it never is for the admin user of api, whatever keystone-operator did.
+func claimsUnmarked(svc *keystonev1.KeystoneService, api *keystonev1.KeystoneAPI, name string) bool {
+	return takenOver(svc) && name != api.Spec.AdminUser
+}
+
+// recordUser writes UserAnnotation for the user name and drops the records of earlier
+// versions, patching the annotations alone.
+func (r *Reconciler) recordUser(ctx context.Context, svc *keystonev1.KeystoneService, name string) error {
 	meta := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace}}
-	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q,%q:%q}}}`,
-		UserAnnotation, userID, PasswordFromAnnotation, version)))
+	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q,%q:null,%q:null}}}`,
+		UserAnnotation, name, legacyUserIDAnnotation, legacyPasswordFromAnnotation)))
 	if err := r.Patch(ctx, meta, patch); err != nil {
-		return fmt.Errorf("recording the user and the password's source on %s: %w", svc.Name, err)
+		return fmt.Errorf("recording user %s on %s: %w", name, svc.Name, err)
 	}
-	metav1.SetMetaDataAnnotation(&svc.ObjectMeta, UserAnnotation, userID)
-	metav1.SetMetaDataAnnotation(&svc.ObjectMeta, PasswordFromAnnotation, version)
+	metav1.SetMetaDataAnnotation(&svc.ObjectMeta, UserAnnotation, name)
+	delete(svc.Annotations, legacyUserIDAnnotation)
+	delete(svc.Annotations, legacyPasswordFromAnnotation)
 	// The status patch goes on from the version this write produced.
 	svc.ResourceVersion = meta.ResourceVersion
 	return nil
@@ -198,7 +206,7 @@ func adoptedNote(reg identity.Registered) string {
 // reconcileUser marks ServiceUserReady: the user exists in the service project and
 // has the Secret's current password. It is created marked as ours, or adopted; a
 // user another KeystoneService registered is refused. After a change of serviceUser
-// the previous user is removed when it was ours.
+// the previous user is removed when it was ours, before the record moves on.
 func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceUserReady
 	projectID, _, err := s.keystone.EnsureProject(ctx, defaultDomainID, ServiceProject)
@@ -207,14 +215,18 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 	}
 	s.projectID = projectID
 	svc := s.service
-	recorded := svc.Annotations[UserAnnotation]
-	passwordSetFor := ""
-	if svc.Annotations[PasswordFromAnnotation] == s.passwordVersion {
-		passwordSetFor = recorded
+	replaced := false
+	if recordStale(svc) {
+		if replaced, err = r.removePreviousUser(ctx, s); err != nil {
+			return r.failed(s, step, err)
+		}
+		if err := r.recordUser(ctx, svc, svc.Spec.ServiceUser); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	reg, changed, err := s.keystone.EnsureUser(ctx, identity.UserSpec{
 		Name: svc.Spec.ServiceUser, DomainID: defaultDomainID, ProjectID: projectID, Password: s.password,
-		PasswordSetFor: passwordSetFor, Owner: owner(svc), ClaimUnmarked: takenOver(svc),
+		PasswordFrom: s.passwordVersion, Owner: owner(svc), ClaimUnmarked: takenOver(svc),
 	})
 	var foreign *identity.ForeignError
 	if errors.As(err, &foreign) {
@@ -224,18 +236,46 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 	if err != nil {
 		return r.failed(s, step, err)
 	}
-	if recorded != "" && recorded != reg.ID {
-		if err := s.keystone.DeleteUser(ctx, recorded, owner(svc), takenOver(svc)); err != nil {
-			return r.failed(s, step, err)
-		}
-		changed = true
-	}
 	s.user = reg
-	if err := r.recordUser(ctx, svc, reg.ID, s.passwordVersion); err != nil {
-		return ctrl.Result{}, err
-	}
-	r.mark(ctx, s, step, changed, "user %s (%s) has the password of secret %s%s", svc.Spec.ServiceUser, reg.ID, svc.Spec.Secret, adoptedNote(reg))
+	r.mark(ctx, s, step, changed || replaced, "user %s (%s) has the password of secret %s%s", svc.Spec.ServiceUser, reg.ID, svc.Spec.Secret, adoptedNote(reg))
 	return ctrl.Result{}, nil
+}
+
+// recordStale tells whether UserAnnotation must be written before a request that may
+// create the spec's serviceUser: it names another user, or none (it is usually written
+// with the finalizer), or an earlier version's records are still there.
+func recordStale(svc *keystonev1.KeystoneService) bool {
+	_, legacyID := svc.Annotations[legacyUserIDAnnotation]
+	_, legacyPassword := svc.Annotations[legacyPasswordFromAnnotation]
+	return svc.Annotations[UserAnnotation] != svc.Spec.ServiceUser || legacyID || legacyPassword
+}
+
+// removePreviousUser removes the user that UserAnnotation (or an earlier version's
+// record of its ID) names, when it is not the spec's serviceUser and was this
+// KeystoneService's. It tells whether there was one to remove.
+func (r *Reconciler) removePreviousUser(ctx context.Context, s *scope) (bool, error) {
+	svc := s.service
+	want, recorded := svc.Spec.ServiceUser, svc.Annotations[UserAnnotation]
+	removed := false
+	if recorded != "" && recorded != want {
+		if err := s.keystone.DeleteUserNamed(ctx, defaultDomainID, recorded, owner(svc), claimsUnmarked(svc, s.api, recorded)); err != nil {
+			return false, err
+		}
+		removed = true
+	}
+	if id := svc.Annotations[legacyUserIDAnnotation]; id != "" {
+		name, err := s.keystone.UserName(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		if name != "" && name != want {
+			if err := s.keystone.DeleteUser(ctx, id, owner(svc), claimsUnmarked(svc, s.api, name)); err != nil {
+				return false, err
+			}
+			removed = true
+		}
+	}
+	return removed, nil
 }
 
 // reconcileRoles marks RolesReady: every role of the spec exists.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"strings"
 
 	"k8s.io/client-go/util/retry"
@@ -18,7 +19,27 @@ import (
 // patch without the lock could drop a finalizer someone added meanwhile. A conflict
 // (several controllers put finalizers on one KeystoneAPI) is retried on a fresh read.
 func Add(ctx context.Context, c client.Client, obj client.Object, finalizer string) error {
-	return change(ctx, c, obj, func(o client.Object) bool { return controllerutil.AddFinalizer(o, finalizer) })
+	return AddRecording(ctx, c, obj, finalizer, nil)
+}
+
+// AddRecording is Add that also sets annotations, in the same patch, when it adds the
+// finalizer: what an object records about itself before its first write elsewhere
+// costs no request of its own. An object that has the finalizer is left as it is.
+func AddRecording(ctx context.Context, c client.Client, obj client.Object, finalizer string, annotations map[string]string) error {
+	return change(ctx, c, obj, func(o client.Object) bool {
+		if !controllerutil.AddFinalizer(o, finalizer) {
+			return false
+		}
+		if len(annotations) > 0 {
+			all := o.GetAnnotations()
+			if all == nil {
+				all = make(map[string]string, len(annotations))
+			}
+			maps.Copy(all, annotations)
+			o.SetAnnotations(all)
+		}
+		return true
+	})
 }
 
 // Remove removes the finalizers from obj where present; an object already gone is fine.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
 func TestFor(t *testing.T) {
@@ -52,4 +53,29 @@ func TestRemoveFromAnObjectNotRead(t *testing.T) {
 	g.Expect(got.Finalizers).To(Equal([]string{"keep/me"}))
 	g.Expect(Remove(ctx, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone"}}, Domain+"/mine")).To(Succeed(),
 		"an object already gone is fine")
+}
+
+func TestAddRecordingWritesAnnotationsOnlyWithTheFinalizer(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	patches := 0
+	c := fake.NewClientBuilder().WithObjects(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "ns", Name: "s", Annotations: map[string]string{"other": "kept"}}}).
+		WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			patches++
+			return c.Patch(ctx, obj, patch, opts...)
+		}}).Build()
+	obj := &corev1.Secret{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "s"}, obj)).To(Succeed())
+	g.Expect(AddRecording(ctx, c, obj, Domain+"/mine", map[string]string{"record": "first"})).To(Succeed())
+	got := &corev1.Secret{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "s"}, got)).To(Succeed())
+	g.Expect(got.Finalizers).To(Equal([]string{Domain + "/mine"}))
+	g.Expect(got.Annotations).To(Equal(map[string]string{"other": "kept", "record": "first"}))
+	g.Expect(patches).To(Equal(1), "the finalizer and the record in one patch")
+
+	g.Expect(AddRecording(ctx, c, got, Domain+"/mine", map[string]string{"record": "second"})).To(Succeed())
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "s"}, got)).To(Succeed())
+	g.Expect(got.Annotations).To(HaveKeyWithValue("record", "first"), "an object with the finalizer is left as it is")
+	g.Expect(patches).To(Equal(1))
 }

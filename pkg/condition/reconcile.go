@@ -28,6 +28,9 @@ type Kind[O client.Object, S any] struct {
 	Skip func(obj O) []lc.Type
 	// Finalizer is put on the object before its first phase runs; Delete removes it.
 	Finalizer string
+	// Record, when set, returns annotations written in the patch that adds Finalizer:
+	// what the phases must have recorded before their first write outside the object.
+	Record func(obj O) map[string]string
 	// Scope builds what one reconcile's phases share.
 	Scope func(obj O, round *Round) S
 	// Phases mark the steps (RunPhases).
@@ -89,7 +92,11 @@ func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (res
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return r.Kind.Delete(ctx, s)
 	}
-	if err := finalizers.Add(ctx, r.Client, obj, r.Kind.Finalizer); err != nil {
+	var record map[string]string
+	if r.Kind.Record != nil {
+		record = r.Kind.Record(obj)
+	}
+	if err := finalizers.AddRecording(ctx, r.Client, obj, r.Kind.Finalizer, record); err != nil {
 		return ctrl.Result{}, err
 	}
 	result, err = RunPhases(ctx, round, s, r.Kind.Phases)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/roles"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/services"
@@ -213,12 +214,19 @@ func (c *Client) EnsureProject(ctx context.Context, domainID, name string) (stri
 	return id, changed, nil
 }
 
+// PasswordFromAttribute records on a user, in the request that sets its password,
+// where that password came from (UserSpec.PasswordFrom): a password whose source is
+// unchanged is not set again, and the record cannot drift from the password, as a
+// record kept anywhere else could when a crash falls between the two writes.
+const PasswordFromAttribute = "keystone_operator_password_from"
+
 // UserSpec is a service user.
 type UserSpec struct {
 	Name, DomainID, ProjectID, Password string
-	// PasswordSetFor is the ID of the user the password is known to be set on already;
-	// an existing user with another ID gets it set.
-	PasswordSetFor string
+	// PasswordFrom names the source of Password (for a Secret, "<uid>/<resourceVersion>";
+	// no password, only where it is kept). A user whose PasswordFromAttribute differs
+	// gets the password set, and the attribute with it.
+	PasswordFrom string
 	// Owner marks the user when it is created (OwnerAttribute).
 	Owner string
 	// ClaimUnmarked takes an unmarked user of that name as the owner's (keystone-operator
@@ -228,15 +236,19 @@ type UserSpec struct {
 
 // User is a user as Keystone lists it, with the owner mark.
 type User struct {
-	ID    string `json:"id"`
-	Name  string `json:"name"`
-	Owner string `json:"keystone_operator_owner"`
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	Owner        string `json:"keystone_operator_owner"`
+	PasswordFrom string `json:"keystone_operator_password_from"`
 }
 
-// EnsureUser returns the user, creating it with its password and the owner's mark when
-// missing, and setting the password on an existing one unless it is PasswordSetFor. An unmarked user is adopted (its
-// password set as asked, never deleted); a user another owner registered is refused
-// with a ForeignError, or the two would overwrite each other's password.
+// EnsureUser returns the user, creating it with its password, the owner's mark and
+// the password's source when missing, and setting the password (with its source) on an
+// existing one whose recorded source is not want.PasswordFrom. An unmarked user is
+// adopted (its password set as asked, never deleted); a user another owner registered
+// is refused with a ForeignError, or the two would overwrite each other's password. A
+// claim (ClaimUnmarked, or a predecessor's mark) is written in the same request as the
+// password.
 func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, bool, error) {
 	u, err := c.findUser(ctx, want.DomainID, want.Name)
 	if err != nil {
@@ -245,36 +257,36 @@ func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, boo
 	if u == nil {
 		enabled := true
 		created, err := users.Create(ctx, c.sc, markedUser{CreateOpts: users.CreateOpts{Name: want.Name, DomainID: want.DomainID,
-			DefaultProjectID: want.ProjectID, Password: want.Password, Enabled: &enabled}, owner: want.Owner}).Extract()
+			DefaultProjectID: want.ProjectID, Password: want.Password, Enabled: &enabled,
+			Extra: map[string]any{PasswordFromAttribute: want.PasswordFrom}}, owner: want.Owner}).Extract()
 		if !conflict(err) {
 			if err != nil {
 				return Registered{}, false, fmt.Errorf("creating user %s: %w", want.Name, err)
 			}
 			return Registered{ID: created.ID, Ownership: Owned, Created: true}, true, nil
 		}
+		// Created meanwhile by someone else: its password is not known to be ours.
 		if u, err = c.findUser(ctx, want.DomainID, want.Name); err != nil || u == nil {
 			return Registered{}, false, fmt.Errorf("user %s conflicts but cannot be found: %w", want.Name, err)
 		}
-		want.PasswordSetFor = ""
+		u.PasswordFrom = ""
 	}
 	ownership, claim := classify(u.Owner, want.Owner, want.ClaimUnmarked)
 	if ownership == Foreign {
 		return Registered{}, false, &ForeignError{Kind: "user", Name: want.Name, Owner: u.Owner}
 	}
-	changed := false
+	if !claim && u.PasswordFrom == want.PasswordFrom {
+		return Registered{ID: u.ID, Ownership: ownership}, false, nil
+	}
+	update := map[string]any{"password": want.Password, PasswordFromAttribute: want.PasswordFrom}
 	if claim {
-		if err := c.mark(ctx, "users", u.ID, want.Owner); err != nil {
-			return Registered{}, false, err
-		}
-		changed = true
+		update[OwnerAttribute] = want.Owner
 	}
-	if u.ID != want.PasswordSetFor {
-		if _, err := users.Update(ctx, c.sc, u.ID, users.UpdateOpts{Password: want.Password}).Extract(); err != nil {
-			return Registered{}, false, fmt.Errorf("setting the password of user %s: %w", want.Name, err)
-		}
-		changed = true
+	if _, err := c.sc.Patch(ctx, c.sc.ServiceURL("users", u.ID), map[string]any{"user": update}, nil,
+		&gophercloud.RequestOpts{OkCodes: []int{200}}); err != nil {
+		return Registered{}, false, fmt.Errorf("setting the password of user %s: %w", want.Name, err)
 	}
-	return Registered{ID: u.ID, Ownership: ownership}, changed, nil
+	return Registered{ID: u.ID, Ownership: ownership}, true, nil
 }
 
 // markedUser is a create request that also carries the owner mark.
@@ -322,10 +334,39 @@ func (c *Client) DeleteUser(ctx context.Context, id, owner string, claimUnmarked
 	if err != nil {
 		return fmt.Errorf("reading user %s: %w", id, err)
 	}
+	return c.deleteOwnedUser(ctx, &u, owner, claimUnmarked)
+}
+
+// UserName returns the name of the user with ID id, "" when there is none.
+func (c *Client) UserName(ctx context.Context, id string) (string, error) {
+	var u User
+	err := users.Get(ctx, c.sc, id).ExtractIntoStructPtr(&u, "user")
+	if notFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading user %s: %w", id, err)
+	}
+	return u.Name, nil
+}
+
+// DeleteUserNamed is DeleteUser for the user named name in the domain.
+func (c *Client) DeleteUserNamed(ctx context.Context, domainID, name, owner string, claimUnmarked bool) error {
+	if name == "" {
+		return nil
+	}
+	u, err := c.findUser(ctx, domainID, name)
+	if err != nil || u == nil {
+		return err
+	}
+	return c.deleteOwnedUser(ctx, u, owner, claimUnmarked)
+}
+
+func (c *Client) deleteOwnedUser(ctx context.Context, u *User, owner string, claimUnmarked bool) error {
 	if ownership, _ := classify(u.Owner, owner, claimUnmarked); ownership != Owned {
 		return nil
 	}
-	if err := users.Delete(ctx, c.sc, id).ExtractErr(); err != nil && !notFound(err) {
+	if err := users.Delete(ctx, c.sc, u.ID).ExtractErr(); err != nil && !notFound(err) {
 		return fmt.Errorf("deleting user %s: %w", u.Name, err)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
 	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
+	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
@@ -234,7 +235,8 @@ var _ = Describe("KeystoneService", func() {
 		Eventually(func() []map[string]any { return ks.List(fakekeystone.Users, map[string]any{"name": "glance"}) }).Should(BeEmpty())
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
 		Expect(canAuthenticate(ks.URL, "glance2", "glance-1")).To(BeTrue())
-		Expect(getService(key)(Default).Annotations["keystone.openstack.org/user-id"]).NotTo(Equal(oldUser))
+		Expect(getService(key)(Default).Annotations).To(HaveKeyWithValue(keystoneservice.UserAnnotation, "glance2"))
+		Expect(ks.List(fakekeystone.Users, map[string]any{"id": oldUser})).To(BeEmpty())
 
 		By("a role removed from the spec is revoked")
 		user := ks.List(fakekeystone.Users, map[string]any{"name": "glance2"})[0]["id"].(string)
@@ -244,6 +246,65 @@ var _ = Describe("KeystoneService", func() {
 		updateService(key, func(s *keystonev1.KeystoneService) { s.Spec.Roles = []string{"service"} })
 		Eventually(func() bool { return ks.Assigned(project, user, admin) }).Should(BeFalse())
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+	})
+
+	It("records its user with its finalizer, in one patch, and the password's source on the user in Keystone", func() {
+		keystone()
+		before := settledWrites(ns)
+		register()
+		after := settledWrites(ns)
+		path := "/apis/keystone.openstack.org/v1beta1/namespaces/" + ns + "/keystoneservices/glance"
+		Expect(after["PATCH "+path]-before["PATCH "+path]).To(BeEquivalentTo(1), "its finalizer and its user's record, together")
+		Expect(after["PATCH "+path+"/status"] - before["PATCH "+path+"/status"]).To(BeEquivalentTo(1))
+		svc := getService(key)(Default)
+		Expect(svc.Annotations).To(HaveKeyWithValue(keystoneservice.UserAnnotation, "glance"))
+		Expect(svc.Finalizers).To(ContainElement(keystoneservice.Finalizer))
+		secret := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "osp-secret"}, secret)).To(Succeed())
+		user := ks.List(fakekeystone.Users, map[string]any{"name": "glance"})[0]
+		Expect(user).To(HaveKeyWithValue(identity.PasswordFromAttribute, string(secret.UID)+"/"+secret.ResourceVersion))
+
+		By("a changed Secret: the password and its source are set in one request")
+		before = settledWrites(ns)
+		requests := ks.Requests()
+		setSecretKey(ns, "osp-secret", "GlancePassword", "glance-2")
+		Eventually(func() bool { return canAuthenticate(ks.URL, "glance", "glance-2") }).Should(BeTrue())
+		quiet(ks)
+		Expect(requestsSince(ks, requests)).To(HaveKeyWithValue("PATCH /v3/users", 1))
+		after = settledWrites(ns)
+		Expect(after["PATCH "+path]).To(Equal(before["PATCH "+path]), "nothing to record on the KeystoneService")
+	})
+
+	It("moves the records of an earlier version to the user's name, removing the user they name when it is another", func() {
+		keystone()
+		// An earlier version recorded the ID of the user it registered and the Secret
+		// version of its password on the KeystoneService; serviceUser changed since.
+		previous := ks.Create(fakekeystone.Users, map[string]any{"name": "glance-old", "domain_id": "default", "password": "x",
+			identity.OwnerAttribute: "KeystoneService/" + ns + "/glance/earlier-uid"})
+		svc := keystoneService(ns)
+		svc.Annotations = map[string]string{"keystone.openstack.org/user-id": previous, "keystone.openstack.org/password-set-from": "a/1"}
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		Expect(ks.List(fakekeystone.Users, map[string]any{"id": previous})).To(BeEmpty())
+		Expect(canAuthenticate(ks.URL, "glance", "glance-1")).To(BeTrue())
+		annotations := getService(key)(Default).Annotations
+		Expect(annotations).To(HaveKeyWithValue(keystoneservice.UserAnnotation, "glance"))
+		Expect(annotations).NotTo(HaveKey("keystone.openstack.org/user-id"))
+		Expect(annotations).NotTo(HaveKey("keystone.openstack.org/password-set-from"))
+	})
+
+	It("removes on deletion a previous user its record still names (a change of serviceUser cut short)", func() {
+		keystone()
+		register()
+		previous := ks.Create(fakekeystone.Users, map[string]any{"name": "glance-previous", "domain_id": "default", "password": "x",
+			identity.OwnerAttribute: "KeystoneService/" + ns + "/glance/" + string(getService(key)(Default).UID)})
+		update(key, &keystonev1.KeystoneService{}, func(s *keystonev1.KeystoneService) {
+			s.Annotations[keystoneservice.UserAnnotation] = "glance-previous"
+		})
+		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
+		Expect(ks.List(fakekeystone.Users, map[string]any{"id": previous})).To(BeEmpty())
+		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty())
 	})
 
 	It("registers a service and its endpoints with 9 Keystone requests, resyncs with 3, and looks a deleted role up again", func() {
@@ -286,7 +347,7 @@ var _ = Describe("KeystoneService", func() {
 		touchService(novaKey)
 		Eventually(func() []map[string]any { return ks.List(fakekeystone.Roles, map[string]any{"name": "service"}) }).Should(HaveLen(1))
 		expectServiceConditions(novaKey, condition{"Ready", "True", "Ready", ""})
-		user := getService(novaKey)(Default).Annotations[keystoneservice.UserAnnotation]
+		user := ks.List(fakekeystone.Users, map[string]any{"name": "nova"})[0]["id"].(string)
 		project := ks.List(fakekeystone.Projects, map[string]any{"name": "service"})[0]["id"].(string)
 		recreated := ks.List(fakekeystone.Roles, map[string]any{"name": "service"})[0]["id"].(string)
 		Eventually(func() bool { return ks.Assigned(project, user, recreated) }).Should(BeTrue())
