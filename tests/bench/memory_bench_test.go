@@ -28,7 +28,7 @@ import (
 
 // memoryMode runs TestMemory alone: the manager runs as a process of its own
 // (bin/manager, with its default flags unless BENCH_MANAGER_FLAGS says otherwise), so
-// that its RSS is the operator's and nothing else's.
+// that its RSS is the operator's and nothing else's. BENCH_MANAGER_LOG=FILE keeps its log.
 var memoryMode = os.Getenv("BENCH_MEMORY") == "1"
 
 // memoryRowFile hands rows 7 and 9 from the memory run to the report of the main run.
@@ -96,6 +96,14 @@ func memoryRun(t *testing.T, root string, n, apis int) (float64, time.Duration) 
 		strings.Fields(os.Getenv("BENCH_MANAGER_FLAGS"))...)
 	cmd := exec.Command(filepath.Join(root, "bin", "manager"), args...) //nolint:gosec // our own binary
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	if path := os.Getenv("BENCH_MANAGER_LOG"); path != "" {
+		// The manager's log of the run (each run overwrites it): dropped Events,
+		// conflicts and errors that no metric shows.
+		logFile, err := os.Create(path) //nolint:gosec // the file the user named in BENCH_MANAGER_LOG
+		must(err)
+		defer func() { _ = logFile.Close() }()
+		cmd.Stdout, cmd.Stderr = logFile, logFile
+	}
 	must(cmd.Start())
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 
