@@ -252,7 +252,8 @@ func recordStale(svc *keystonev1.KeystoneService) bool {
 
 // removePreviousUser removes the user that UserAnnotation (or an earlier version's
 // record of its ID) names, when it is not the spec's serviceUser and was this
-// KeystoneService's. It tells whether there was one to remove.
+// KeystoneService's. It tells whether a previous user was named (Keystone was asked
+// about it, and it is gone now unless it was adopted or another's).
 func (r *Reconciler) removePreviousUser(ctx context.Context, s *scope) (bool, error) {
 	svc := s.service
 	want, recorded := svc.Spec.ServiceUser, svc.Annotations[UserAnnotation]
