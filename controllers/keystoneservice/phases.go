@@ -265,12 +265,12 @@ func (r *Reconciler) removePreviousUser(ctx context.Context, s *scope) (bool, er
 		removed = true
 	}
 	if id := svc.Annotations[legacyUserIDAnnotation]; id != "" {
-		name, err := s.keystone.UserName(ctx, id)
+		previous, err := s.keystone.GetUser(ctx, id)
 		if err != nil {
 			return false, err
 		}
-		if name != "" && name != want {
-			if err := s.keystone.DeleteUser(ctx, id, owner(svc), claimsUnmarked(svc, s.api, name)); err != nil {
+		if previous != nil && previous.Name != want {
+			if err := s.keystone.DeleteOwnedUser(ctx, previous, owner(svc), claimsUnmarked(svc, s.api, previous.Name)); err != nil {
 				return false, err
 			}
 			removed = true

@@ -74,13 +74,18 @@ func ownerName(mark string) []string {
 
 // mark sets OwnerAttribute on an existing entity of kind ("services", "users").
 func (c *Client) mark(ctx context.Context, kind, id, owner string) error {
-	singular := strings.TrimSuffix(kind, "s")
-	body := map[string]any{singular: map[string]any{OwnerAttribute: owner}}
-	_, err := c.sc.Patch(ctx, c.sc.ServiceURL(kind, id), body, nil, &gophercloud.RequestOpts{OkCodes: []int{200}})
-	if err != nil {
-		return fmt.Errorf("marking %s %s as %s's: %w", singular, id, owner, err)
+	if err := c.patchEntity(ctx, kind, id, map[string]any{OwnerAttribute: owner}); err != nil {
+		return fmt.Errorf("marking %s %s as %s's: %w", strings.TrimSuffix(kind, "s"), id, owner, err)
 	}
 	return nil
+}
+
+// patchEntity sets fields (attributes of Keystone's own, or extra ones such as
+// OwnerAttribute) on an existing entity of kind ("services", "users") in one request.
+func (c *Client) patchEntity(ctx context.Context, kind, id string, fields map[string]any) error {
+	body := map[string]any{strings.TrimSuffix(kind, "s"): fields}
+	_, err := c.sc.Patch(ctx, c.sc.ServiceURL(kind, id), body, nil, &gophercloud.RequestOpts{OkCodes: []int{200}})
+	return err
 }
 
 // withMark adds OwnerAttribute to the entity of a create request body.

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/roles"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/services"
@@ -282,8 +281,7 @@ func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, boo
 	if claim {
 		update[OwnerAttribute] = want.Owner
 	}
-	if _, err := c.sc.Patch(ctx, c.sc.ServiceURL("users", u.ID), map[string]any{"user": update}, nil,
-		&gophercloud.RequestOpts{OkCodes: []int{200}}); err != nil {
+	if err := c.patchEntity(ctx, "users", u.ID, update); err != nil {
 		return Registered{}, false, fmt.Errorf("setting the password of user %s: %w", want.Name, err)
 	}
 	return Registered{ID: u.ID, Ownership: ownership}, true, nil
@@ -326,28 +324,24 @@ func (c *Client) DeleteUser(ctx context.Context, id, owner string, claimUnmarked
 	if id == "" {
 		return nil
 	}
-	var u User
-	err := users.Get(ctx, c.sc, id).ExtractIntoStructPtr(&u, "user")
-	if notFound(err) {
-		return nil
+	u, err := c.GetUser(ctx, id)
+	if err != nil || u == nil {
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("reading user %s: %w", id, err)
-	}
-	return c.deleteOwnedUser(ctx, &u, owner, claimUnmarked)
+	return c.DeleteOwnedUser(ctx, u, owner, claimUnmarked)
 }
 
-// UserName returns the name of the user with ID id, "" when there is none.
-func (c *Client) UserName(ctx context.Context, id string) (string, error) {
+// GetUser returns the user with ID id, nil when there is none.
+func (c *Client) GetUser(ctx context.Context, id string) (*User, error) {
 	var u User
 	err := users.Get(ctx, c.sc, id).ExtractIntoStructPtr(&u, "user")
 	if notFound(err) {
-		return "", nil
+		return nil, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("reading user %s: %w", id, err)
+		return nil, fmt.Errorf("reading user %s: %w", id, err)
 	}
-	return u.Name, nil
+	return &u, nil
 }
 
 // DeleteUserNamed is DeleteUser for the user named name in the domain.
@@ -359,10 +353,12 @@ func (c *Client) DeleteUserNamed(ctx context.Context, domainID, name, owner stri
 	if err != nil || u == nil {
 		return err
 	}
-	return c.deleteOwnedUser(ctx, u, owner, claimUnmarked)
+	return c.DeleteOwnedUser(ctx, u, owner, claimUnmarked)
 }
 
-func (c *Client) deleteOwnedUser(ctx context.Context, u *User, owner string, claimUnmarked bool) error {
+// DeleteOwnedUser deletes u, as read from Keystone, if it is owner's; one already gone
+// is fine.
+func (c *Client) DeleteOwnedUser(ctx context.Context, u *User, owner string, claimUnmarked bool) error {
 	if ownership, _ := classify(u.Owner, owner, claimUnmarked); ownership != Owned {
 		return nil
 	}

@@ -90,16 +90,19 @@ func TestRealKeystone(t *testing.T) {
 	var secs, perNew, once, perResync, auths, cpuPerRequest, busy []float64
 	var firstCreated, firstResync map[string]int
 	for r := 0; r < rounds; r++ {
-		dir, err := os.MkdirTemp("", "bench-keystone-")
-		must(err)
-		stack := productionKeystone(ctx, t, dir, password)
-		res := registrationRound(t, stack.Keystone.URL(), password, r, n, func() time.Duration {
-			cpu, err := stack.Keystone.CPU()
+		res := func() roundResult {
+			dir, err := os.MkdirTemp("", "bench-keystone-")
 			must(err)
-			return cpu
-		})
-		stack.Stop()
-		_ = os.RemoveAll(dir)
+			defer func() { _ = os.RemoveAll(dir) }()
+			stack := productionKeystone(ctx, t, dir, password)
+			// Stopped also when the round fails (t.Fatalf ends it through its defers).
+			defer stack.Stop()
+			return registrationRound(t, stack.Keystone.URL(), password, r, n, func() time.Duration {
+				cpu, err := stack.Keystone.CPU()
+				must(err)
+				return cpu
+			})
+		}()
 		// Keystone's processor time while the round registered, per request it answered.
 		cpu := res.keystoneCPU.Seconds()
 		cpuPerRequest = append(cpuPerRequest, 1000*cpu/float64(res.createdTotal))
