@@ -89,6 +89,7 @@ test: manifests generate vet envtest debian-deps ## Install what the tests need 
 .PHONY: conformance
 conformance: manifests envtest debian-deps ## Play the dependent operators with keystone-operator's helpers, on this suite's CRDs and on upstream's.
 	go build -o $(LOCALBIN)/manager ./cmd
+	go build -o $(LOCALBIN)/asoperator ./tests/asoperator
 	go build -o $(LOCALBIN)/localkeystone ./cmd/localkeystone
 	cd $(CONFORMANCE_DIR) && for crds in ours upstream; do \
 		$(CONFORMANCE_ENV) KUBEBUILDER_ASSETS=$(ENVTEST_DIR) CONFORMANCE_CRDS=$$crds go test -count=1 ./... $(TEST_ARGS) || exit 1; done
@@ -96,6 +97,7 @@ conformance: manifests envtest debian-deps ## Play the dependent operators with 
 .PHONY: kuttl
 kuttl: manifests envtest debian-deps $(KUTTL) ## Run the kuttl scenarios (tests/kuttl) with the operator and a real Keystone.
 	go build -o $(LOCALBIN)/manager ./cmd
+	go build -o $(LOCALBIN)/asoperator ./tests/asoperator
 	go build -o $(LOCALBIN)/localkeystone ./cmd/localkeystone
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) hack/kuttl.sh $(KUTTL) $(KUTTL_ARGS)
 	KUTTL_CRDS=upstream KUBEBUILDER_ASSETS=$(ENVTEST_DIR) hack/kuttl.sh $(KUTTL) --test controlplane

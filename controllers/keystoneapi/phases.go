@@ -30,6 +30,7 @@ import (
 func (r *Reconciler) phases() []condition.Phase[*scope] {
 	return []condition.Phase[*scope]{
 		{Step: keystonev1.KeystoneAPIInputReady, Run: r.reconcileInput, Observes: true},
+		{Step: keystonev1.KeystoneAPIServiceAccountReady, Run: r.reconcileServiceAccount, Observes: true},
 		{Step: keystonev1.KeystoneAPITLSInputReady, Run: r.reconcileTLS, Observes: true},
 		{Step: keystonev1.KeystoneAPITopologyReady, Run: r.reconcileTopology, Observes: true},
 		{Step: keystonev1.KeystoneAPIDBReady, Run: r.reconcileDatabase, Observes: true},
@@ -96,7 +97,11 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 	}
 	s.adminPassword = password
 	// A copy for removing registrations from Keystone, whatever is deleted first.
-	cleanup, err := r.writeSecret(ctx, s.api, keystone.CleanupSecretName(s.api), map[string]string{keystone.CleanupPasswordKey: password}, Finalizer)
+	saved, err := r.cleanupData(ctx, s.api, password)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	cleanup, err := r.writeSecret(ctx, s.api, keystone.CleanupSecretName(s.api), saved, Finalizer)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -106,6 +111,29 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 	}
 	s.round.MarkTrue(keystonev1.KeystoneAPIInputReady, "admin password found in secret %s", spec.Secret)
 	return ctrl.Result{}, nil
+}
+
+// cleanupData is what the cleanup Secret keeps: the admin's password and the CA
+// bundle of tls.caBundleSecretName. A bundle that cannot be read now keeps its earlier
+// copy (TLSInputReady reports the bundle's absence).
+func (r *Reconciler) cleanupData(ctx context.Context, api *keystonev1.KeystoneAPI, password string) (map[string]string, error) {
+	data := map[string]string{keystone.CleanupPasswordKey: password}
+	if api.Spec.TLS.CaBundleSecretName == "" {
+		return data, nil
+	}
+	if ca, err := registration.CABundle(ctx, r.Client, api); err == nil {
+		data[keystone.CleanupCABundleKey] = string(ca)
+		return data, nil
+	}
+	previous := &corev1.Secret{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: keystone.CleanupSecretName(api)}, previous)
+	if client.IgnoreNotFound(err) != nil {
+		return nil, fmt.Errorf("reading secret %s: %w", keystone.CleanupSecretName(api), err)
+	}
+	if ca, ok := previous.Data[keystone.CleanupCABundleKey]; ok {
+		data[keystone.CleanupCABundleKey] = string(ca)
+	}
+	return data, nil
 }
 
 // secretValue reads one key of a Secret; found is false when the Secret or key is missing.

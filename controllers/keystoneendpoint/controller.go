@@ -27,6 +27,9 @@ const Finalizer = "keystone.openstack.org/keystoneendpoint"
 // serviceNameIndex finds the KeystoneEndpoints of a KeystoneService.
 const serviceNameIndex = "spec.serviceName"
 
+// finalizerIndex finds the KeystoneServices a KeystoneEndpoint holds by its finalizer.
+const finalizerIndex = "metadata.finalizers"
+
 var steps = condition.Steps(keystonev1.KeystoneEndpointSteps)
 
 // Reconciler reconciles a KeystoneEndpoint.
@@ -46,9 +49,12 @@ type Reconciler struct {
 type scope struct {
 	endpoint *keystonev1.KeystoneEndpoint
 	round    *condition.Round
-	api      *keystonev1.KeystoneAPI
-	admin    identity.Credentials
-	service  *keystonev1.KeystoneService
+	// api is the namespace's KeystoneAPI once usable (KeystoneAPIReady True); found is
+	// it however it is, nil when there is none.
+	api     *keystonev1.KeystoneAPI
+	found   *keystonev1.KeystoneAPI
+	admin   identity.Credentials
+	service *keystonev1.KeystoneService
 }
 
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneendpoints,verbs=get;list;watch;create;update;patch;delete
@@ -65,6 +71,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &keystonev1.KeystoneEndpoint{}, serviceNameIndex,
 		func(o client.Object) []string { return []string{o.(*keystonev1.KeystoneEndpoint).Spec.ServiceName} }); err != nil {
 		return fmt.Errorf("indexing KeystoneEndpoint by service name: %w", err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &keystonev1.KeystoneService{}, finalizerIndex,
+		func(o client.Object) []string { return o.GetFinalizers() }); err != nil {
+		return fmt.Errorf("indexing KeystoneService by finalizer: %w", err)
 	}
 	list := &keystonev1.KeystoneEndpointList{}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -134,7 +144,9 @@ func (r *Reconciler) kind() condition.Kind[*keystonev1.KeystoneEndpoint, *scope]
 		},
 		Phases: []condition.Phase[*scope]{
 			{Step: keystonev1.KeystoneEndpointKeystoneAPIReady, Run: r.reconcileKeystoneAPI},
-			{Step: keystonev1.KeystoneEndpointServiceReady, Run: r.reconcileService},
+			// Observes: a KeystoneService being deleted, or no longer named, is let go
+			// whatever the KeystoneAPI's state.
+			{Step: keystonev1.KeystoneEndpointServiceReady, Run: r.reconcileService, Observes: true},
 			{Step: keystonev1.KeystoneEndpointEndpointsReady, Run: r.reconcileEndpoints},
 		},
 		Delete: r.reconcileDelete,

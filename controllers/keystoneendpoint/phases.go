@@ -13,6 +13,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -47,6 +48,7 @@ func owner(ep *keystonev1.KeystoneEndpoint) string {
 func (r *Reconciler) reconcileKeystoneAPI(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneEndpointKeystoneAPIReady
 	api, usable, err := registration.MirrorKeystoneAPI(ctx, r.Client, s.round, step, s.endpoint.Namespace)
+	s.found = api
 	switch {
 	case err != nil:
 		return ctrl.Result{}, err
@@ -68,7 +70,7 @@ func (r *Reconciler) reconcileKeystoneAPI(ctx context.Context, s *scope) (ctrl.R
 }
 
 // leave removes the endpoints from a Keystone that stays and releases the finalizers
-// this KeystoneEndpoint holds on the KeystoneService and the KeystoneAPI: it runs when
+// this KeystoneEndpoint holds on KeystoneServices and the KeystoneAPI: it runs when
 // the endpoint (deleted) or the KeystoneAPI (being deleted) goes. api may be nil.
 func (r *Reconciler) leave(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI) error {
 	ep := s.endpoint
@@ -81,7 +83,11 @@ func (r *Reconciler) leave(ctx context.Context, s *scope, api *keystonev1.Keysto
 			return err
 		}
 	}
-	if svc != nil {
+	held, err := r.held(ctx, ep)
+	if err != nil {
+		return err
+	}
+	for _, svc := range held {
 		if err := finalizers.Remove(ctx, r.Client, svc, holdFinalizer(ep), upstreamHoldFinalizer(ep)); err != nil {
 			return err
 		}
@@ -93,10 +99,7 @@ func (r *Reconciler) leave(ctx context.Context, s *scope, api *keystonev1.Keysto
 // holds its KeystoneService before its first request to Keystone (earlier versions,
 // and keystone-operator, held the KeystoneAPI).
 func registered(ep *keystonev1.KeystoneEndpoint, api *keystonev1.KeystoneAPI, svc *keystonev1.KeystoneService) bool {
-	holds := func(o client.Object) bool {
-		return controllerutil.ContainsFinalizer(o, holdFinalizer(ep)) || controllerutil.ContainsFinalizer(o, upstreamHoldFinalizer(ep))
-	}
-	return holds(api) || (svc != nil && holds(svc))
+	return holds(ep, api) || (svc != nil && holds(ep, svc))
 }
 
 // keystoneService returns the KeystoneService of spec.serviceName: the object of that
@@ -124,26 +127,33 @@ func (r *Reconciler) keystoneService(ctx context.Context, ep *keystonev1.Keyston
 }
 
 // reconcileService marks KeystoneServiceReady: it mirrors the KeystoneService of
-// spec.serviceName, takes its service ID and puts a finalizer on it. A KeystoneService
-// being deleted waits for nobody: the endpoints under it are removed and the
-// finalizer released.
+// spec.serviceName, takes its service ID and puts a finalizer on it. Every round, even
+// while the KeystoneAPI is not ready, it lets go of the KeystoneServices it holds and
+// should not: one being deleted waits for nobody (the endpoints under it are removed
+// with the cleanup credentials, and the finalizer released), and one that
+// spec.serviceName no longer names is released once no endpoint of ours is left under it.
 func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneEndpointServiceReady
 	ep := s.endpoint
 	svc, err := r.keystoneService(ctx, ep)
-	switch {
-	case err != nil:
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if err := r.releaseUnused(ctx, s, svc); err != nil {
+		return ctrl.Result{}, err
+	}
+	switch {
+	case svc != nil && !svc.DeletionTimestamp.IsZero():
+		if err := r.leaveService(ctx, s, svc); err != nil {
+			return ctrl.Result{}, err
+		}
+		s.round.MarkFalse(step, condition.DependencyNotFound, "KeystoneService %s is being deleted; its endpoints are removed", svc.Name)
+		return ctrl.Result{}, nil
+	case s.round.WaitingFor(step) != "":
+		return ctrl.Result{}, nil
 	case svc == nil:
 		s.round.MarkFalse(step, condition.DependencyNotFound, "KeystoneService %s not found", ep.Spec.ServiceName)
 		return ctrl.Result{}, nil
-	case !svc.DeletionTimestamp.IsZero():
-		if err := r.deregister(ctx, s, s.api, svc); err != nil {
-			return ctrl.Result{}, err
-		}
-		ep.Status.EndpointIDs, ep.Status.Endpoints = nil, nil
-		s.round.MarkFalse(step, condition.DependencyNotFound, "KeystoneService %s is being deleted; its endpoints are removed", svc.Name)
-		return ctrl.Result{}, finalizers.Remove(ctx, r.Client, svc, holdFinalizer(ep), upstreamHoldFinalizer(ep))
 	}
 	if s.round.MirrorSteady(step, "KeystoneService", svc.Name, svc.Status.Conditions); !s.round.IsTrue(step) {
 		return ctrl.Result{}, nil
@@ -154,6 +164,77 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 	}
 	s.service = svc
 	return ctrl.Result{}, finalizers.Add(ctx, r.Client, svc, holdFinalizer(ep))
+}
+
+// leaveService removes this KeystoneEndpoint's endpoints under svc from a Keystone that
+// stays (with the cleanup credentials: the KeystoneAPI need not be ready), forgets them,
+// and releases svc.
+func (r *Reconciler) leaveService(ctx context.Context, s *scope, svc *keystonev1.KeystoneService) error {
+	ep := s.endpoint
+	if api := s.found; api != nil && registration.KeystoneStays(api) && holds(ep, svc) && endpointsUnder(ep, svc) {
+		if err := r.deregister(ctx, s, api, svc); err != nil {
+			return err
+		}
+	}
+	if endpointsUnder(ep, svc) {
+		ep.Status.ServiceID, ep.Status.EndpointIDs, ep.Status.Endpoints = "", nil, nil
+	}
+	return finalizers.Remove(ctx, r.Client, svc, holdFinalizer(ep), upstreamHoldFinalizer(ep))
+}
+
+// releaseUnused lets go of every KeystoneService of the namespace this KeystoneEndpoint
+// holds but spec.serviceName no longer names (current), after removing what it may
+// hold of ours (leaveService). While the status records our endpoints under it and it
+// is not being deleted, reconcileEndpoints moves them to the current service first.
+func (r *Reconciler) releaseUnused(ctx context.Context, s *scope, current *keystonev1.KeystoneService) error {
+	ep := s.endpoint
+	held, err := r.held(ctx, ep)
+	if err != nil {
+		return err
+	}
+	for _, svc := range held {
+		if current != nil && svc.UID == current.UID {
+			continue
+		}
+		if ep.Status.ServiceID != "" && ep.Status.ServiceID == svc.Status.ServiceID && svc.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := r.leaveService(ctx, s, svc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// held returns the KeystoneServices of the namespace this KeystoneEndpoint holds, found
+// by its finalizers in the cache's index (not by listing every KeystoneService).
+func (r *Reconciler) held(ctx context.Context, ep *keystonev1.KeystoneEndpoint) ([]*keystonev1.KeystoneService, error) {
+	var out []*keystonev1.KeystoneService
+	seen := map[types.UID]bool{}
+	for _, f := range []string{holdFinalizer(ep), upstreamHoldFinalizer(ep)} {
+		list := &keystonev1.KeystoneServiceList{}
+		if err := r.List(ctx, list, client.InNamespace(ep.Namespace), client.MatchingFields{finalizerIndex: f}); err != nil {
+			return nil, fmt.Errorf("listing the KeystoneServices held by %s: %w", f, err)
+		}
+		for i := range list.Items {
+			if !seen[list.Items[i].UID] {
+				seen[list.Items[i].UID] = true
+				out = append(out, &list.Items[i])
+			}
+		}
+	}
+	return out, nil
+}
+
+// holds tells whether the KeystoneEndpoint holds obj with its finalizer (or keystone-operator's).
+func holds(ep *keystonev1.KeystoneEndpoint, obj client.Object) bool {
+	return controllerutil.ContainsFinalizer(obj, holdFinalizer(ep)) || controllerutil.ContainsFinalizer(obj, upstreamHoldFinalizer(ep))
+}
+
+// endpointsUnder tells whether the status records endpoints of this KeystoneEndpoint
+// under svc's service in Keystone (or may: a crash before the first status write).
+func endpointsUnder(ep *keystonev1.KeystoneEndpoint, svc *keystonev1.KeystoneService) bool {
+	return ep.Status.ServiceID == "" || ep.Status.ServiceID == svc.Status.ServiceID
 }
 
 // reconcileEndpoints marks KeystoneServiceOSEndpointsReady: this KeystoneEndpoint's
@@ -196,6 +277,12 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 		return registration.Failed(s.round, r.Keystone, s.admin, step, endpointFailed, err)
 	}
 	setStatus(ep, s.service.Status.ServiceID, ids)
+	if changedService {
+		// No endpoint of ours is left under the previous service: let it go.
+		if err := r.releaseUnused(ctx, s, s.service); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	registration.Mark(ctx, s.round, step, changed || changedService, "%s", message)
 	r.Recent.Record(ep.UID, r.inputs(s, region), r.Clock.Now())
 	return ctrl.Result{}, nil

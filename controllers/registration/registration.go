@@ -146,55 +146,69 @@ func Region(api *keystonev1.KeystoneAPI) string {
 // AdminCredentials returns the credentials of api's admin at its internal endpoint;
 // ok is false when the admin password Secret or its key is missing.
 func AdminCredentials(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) (creds identity.Credentials, ok bool, err error) {
+	password, ok, err := adminPassword(ctx, c, api)
+	if err != nil || !ok {
+		return creds, false, err
+	}
+	ca, err := CABundle(ctx, c, api)
+	if err != nil {
+		return creds, false, err
+	}
+	return adminAt(api, password, ca), true, nil
+}
+
+// adminPassword reads the admin's password from the KeystoneAPI's Secret; ok is false
+// when the Secret or its key is missing.
+func adminPassword(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) (password string, ok bool, err error) {
 	secret := &corev1.Secret{}
 	err = c.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: api.Spec.Secret}, secret)
 	if apierrors.IsNotFound(err) {
-		return creds, false, nil
+		return "", false, nil
 	}
 	if err != nil {
-		return creds, false, fmt.Errorf("reading secret %s: %w", api.Spec.Secret, err)
+		return "", false, fmt.Errorf("reading secret %s: %w", api.Spec.Secret, err)
 	}
-	password, found := secret.Data[api.Spec.PasswordSelectors.Admin]
-	if !found {
-		return creds, false, nil
-	}
-	creds, err = adminAt(ctx, c, api, string(password))
-	return creds, err == nil, err
+	value, found := secret.Data[api.Spec.PasswordSelectors.Admin]
+	return string(value), found, nil
 }
 
-// CleanupCredentials returns the admin's credentials for removing a registration: those
-// of the admin Secret, or, when it is gone (a namespace deleted at once, a manifest
-// deleted with its Secrets), the copy the KeystoneAPI keeps until no registration is
-// left (keystone.CleanupSecretName).
+// CleanupCredentials returns the admin's credentials for removing a registration: the
+// admin Secret's password and the CA bundle, or, for whichever of them is gone (a
+// namespace deleted at once, a manifest deleted with its Secrets), the copy the
+// KeystoneAPI keeps until no registration is left (keystone.CleanupSecretName).
 func CleanupCredentials(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) (identity.Credentials, bool, error) {
-	creds, ok, err := AdminCredentials(ctx, c, api)
-	if err != nil || ok {
-		return creds, ok, err
+	saved := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: keystone.CleanupSecretName(api)}, saved); client.IgnoreNotFound(err) != nil {
+		return identity.Credentials{}, false, fmt.Errorf("reading secret %s: %w", keystone.CleanupSecretName(api), err)
 	}
-	secret := &corev1.Secret{}
-	err = c.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: keystone.CleanupSecretName(api)}, secret)
-	if apierrors.IsNotFound(err) {
-		return creds, false, nil
-	}
+	password, ok, err := adminPassword(ctx, c, api)
 	if err != nil {
-		return creds, false, fmt.Errorf("reading secret %s: %w", keystone.CleanupSecretName(api), err)
+		return identity.Credentials{}, false, err
 	}
-	password, found := secret.Data[keystone.CleanupPasswordKey]
-	if !found {
-		return creds, false, nil
+	if !ok {
+		value, found := saved.Data[keystone.CleanupPasswordKey]
+		if !found {
+			return identity.Credentials{}, false, nil
+		}
+		password = string(value)
 	}
-	creds, err = adminAt(ctx, c, api, string(password))
-	return creds, err == nil, err
+	ca, err := CABundle(ctx, c, api)
+	if err != nil {
+		copied := saved.Data[keystone.CleanupCABundleKey]
+		if len(copied) == 0 {
+			return identity.Credentials{}, false, err
+		}
+		ca = copied
+	}
+	return adminAt(api, password, ca), true, nil
 }
 
-// adminAt is the admin's identity at api's internal endpoint, with password, trusting
-// the KeystoneAPI's CA bundle.
-func adminAt(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI, password string) (identity.Credentials, error) {
-	ca, err := CABundle(ctx, c, api)
+// adminAt is the admin's identity at api's internal endpoint, with password, trusting ca.
+func adminAt(api *keystonev1.KeystoneAPI, password string, ca []byte) identity.Credentials {
 	return identity.Credentials{
 		URL: api.Status.APIEndpoints[keystonev1.EndpointInternal], User: api.Spec.AdminUser,
 		Password: password, Project: api.Spec.AdminProject, Domain: "Default", CABundle: ca,
-	}, err
+	}
 }
 
 // CABundle reads the PEM CA bundle of a KeystoneAPI's tls.caBundleSecretName; nil when

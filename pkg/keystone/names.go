@@ -39,13 +39,19 @@ const (
 	HashBootstrap = "bootstrap"
 )
 
-// CleanupSecretName is the Secret holding a copy of the admin's password, kept (by a
-// finalizer) until every registration has been removed from Keystone: when a
-// namespace is deleted its Secrets go at once, and an external Keystone stays.
+// CleanupSecretName is the Secret holding a copy of the admin's password and of the CA
+// bundle, kept (by a finalizer) until every registration has been removed from
+// Keystone: when a namespace is deleted its Secrets go at once, and an external
+// Keystone stays.
 func CleanupSecretName(api *keystonev1.KeystoneAPI) string { return api.Name + "-cleanup-credentials" }
 
-// CleanupPasswordKey is the key of the admin's password in the cleanup Secret.
-const CleanupPasswordKey = "AdminPassword"
+// Keys of the cleanup Secret: the admin's password, and a copy of the CA bundle of
+// tls.caBundleSecretName (deregistering from an external Keystone over TLS needs it
+// after the namespace's Secrets are gone).
+const (
+	CleanupPasswordKey = "AdminPassword"
+	CleanupCABundleKey = "CABundle"
+)
 
 // ConfigSecretName is the Secret holding the rendered configuration.
 func ConfigSecretName(api *keystonev1.KeystoneAPI) string { return api.Name + ConfigSecretSuffix }

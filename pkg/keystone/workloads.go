@@ -242,6 +242,8 @@ func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container, certificates bool)
 	spec := corev1.PodSpec{
 		// The group of the mounted key and config files, so the keystone user reads them (mode 0440).
 		SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr.To(KeystoneUID)},
+		// Its own ServiceAccount, which may use anyuid on OpenShift (serviceaccount.go).
+		ServiceAccountName: ServiceAccountName(api),
 		// Keystone never talks to the Kubernetes API: no token to steal from its pods.
 		AutomountServiceAccountToken: ptr.To(false),
 		Containers:                   []corev1.Container{c},

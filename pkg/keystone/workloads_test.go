@@ -246,3 +246,31 @@ func matches(selector, labels map[string]string) bool {
 	}
 	return true
 }
+
+// TestPodsRunAsTheirServiceAccount: every pod a KeystoneAPI makes runs as
+// keystone-<name>, whose Role may use anyuid and nothing else, not as the namespace's
+// default ServiceAccount (restricted-v2 on OpenShift refuses the image's fixed UID).
+func TestPodsRunAsTheirServiceAccount(t *testing.T) {
+	g := NewWithT(t)
+	api := testAPI()
+	specs := map[string]corev1.PodSpec{
+		"deployment":  Deployment(api, "h").Spec.Template.Spec,
+		"db-sync":     DBSyncJob(api, "h").Spec.Template.Spec,
+		"bootstrap":   BootstrapJob(api, "h", map[string]string{}).Spec.Template.Spec,
+		"trust-flush": TrustFlushCronJob(api).Spec.JobTemplate.Spec.Template.Spec,
+	}
+	for name, spec := range specs {
+		g.Expect(spec.ServiceAccountName).To(Equal("keystone-"+api.Name), name)
+	}
+	role, binding := Role(api), RoleBinding(api)
+	g.Expect(role.Name).To(Equal("keystone-" + api.Name + "-role"))
+	g.Expect(role.Rules).To(HaveLen(1))
+	g.Expect(role.Rules[0].APIGroups).To(ConsistOf("security.openshift.io"))
+	g.Expect(role.Rules[0].Resources).To(ConsistOf("securitycontextconstraints"))
+	g.Expect(role.Rules[0].ResourceNames).To(ConsistOf("anyuid"))
+	g.Expect(role.Rules[0].Verbs).To(ConsistOf("use"))
+	g.Expect(binding.RoleRef.Name).To(Equal(role.Name))
+	g.Expect(binding.Subjects).To(HaveLen(1))
+	g.Expect(binding.Subjects[0].Name).To(Equal(ServiceAccount(api).Name))
+	g.Expect(binding.Subjects[0].Namespace).To(Equal(api.Namespace))
+}

@@ -91,8 +91,10 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	keystone = strings.TrimSpace(string(data))
 
-	start("operator", work, filepath.Join(root, "bin", "manager"), []string{"KUBECONFIG=" + kubeconfigPath},
-		"--metrics-bind-address=0", "--health-probe-bind-address=0")
+	// The operator runs with the permissions config/rbac grants, as in a cluster
+	// (bin/asoperator impersonates its ServiceAccount).
+	start("operator", work, filepath.Join(root, "bin", "asoperator"), []string{"KUBECONFIG=" + kubeconfigPath},
+		filepath.Join(root, "bin", "manager"), "--metrics-bind-address=0", "--health-probe-bind-address=0")
 	GinkgoWriter.Printf("conformance on %s CRDs: Keystone at %s\n", crdSet, keystone)
 })
 

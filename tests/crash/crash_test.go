@@ -144,8 +144,11 @@ func newHarness(t *testing.T, ctx context.Context) *harness {
 	cfg, err := env.Start()
 	g.Expect(err).NotTo(HaveOccurred())
 	h.clean = append(h.clean, func() { _ = env.Stop() })
+	admin := filepath.Join(dir, "admin-kubeconfig")
+	g.Expect(controlplane.WriteKubeconfig(env, admin)).To(Succeed())
+	// The operator runs with the permissions config/rbac grants, as in a cluster.
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	g.Expect(controlplane.WriteKubeconfig(env, kubeconfig)).To(Succeed())
+	g.Expect(controlplane.WriteOperatorKubeconfig(ctx, admin, kubeconfig, root)).To(Succeed())
 	h.c, err = client.New(cfg, client.Options{Scheme: manager.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -192,4 +193,14 @@ func watchConditions(key types.NamespacedName) *conditionLog {
 		}
 	}()
 	return log
+}
+
+// allowed asks the API server's authorizer whether user may do what attrs say.
+func allowed(user string, attrs authorizationv1.ResourceAttributes) bool {
+	GinkgoHelper()
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: user, Groups: []string{"system:serviceaccounts", "system:authenticated"}, ResourceAttributes: &attrs,
+	}}
+	Expect(k8sClient.Create(context.Background(), review)).To(Succeed())
+	return review.Status.Allowed
 }

@@ -166,6 +166,29 @@ var _ = Describe("KeystoneAPI with TLS", func() {
 		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
 		expectServiceConditions(client.ObjectKeyFromObject(svc), condition{"Ready", "True", "Ready", ""})
 		Expect(ks.List(fakekeystone.Services, map[string]any{"type": svc.Spec.ServiceType})).To(HaveLen(1))
+		ep := keystoneEndpoint(ns)
+		Expect(k8sClient.Create(ctx, ep)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(getEndpoint(client.ObjectKeyFromObject(ep))(g).Status.Conditions.Get("Ready")).To(HaveField("Status", corev1.ConditionTrue))
+		}).Should(Succeed())
+
+		By("the namespace goes at once, its CA bundle and admin Secret first: the registrations still leave Keystone")
+		for _, obj := range []client.Object{
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "combined-ca-bundle"}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "osp-secret"}},
+			getAPI(key)(Default), getEndpoint(client.ObjectKeyFromObject(ep))(Default), getService(client.ObjectKeyFromObject(svc))(Default),
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keystone-cleanup-credentials"}},
+		} {
+			Expect(k8sClient.Delete(ctx, obj)).To(Succeed())
+		}
+		for _, obj := range []client.Object{ep, svc, api} {
+			Eventually(func() bool {
+				return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj))
+			}).Should(BeTrue(), "%T %s is gone", obj, obj.GetName())
+		}
+		Expect(ks.List(fakekeystone.Services, nil)).To(BeEmpty())
+		Expect(ks.List(fakekeystone.Endpoints, nil)).To(BeEmpty())
+		Expect(ks.List(fakekeystone.Users, map[string]any{"name": svc.Spec.ServiceUser})).To(BeEmpty())
 	})
 })
 

@@ -13,8 +13,10 @@ import (
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -89,14 +91,26 @@ var _ = Describe("KeystoneAPI", func() {
 			condition{"Ready", "False", "DependencyNotFound", "Warning"},
 			condition{"InputReady", "False", "DependencyNotFound", "Warning"},
 			condition{"DBReady", "Unknown", "Init", ""})
-		Expect(message(key, "Ready")).To(Equal("InputReady (0/11 ready): secret osp-secret with key AdminPassword not found"))
+		Expect(message(key, "Ready")).To(Equal("InputReady (0/12 ready): secret osp-secret with key AdminPassword not found"))
 
-		By("the secret arrives: the database is requested")
+		By("the secret arrives: the pods' ServiceAccount is made and the database is requested")
 		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
 		expectConditions(key,
 			condition{"Ready", "False", "Requested", "Info"},
 			condition{"InputReady", "True", "Ready", ""},
+			condition{"ServiceAccountReady", "True", "Ready", ""},
 			condition{"DBReady", "False", "Requested", "Info"})
+		// The operator, on the permissions config/rbac grants, gave the pods' ServiceAccount
+		// the use of anyuid (OpenShift admits the image's fixed UID under it), and nothing more.
+		podAccount := "system:serviceaccount:" + ns + ":keystone-keystone"
+		Expect(allowed(podAccount, authorizationv1.ResourceAttributes{Namespace: ns, Verb: "use",
+			Group: "security.openshift.io", Resource: "securitycontextconstraints", Name: "anyuid"})).To(BeTrue())
+		Expect(allowed(podAccount, authorizationv1.ResourceAttributes{Namespace: ns, Verb: "use",
+			Group: "security.openshift.io", Resource: "securitycontextconstraints", Name: "privileged"})).To(BeFalse())
+		Expect(allowed(podAccount, authorizationv1.ResourceAttributes{Namespace: ns, Verb: "get", Resource: "pods"})).To(BeFalse())
+		role := &rbacv1.Role{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-keystone-role"}, role)).To(Succeed())
+		Expect(metav1.IsControlledBy(role, getAPI(key)(Default))).To(BeTrue())
 		db := &mariadbv1.MariaDBDatabase{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, db)).To(Succeed())
 		Expect(db.Labels).To(HaveKeyWithValue("dbName", galera))
@@ -153,6 +167,7 @@ var _ = Describe("KeystoneAPI", func() {
 		boot := &batchv1.Job{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-bootstrap"}, boot)).To(Succeed())
 		Expect(boot.Spec.Template.Spec.Containers[0].Command[2]).To(ContainSubstring("--bootstrap-region-id 'regionOne'"))
+		Expect(boot.Spec.Template.Spec.ServiceAccountName).To(Equal("keystone-keystone"))
 
 		By("bootstrap succeeds: the deployment rolls out")
 		finishJob(ns, "keystone-bootstrap", true, "")

@@ -10,7 +10,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
@@ -351,6 +353,44 @@ var _ = Describe("KeystoneEndpoint", func() {
 		Expect(k8sClient.Delete(ctx, getEndpoint(key)(Default))).To(Succeed())
 		Eventually(gone(key, &keystonev1.KeystoneEndpoint{})).Should(BeTrue())
 		Expect(getService(svcKey)(Default).Finalizers).NotTo(ContainElement("openstack.org/keystoneendpoint-glance"))
+	})
+
+	It("moves to the KeystoneService a changed serviceName names and lets go of the previous one", func() {
+		keystone()
+		oldID := service()
+		Expect(k8sClient.Create(ctx, keystoneEndpoint(ns))).To(Succeed())
+		expectEndpointConditions(key, condition{"Ready", "True", "Ready", ""})
+		next := keystoneService(ns)
+		next.Name, next.Spec.ServiceName, next.Spec.ServiceType, next.Spec.ServiceUser = "glance-next", "glance-next", "image-next", "glance-next"
+		Expect(k8sClient.Create(ctx, next)).To(Succeed())
+		nextKey := client.ObjectKeyFromObject(next)
+		expectServiceConditions(nextKey, condition{"Ready", "True", "Ready", ""})
+		updateEndpoint(key, func(ep *keystonev1.KeystoneEndpoint) { ep.Spec.ServiceName = "glance-next" })
+		expectEndpointConditions(key, condition{"Ready", "True", "Ready", ""})
+		newID := getService(nextKey)(Default).Status.ServiceID
+		Expect(endpointsIn(ks, newID)).To(HaveLen(2))
+		Expect(endpointsIn(ks, oldID)).To(BeEmpty())
+		Eventually(func(g Gomega) {
+			g.Expect(getService(svcKey)(g).Finalizers).NotTo(ContainElement(ContainSubstring("keystoneendpoint")))
+		}).Should(Succeed(), "the previous KeystoneService is released")
+		By("the previous KeystoneService can be deleted")
+		Expect(k8sClient.Delete(ctx, getService(svcKey)(Default))).To(Succeed())
+		Eventually(gone(svcKey, &keystonev1.KeystoneService{})).Should(BeTrue())
+		Expect(getService(nextKey)(Default).Finalizers).To(ContainElement(ContainSubstring("keystoneendpoint")))
+	})
+
+	It("lets a deleted KeystoneService go while the KeystoneAPI is not ready, with the cleanup credentials", func() {
+		keystone()
+		serviceID := service()
+		Expect(k8sClient.Create(ctx, keystoneEndpoint(ns))).To(Succeed())
+		expectEndpointConditions(key, condition{"Ready", "True", "Ready", ""})
+		By("the admin Secret goes: KeystoneAPIReady is False everywhere")
+		Expect(k8sClient.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "osp-secret"}})).To(Succeed())
+		expectEndpointConditions(key, condition{"KeystoneAPIReady", "False", "DependencyNotFound", "Warning"})
+		Expect(k8sClient.Delete(ctx, getService(svcKey)(Default))).To(Succeed())
+		Eventually(gone(svcKey, &keystonev1.KeystoneService{})).Should(BeTrue())
+		Expect(endpointsIn(ks, serviceID)).To(BeEmpty())
+		Expect(ks.List(fakekeystone.Services, nil)).To(BeEmpty())
 	})
 
 	It("never hangs when everything in the namespace is deleted at once", func() {

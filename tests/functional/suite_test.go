@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -72,7 +71,10 @@ var _ = BeforeSuite(func() {
 	k8sClient, err = client.New(cfg, client.Options{Scheme: manager.Scheme})
 	Expect(err).NotTo(HaveOccurred())
 
-	mgrCfg := rest.CopyConfig(cfg)
+	// The operator runs with the permissions config/rbac grants, as in a cluster: a
+	// rule it lacks fails the specs that need it.
+	mgrCfg, err := controlplane.AsOperator(context.Background(), cfg, root)
+	Expect(err).NotTo(HaveOccurred())
 	mgrCfg.WrapTransport = managerWrites.Wrap
 	mgr, err := manager.New(mgrCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0", Clock: testClock})
 	Expect(err).NotTo(HaveOccurred())

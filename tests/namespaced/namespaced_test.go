@@ -4,12 +4,9 @@
 package namespaced
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -24,7 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -168,28 +165,14 @@ func TestNamespacedInstall(t *testing.T) {
 // renderedRole is the Role `kubectl kustomize config/namespaced` renders for the manager.
 func renderedRole(t *testing.T, assets, root string) *rbacv1.Role {
 	g := NewWithT(t)
-	kubectl := filepath.Join(assets, "kubectl")
-	out, err := exec.Command(kubectl, "kustomize", filepath.Join(root, "config", "namespaced")).Output()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		t.Fatalf("kubectl kustomize config/namespaced: %v\n%s", err, exit.Stderr)
-	}
+	objs, err := controlplane.RBAC(filepath.Join(assets, "kubectl"), filepath.Join(root, "config", "namespaced"))
 	g.Expect(err).NotTo(HaveOccurred())
-	decoder := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
-	for {
-		var obj struct {
-			Kind     string              `json:"kind"`
-			Metadata metav1.ObjectMeta   `json:"metadata"`
-			Rules    []rbacv1.PolicyRule `json:"rules"`
-		}
-		if err := decoder.Decode(&obj); errors.Is(err, io.EOF) {
-			break
-		} else {
-			g.Expect(err).NotTo(HaveOccurred())
-		}
-		if obj.Kind == "Role" && obj.Metadata.Name == "keystone-operator-manager-role" {
-			g.Expect(obj.Metadata.Namespace).To(Equal("openstack"))
-			return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: obj.Metadata.Name}, Rules: obj.Rules}
+	for _, obj := range objs {
+		if obj.GetKind() == "Role" && obj.GetName() == "keystone-operator-manager-role" {
+			g.Expect(obj.GetNamespace()).To(Equal("openstack"))
+			role := &rbacv1.Role{}
+			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, role)).To(Succeed())
+			return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: role.Name}, Rules: role.Rules}
 		}
 	}
 	t.Fatal("config/namespaced renders no Role keystone-operator-manager-role")

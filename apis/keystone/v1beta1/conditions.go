@@ -9,6 +9,10 @@ import (
 const (
 	// KeystoneAPIInputReady: the admin password Secret and key exist.
 	KeystoneAPIInputReady = condition.InputReadyCondition
+	// KeystoneAPIServiceAccountReady: the pods' ServiceAccount exists with a Role, bound
+	// to it, that may use the SecurityContextConstraints anyuid (OpenShift); the names
+	// are keystone-operator's: keystone-<name>, -role, -rolebinding.
+	KeystoneAPIServiceAccountReady = condition.ServiceAccountReadyCondition
 	// KeystoneAPITLSInputReady: the certificate Secrets of the interfaces and the CA
 	// bundle exist and parse (skipped when the spec has no tls).
 	KeystoneAPITLSInputReady = condition.TLSInputReadyCondition
@@ -51,6 +55,7 @@ const (
 // KeystoneAPISteps lists the step conditions of KeystoneAPI in declared order.
 var KeystoneAPISteps = []condition.Type{
 	KeystoneAPIInputReady,
+	KeystoneAPIServiceAccountReady,
 	KeystoneAPITLSInputReady,
 	KeystoneAPITopologyReady,
 	KeystoneAPIDBReady,
