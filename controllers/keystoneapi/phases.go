@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
@@ -69,8 +70,8 @@ func (r *Reconciler) written(ctx context.Context, s *scope, objs ...client.Objec
 	return true, nil
 }
 
-// reconcileInput marks InputReady: this is the namespace's first KeystoneAPI, and the
-// admin password Secret and key exist. Any other KeystoneAPI of the namespace is
+// reconcileInput marks InputReady: this is the namespace's first KeystoneAPI, its spec
+// can make objects (keystone.SpecProblems), and the admin password Secret and key exist. Any other KeystoneAPI of the namespace is
 // refused and the round halted: the database, the KeystoneServices and openstack-config
 // are the namespace's, and its objects would be the first's.
 func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result, error) {
@@ -82,6 +83,11 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.InvalidInput,
 			"KeystoneAPI %s already deploys Keystone in namespace %s; one KeystoneAPI per namespace: delete this one",
 			first.Name, s.api.Namespace)
+		s.round.Halt()
+		return ctrl.Result{}, nil
+	}
+	if problems := keystone.SpecProblems(s.api); len(problems) > 0 {
+		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.InvalidInput, "%s", strings.Join(problems, "; "))
 		s.round.Halt()
 		return ctrl.Result{}, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/utils/ptr"
@@ -21,6 +22,10 @@ func (r *Reconciler) reconcileTrustFlush(ctx context.Context, s *scope) (ctrl.Re
 	step := keystonev1.KeystoneAPICronJobReady
 	cron := &batchv1.CronJob{}
 	cron.Name, cron.Namespace = keystone.TrustFlushCronJobName(api), api.Namespace
+	if problem := keystone.TrustFlushScheduleProblem(api); problem != "" {
+		s.round.MarkFalse(step, condition.InvalidInput, "%s", problem)
+		return ctrl.Result{}, nil
+	}
 	if !s.acting(step) {
 		if found, err := r.written(ctx, s, cron); !found {
 			return ctrl.Result{}, err

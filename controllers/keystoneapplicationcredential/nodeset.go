@@ -28,7 +28,12 @@ func nodeSetsInstalled(mapper apimeta.RESTMapper) bool {
 }
 
 // nodeSetsInSync tells whether every NodeSet of the namespace deployed the Secrets
-// it lists as they are now; when not, why says which NodeSet and Secret lag.
+// it lists as they are now; when not, why says which NodeSet and Secret lag. Every
+// Secret a NodeSet lists counts, not only the credential's own: the nodes receive the
+// credential inside the services' configuration Secrets (nova's compute configuration,
+// for example), as keystone-operator also judges. A Secret that no longer exists is not
+// lag (nothing of it is left to deploy: a namespace being deleted takes its Secrets
+// first), and neither is a NodeSet being deleted.
 func nodeSetsInSync(ctx context.Context, c client.Reader, ns string) (inSync bool, why string, err error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(nodeSetGVK.GroupVersion().WithKind(nodeSetGVK.Kind + "List"))
@@ -38,8 +43,11 @@ func nodeSetsInSync(ctx context.Context, c client.Reader, ns string) (inSync boo
 		}
 		return false, "", fmt.Errorf("listing OpenStackDataPlaneNodeSets: %w", err)
 	}
-	hashes := map[string]string{}
+	hashes, missing := map[string]string{}, map[string]bool{}
 	for _, nodeSet := range list.Items {
+		if nodeSet.GetDeletionTimestamp() != nil {
+			continue
+		}
 		deployed, _, err := unstructured.NestedStringMap(nodeSet.Object, "status", "secretHashes")
 		if err != nil {
 			return false, "", fmt.Errorf("reading status.secretHashes of NodeSet %s: %w", nodeSet.GetName(), err)
@@ -50,12 +58,16 @@ func nodeSetsInSync(ctx context.Context, c client.Reader, ns string) (inSync boo
 		}
 		sort.Strings(names)
 		for _, name := range names {
+			if missing[name] {
+				continue
+			}
 			current, ok := hashes[name]
 			if !ok {
 				secret := &corev1.Secret{}
 				if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret); err != nil {
 					if apierrors.IsNotFound(err) {
-						return false, fmt.Sprintf("NodeSet %s deployed secret %s, which no longer exists", nodeSet.GetName(), name), nil
+						missing[name] = true
+						continue
 					}
 					return false, "", fmt.Errorf("reading secret %s: %w", name, err)
 				}

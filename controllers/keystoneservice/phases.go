@@ -180,6 +180,11 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 		Type: spec.ServiceType, Name: spec.ServiceName, Description: spec.ServiceDescription, Enabled: ptr.Deref(spec.Enabled, true),
 		Owner: owner(svc), ClaimUnmarked: takenOver(svc),
 	})
+	var foreign *identity.ForeignError
+	if errors.As(err, &foreign) {
+		s.round.MarkFalse(step, condition.InvalidInput, "%v; choose another serviceType or serviceName", foreign)
+		return ctrl.Result{}, nil
+	}
 	if err != nil {
 		return r.failed(s, step, err)
 	}

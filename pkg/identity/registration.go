@@ -69,6 +69,11 @@ func (c *Client) EnsureService(ctx context.Context, knownID string, want Service
 		}
 	}
 	ownership, claim := classify(svc.Owner, want.Owner, want.ClaimUnmarked && svc.ID == knownID)
+	if ownership == Foreign {
+		// Another owner's: changing it, or putting endpoints under it, would be undone
+		// (and the endpoints deleted) when that owner goes.
+		return Registered{}, false, &ForeignError{Kind: "service", Name: want.Type + "/" + want.Name, Owner: svc.Owner}
+	}
 	changed := false
 	if claim {
 		if err := c.mark(ctx, "services", svc.ID, want.Owner); err != nil {
@@ -106,7 +111,8 @@ func (m markedService) ToServiceCreateMap() (map[string]any, error) {
 }
 
 // findService returns the service of want's type and name: the one known by ID, else
-// the owner's, else the first by ID; nil when there is none.
+// the owner's, else an unmarked one, else another owner's, the first by ID of each;
+// nil when there is none.
 func (c *Client) findService(ctx context.Context, knownID string, want ServiceSpec) (*Service, error) {
 	if knownID != "" {
 		svc, err := c.getService(ctx, knownID)
@@ -134,9 +140,19 @@ func (c *Client) findService(ctx context.Context, knownID string, want ServiceSp
 	if len(found) == 0 {
 		return nil, nil
 	}
+	rank := func(s Service) int {
+		switch s.Owner {
+		case want.Owner:
+			return 0
+		case "":
+			return 1
+		default:
+			return 2
+		}
+	}
 	sort.Slice(found, func(i, j int) bool {
-		if mi, mj := found[i].Owner == want.Owner, found[j].Owner == want.Owner; mi != mj {
-			return mi
+		if ri, rj := rank(found[i]), rank(found[j]); ri != rj {
+			return ri < rj
 		}
 		return found[i].ID < found[j].ID
 	})

@@ -63,11 +63,21 @@ type ConfigInput struct {
 	QuorumQueues bool
 }
 
+// configData is what the templates are rendered with: publicData and the secrets.
 type configData struct {
+	publicData
+	DatabasePassword string
+	// TransportURL holds RabbitMQ's password.
+	TransportURL string
+}
+
+// publicData is configData without its secrets: what httpdCustomization's snippets,
+// which users write, are rendered with, so that no template (and no template error
+// quoted in a condition) can reach a password.
+type publicData struct {
 	Name                    string
 	DatabaseURL             string
 	DatabaseUser            string
-	DatabasePassword        string
 	CacheBackend            string
 	MemcachedServers        string
 	FernetKeyRepository     string
@@ -82,7 +92,6 @@ type configData struct {
 	ConfigDir               string
 	MetadataDir             string
 	VHosts                  []vhost
-	TransportURL            string
 	QuorumQueues            bool
 	// Federation lists the federated realms' metadata files: the config Secret's key
 	// and the file name in FederationMetadataDir.
@@ -159,8 +168,9 @@ func RenderConfig(api *keystonev1.KeystoneAPI, in ConfigInput) (map[string]strin
 		return nil, err
 	}
 	for _, k := range customKeys {
-		// Snippets are templates too, rendered with what the files above were.
-		out, err := render("httpd customization "+k, in.HttpdCustom[k], data)
+		// Snippets are templates too, rendered with what the files above were, less
+		// the secrets.
+		out, err := render("httpd customization "+k, in.HttpdCustom[k], data.publicData)
 		if err != nil {
 			return nil, err
 		}
@@ -196,11 +206,11 @@ func (in ConfigInput) validate() error {
 
 // templateData is what the templates of the configuration Secret are rendered with.
 func templateData(api *keystonev1.KeystoneAPI, in ConfigInput) configData {
-	data := configData{
+	data := configData{DatabasePassword: in.DatabasePassword, TransportURL: in.TransportURL}
+	data.publicData = publicData{
 		Name:                    api.Name,
 		DatabaseURL:             DatabaseURL(in),
 		DatabaseUser:            in.DatabaseUser,
-		DatabasePassword:        in.DatabasePassword,
 		CacheBackend:            CacheBackend,
 		MemcachedServers:        strings.Join(in.MemcachedServers, ","),
 		FernetKeyRepository:     FernetKeyRepository,
@@ -214,7 +224,6 @@ func templateData(api *keystonev1.KeystoneAPI, in ConfigInput) configData {
 		JobDBRetryInterval:      JobDBRetryInterval,
 		ConfigDir:               ConfigMountPath,
 		MetadataDir:             FederationMetadataDir,
-		TransportURL:            in.TransportURL,
 		QuorumQueues:            in.QuorumQueues,
 	}
 	if data.APITimeout == 0 {
@@ -242,7 +251,7 @@ func templateData(api *keystonev1.KeystoneAPI, in ConfigInput) configData {
 }
 
 // render executes a Go template on data; what names the template in errors.
-func render(what, text string, data configData) (string, error) {
+func render(what, text string, data any) (string, error) {
 	tmpl, err := template.New(what).Option("missingkey=error").Parse(text)
 	if err != nil {
 		return "", fmt.Errorf("parsing %s: %w", what, err)

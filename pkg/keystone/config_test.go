@@ -70,7 +70,7 @@ func TestRenderConfigGolden(t *testing.T) {
 			files, err := RenderConfig(api, in)
 			g.Expect(err).NotTo(HaveOccurred())
 			var b strings.Builder
-			for _, name := range sortedKeys(files) {
+			for _, name := range slices.Sorted(maps.Keys(files)) {
 				b.WriteString("==> " + name + " <==\n" + files[name] + "\n")
 			}
 			golden := filepath.Join("testdata", "config-"+tt.name+".golden")
@@ -118,6 +118,29 @@ func TestHash(t *testing.T) {
 	g.Expect(Hash(map[string]string{"a": "1"})).NotTo(Equal(Hash(map[string]string{"a": "2"})))
 }
 
-func sortedKeys(m map[string]string) []string {
-	return slices.Sorted(maps.Keys(m))
+// TestHttpdSnippetsSeeNoSecret: httpdCustomization's snippets, written by users, are
+// rendered without the database password and the transport URL, so that neither a
+// snippet nor the error it makes (quoted in ServiceConfigReady) can publish them.
+func TestHttpdSnippetsSeeNoSecret(t *testing.T) {
+	g := NewWithT(t)
+	in := testInput
+	in.TransportURL = "rabbit://keystone:rabbit-secret@rabbitmq.openstack.svc:5671/"
+	for _, snippet := range []string{
+		`{{ .DatabasePassword }}`,
+		`{{ index .DatabasePassword 0 | slice "abc" }}`,
+		`{{ .TransportURL }}`,
+		`{{ slice (printf "%v" .) 0 100000 }}`,
+	} {
+		in.HttpdCustom = map[string]string{"probe.conf": snippet}
+		_, err := RenderConfig(testAPI(), in)
+		g.Expect(err).To(HaveOccurred(), snippet)
+		g.Expect(err.Error()).NotTo(ContainSubstring("p@ss"), snippet)
+		g.Expect(err.Error()).NotTo(ContainSubstring("rabbit-secret"), snippet)
+	}
+	in.HttpdCustom = map[string]string{"probe.conf": `# {{ printf "%v" . }}`}
+	files, err := RenderConfig(testAPI(), in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(files[HttpdCustomFile("public", "probe.conf")]).To(ContainSubstring("memcached-0"), "the public data is there")
+	g.Expect(files[HttpdCustomFile("public", "probe.conf")]).NotTo(ContainSubstring("p@ss"))
+	g.Expect(files[HttpdCustomFile("public", "probe.conf")]).NotTo(ContainSubstring("rabbit-secret"))
 }

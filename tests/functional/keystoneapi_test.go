@@ -2,6 +2,7 @@ package functional
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -81,6 +82,29 @@ func finishRollout(key types.NamespacedName, replicas int32) {
 var _ = Describe("KeystoneAPI", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
+
+	It("reports in a condition, not in a retry loop, what no object can be made from", func() {
+		By("a name too long for the trust flush CronJob: nothing is created")
+		long := keystoneAPI(ns)
+		long.Name = strings.Repeat("k", keystone.MaxNameLength+1)
+		Expect(k8sClient.Create(ctx, long)).To(Succeed())
+		longKey := client.ObjectKeyFromObject(long)
+		expectConditions(longKey, condition{"Ready", "False", "InvalidInput", "Error"},
+			condition{"InputReady", "False", "InvalidInput", "Error"}, condition{"Stalled", "True", "InvalidInput", ""})
+		Expect(message(longKey, "InputReady")).To(ContainSubstring("at most 47"))
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, &mariadbv1.MariaDBDatabase{})).NotTo(Succeed())
+		Expect(k8sClient.Delete(ctx, long)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, longKey, long)) }).Should(BeTrue(), "no finalizer left")
+
+		By("a trust flush schedule no CronJob accepts: that step says so, the rest rolls out")
+		key := deploy(ns)
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.TrustFlushSchedule = "every hour" })
+		expectConditions(key, condition{"Ready", "False", "InvalidInput", "Error"},
+			condition{"DeploymentReady", "True", "Ready", ""}, condition{"CronJobReady", "False", "InvalidInput", "Error"})
+		Expect(message(key, "CronJobReady")).To(ContainSubstring(`trustFlushSchedule "every hour" is not a cron schedule`))
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.TrustFlushSchedule = "@hourly" })
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+	})
 
 	It("walks every step forward, each with its reason and severity", func() {
 		Expect(k8sClient.Create(ctx, keystoneAPI(ns))).To(Succeed())

@@ -372,8 +372,28 @@ var _ = Describe("KeystoneService", func() {
 			ContainSubstring("user glance is registered by KeystoneService/" + ns + "/glance"))
 		Expect(canAuthenticate(ks.URL, "glance", "glance-1")).To(BeTrue(), "the first one's password is untouched")
 
-		By("the admin user as serviceUser")
+		By("a KeystoneService of another namespace with the same service and its own user")
+		serviceID := getService(key)(Default).Status.ServiceID
 		before := ks.Requests()
+		twin := keystoneService(other)
+		twin.Name, twin.Spec.ServiceUser, twin.Spec.ServiceDescription = "twin", "glance-twin", "the twin's"
+		Expect(k8sClient.Create(ctx, twin)).To(Succeed())
+		twinKey := client.ObjectKeyFromObject(twin)
+		expectServiceConditions(twinKey, condition{"KeystoneServiceReady", "False", "InvalidInput", "Error"})
+		Expect(getService(twinKey)(Default).Status.Conditions.Get("KeystoneServiceReady").Message).To(
+			ContainSubstring("service image/glance is registered by KeystoneService/" + ns + "/glance"))
+		Expect(getService(twinKey)(Default).Status.ServiceID).To(BeEmpty(), "its ID is not handed out")
+		for req, n := range ks.Requests() {
+			if strings.HasPrefix(req, "PATCH /v3/services") || strings.HasPrefix(req, "DELETE /v3/services") {
+				Expect(n).To(Equal(before[req]), req)
+			}
+		}
+		Expect(k8sClient.Delete(ctx, getService(twinKey)(Default))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, twinKey, &keystonev1.KeystoneService{})) }).Should(BeTrue())
+		Expect(ks.List(fakekeystone.Services, map[string]any{"id": serviceID})).To(HaveLen(1), "deleting it leaves the first one's service")
+
+		By("the admin user as serviceUser")
+		before = ks.Requests()
 		admin := keystoneService(ns)
 		admin.Name, admin.Spec.ServiceName, admin.Spec.ServiceType, admin.Spec.ServiceUser = "evil", "evil", "evil", "admin"
 		Expect(k8sClient.Create(ctx, admin)).To(Succeed())

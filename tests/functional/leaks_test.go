@@ -167,7 +167,28 @@ var _ = Describe("Nothing leaked", func() {
 		playTransportURL(secured, "keystone-keystone-transport", "rabbit://keystone:Rabbit-"+probe+"@rabbitmq."+secured+".svc:5671/?ssl=1")
 		values["the RabbitMQ password"] = "Rabbit-" + probe
 		finishRollout(tlsKey, 1)
+		values.addSecret(secured, keystone.DBSecretName(getAPI(tlsKey)(Default)))
 		look(secured)
+
+		By("httpd customization snippets that try to print the database password and the transport URL")
+		createSecret(secured, "httpd-probe", map[string]string{"probe.conf": "# nothing yet"})
+		updateAPI(tlsKey, func(a *keystonev1.KeystoneAPI) { a.Spec.HttpdCustomization.CustomConfigSecret = ptr.To("httpd-probe") })
+		for i, snippet := range []string{`{{ .DatabasePassword }}`, `{{ index .DatabasePassword 0 | slice "abc" }}`,
+			`{{ .TransportURL }}`, `{{ index .TransportURL 0 | slice "abc" }}`, `{{ slice (printf "%v" .) 0 100000 }}`} {
+			// A file name of its own, so the wait sees this snippet's error, not the last one's.
+			file := fmt.Sprintf("probe-%d.conf", i)
+			update(types.NamespacedName{Namespace: secured, Name: "httpd-probe"}, &corev1.Secret{}, func(s *corev1.Secret) {
+				s.Data = map[string][]byte{file: []byte(snippet)}
+			})
+			Eventually(func(g Gomega) {
+				c := getAPI(tlsKey)(g).Status.Conditions.Get("ServiceConfigReady")
+				g.Expect(c).NotTo(BeNil())
+				g.Expect(c.Reason).To(BeEquivalentTo("CreationFailed"))
+				g.Expect(c.Message).To(ContainSubstring(file))
+			}).Should(Succeed(), snippet)
+			look(secured)
+		}
+		updateAPI(tlsKey, func(a *keystonev1.KeystoneAPI) { a.Spec.HttpdCustomization.CustomConfigSecret = nil })
 
 		By("everything deleted")
 		for _, obj := range []client.Object{getAppCred(acKey)(Default), getEndpoint(svcKey)(Default), getService(svcKey)(Default),

@@ -1,0 +1,80 @@
+package keystone
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/robfig/cron/v3"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// MaxNameLength is the longest KeystoneAPI name whose objects Kubernetes accepts: the
+// trust flush CronJob <name>-cron may have at most 52 characters (its Jobs add 11).
+const MaxNameLength = 52 - len("-cron")
+
+var fileName = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
+
+// SpecProblems lists what in a KeystoneAPI's spec no object can be made from: the rules
+// of this suite's schema (its CEL rules among them), checked again because the operator
+// may run on keystone-operator's CRDs, which lack them, and what no schema can say (the
+// names of the objects derived from the KeystoneAPI's). Empty when there is nothing.
+// The trust flush schedule is checked apart (TrustFlushScheduleProblem): it concerns one
+// step.
+func SpecProblems(api *keystonev1.KeystoneAPI) []string {
+	var out []string
+	if errs := validation.IsDNS1035Label(api.Name); len(errs) > 0 || len(api.Name) > MaxNameLength {
+		out = append(out, fmt.Sprintf("the name %q cannot name Keystone's Services and CronJob: it must be at most %d "+
+			"lower case letters, digits and '-', starting with a letter", api.Name, MaxNameLength))
+	}
+	spec := api.Spec
+	if spec.ContainerImage == "" && !spec.ExternalKeystoneAPI {
+		out = append(out, "containerImage is empty: it names Keystone's image")
+	}
+	if spec.Secret == "" {
+		out = append(out, "secret is empty: it names the Secret holding the admin's password")
+	}
+	if spec.ExternalKeystoneAPI {
+		if api.EndpointOverrideURL(keystonev1.EndpointPublic) == "" || api.EndpointOverrideURL(keystonev1.EndpointInternal) == "" {
+			out = append(out, "externalKeystoneAPI needs both override.service.public.endpointURL and "+
+				"override.service.internal.endpointURL: they say where the existing Keystone is")
+		}
+	} else if spec.DatabaseInstance == "" {
+		out = append(out, "databaseInstance is required unless externalKeystoneAPI is set: it names the MariaDB instance for Keystone's database")
+	}
+	for _, iface := range Interfaces {
+		if u := api.EndpointOverrideURL(iface); u != "" && !absoluteHTTP(u) {
+			out = append(out, fmt.Sprintf("override.service.%s.endpointURL %q must be an absolute http or https URL, for example https://keystone.example.com", iface, u))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(spec.DefaultConfigOverwrite)) {
+		if !fileName.MatchString(name) {
+			out = append(out, fmt.Sprintf("defaultConfigOverwrite key %q is not a file name (letters, digits, '-', '_' and '.'), for example policy.yaml", name))
+		}
+	}
+	return out
+}
+
+// TrustFlushScheduleProblem says why trustFlushSchedule is no schedule a CronJob
+// accepts (Kubernetes parses it as standard cron with robfig/cron, without a time
+// zone); "" when it is one.
+func TrustFlushScheduleProblem(api *keystonev1.KeystoneAPI) string {
+	schedule := TrustFlushSchedule(api)
+	if strings.Contains(schedule, "TZ") {
+		return fmt.Sprintf("trustFlushSchedule %q: a time zone is not supported, the schedule runs in the cluster's", schedule)
+	}
+	if _, err := cron.ParseStandard(schedule); err != nil {
+		return fmt.Sprintf("trustFlushSchedule %q is not a cron schedule (for example \"1 * * * *\"): %v", schedule, err)
+	}
+	return ""
+}
+
+// absoluteHTTP tells whether s is an absolute http or https URL with a host.
+func absoluteHTTP(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
