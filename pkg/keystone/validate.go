@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/openstack-k8s-operators/lib-common/modules/storage"
 	"github.com/robfig/cron/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -56,7 +57,34 @@ func SpecProblems(api *keystonev1.KeystoneAPI) []string {
 			out = append(out, fmt.Sprintf("defaultConfigOverwrite key %q is not a file name (letters, digits, '-', '_' and '.'), for example policy.yaml", name))
 		}
 	}
+	for i := range spec.ExtraMounts {
+		for _, vm := range spec.ExtraMounts[i].VolMounts {
+			for _, v := range vm.Volumes {
+				if kind := retiredVolumeKind(v.VolumeSource); kind != "" {
+					out = append(out, fmt.Sprintf("extraMounts volume %s is a %s volume: extraMounts volumes may be configMap, secret, "+
+						"emptyDir, persistentVolumeClaim, projected, nfs or csi, as keystone-operator's schema allows", v.Name, kind))
+				}
+			}
+		}
+	}
 	return out
+}
+
+// retiredVolumeKind names the volume type of v that lib-common's Volume no longer has
+// (keystone-operator's schema refuses it since); "" for the others.
+func retiredVolumeKind(v storage.VolumeSource) string {
+	for _, k := range []struct {
+		kind string
+		set  bool
+	}{
+		{"hostPath", v.HostPath != nil}, {"cephfs", v.CephFS != nil}, {"downwardAPI", v.DownwardAPI != nil}, {"fc", v.FC != nil},
+		{"iscsi", v.ISCSI != nil}, {"scaleIO", v.ScaleIO != nil}, {"storageos", v.StorageOS != nil},
+	} {
+		if k.set {
+			return k.kind
+		}
+	}
+	return ""
 }
 
 // TrustFlushScheduleProblem says why trustFlushSchedule is no schedule a CronJob

@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	"github.com/openstack-k8s-operators/lib-common/modules/storage"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -95,6 +96,20 @@ var _ = Describe("KeystoneAPI", func() {
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, &mariadbv1.MariaDBDatabase{})).NotTo(Succeed())
 		Expect(k8sClient.Delete(ctx, long)).To(Succeed())
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, longKey, long)) }).Should(BeTrue(), "no finalizer left")
+
+		By("a hostPath volume in extraMounts, which keystone-operator's schema no longer has: refused in InputReady")
+		host := keystoneAPI(ns)
+		host.Name = "hostpath"
+		host.Spec.ExtraMounts = []keystonev1.KeystoneExtraMounts{{VolMounts: []storage.VolMounts{{
+			Volumes: []storage.Volume{{Name: "host", VolumeSource: storage.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc"}}}},
+			Mounts:  []corev1.VolumeMount{{Name: "host", MountPath: "/host"}},
+		}}}}
+		Expect(k8sClient.Create(ctx, host)).To(Succeed())
+		expectConditions(client.ObjectKeyFromObject(host), condition{"InputReady", "False", "InvalidInput", "Error"})
+		Expect(message(client.ObjectKeyFromObject(host), "InputReady")).To(ContainSubstring(
+			"extraMounts volume host is a hostPath volume: extraMounts volumes may be configMap, secret, emptyDir, persistentVolumeClaim, projected, nfs or csi"))
+		Expect(k8sClient.Delete(ctx, host)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(host), host)) }).Should(BeTrue())
 
 		By("a trust flush schedule no CronJob accepts: that step says so, the rest rolls out")
 		key := deploy(ns)
