@@ -90,12 +90,15 @@ func (v *Versions) Stale(obj client.Object) bool {
 }
 
 // Forget drops what was recorded for a deleted object.
-func (v *Versions) Forget(obj client.Object) {
+func (v *Versions) Forget(obj client.Object) { v.ForgetUID(obj.GetUID()) }
+
+// ForgetUID drops what was recorded for the object of uid.
+func (v *Versions) ForgetUID(uid types.UID) {
 	if v == nil {
 		return
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	delete(v.written, obj.GetUID())
-	delete(v.patches, obj.GetUID())
+	delete(v.written, uid)
+	delete(v.patches, uid)
 }

@@ -119,3 +119,23 @@ func (m *Metrics) Forget(obj client.Object) {
 	delete(m.objects, obj.GetUID())
 	delete(m.pending, obj.GetUID())
 }
+
+// ForgetNamed drops the series of the objects of kind, namespace and name (an object
+// that went while its series were kept: its finalizer removed by hand) and returns
+// their UIDs.
+func (m *Metrics) ForgetNamed(kind, namespace, name string) []types.UID {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var uids []types.UID
+	for uid, o := range m.objects {
+		if o.kind == kind && o.namespace == namespace && o.name == name {
+			uids = append(uids, uid)
+			delete(m.objects, uid)
+			delete(m.pending, uid)
+		}
+	}
+	return uids
+}

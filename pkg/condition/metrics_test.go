@@ -44,4 +44,9 @@ func TestMetricsSeriesFollowTheConditions(t *testing.T) {
 
 	m.Forget(obj)
 	g.Expect(conditionSeries(g, reg)).To(BeEmpty(), "a forgotten object has no series")
+
+	m.Observe("Kind", obj, lc.Conditions{{Type: lc.ReadyCondition, Status: corev1.ConditionFalse}})
+	g.Expect(m.ForgetNamed("Other", "ns", "a")).To(BeEmpty(), "another kind's object of that name")
+	g.Expect(m.ForgetNamed("Kind", "ns", "a")).To(ConsistOf(obj.UID))
+	g.Expect(conditionSeries(g, reg)).To(BeEmpty(), "forgotten by name, as when it went while its series were kept")
 }

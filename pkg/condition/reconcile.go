@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -65,6 +66,13 @@ var _ reconcile.Reconciler = &Reconciler[client.Object, any]{}
 func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	obj := r.Kind.New()
 	if err := r.Reporter.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Gone while its series were kept (a deletion blocked, then its finalizer
+			// removed by hand): they go now.
+			for _, uid := range r.Reporter.Metrics.ForgetNamed(r.Reporter.Kind, req.Namespace, req.Name) {
+				r.Reporter.Versions.ForgetUID(uid)
+			}
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	base := obj.DeepCopyObject().(client.Object)
@@ -84,7 +92,9 @@ func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (res
 		}
 		_, err = r.Reporter.Finish(ctx, obj, base, status, round, err)
 		result, err = RequeueOnConflict(result, err)
-		if !obj.GetDeletionTimestamp().IsZero() {
+		// A deletion still blocked on this round keeps its series, so that an alert on
+		// a step stuck False can fire; once the finalizer is released they go.
+		if !obj.GetDeletionTimestamp().IsZero() && !controllerutil.ContainsFinalizer(obj, r.Kind.Finalizer) {
 			r.Reporter.Metrics.Forget(obj)
 			r.Reporter.Versions.Forget(obj)
 		}

@@ -12,6 +12,7 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
 	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // expectServiceConditions waits until the KeystoneService's conditions include want.
@@ -459,6 +461,24 @@ var _ = Describe("KeystoneService", func() {
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-cleanup-credentials"}, &corev1.Secret{}))
 		}).Should(BeTrue(), "its finalizer released")
+	})
+
+	It("keeps the metric series of a deletion Keystone blocks, so an alert can fire, and drops them once it is gone", func() {
+		keystone()
+		register()
+		series := func() map[string]float64 {
+			all, err := testutil.ConditionSeries(metrics.Registry)
+			Expect(err).NotTo(HaveOccurred())
+			return all
+		}
+		readyFalse := testutil.SeriesKey("KeystoneService", ns, "glance", "Ready", "False")
+		ks.FailEvery(http.MethodDelete, "/v3/services", http.StatusServiceUnavailable)
+		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
+		Eventually(series).Should(HaveKeyWithValue(readyFalse, 1.0))
+		Consistently(series, 2*time.Second).Should(HaveKeyWithValue(readyFalse, 1.0), "kept while the deletion is blocked")
+		ks.Heal()
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
+		Eventually(series).ShouldNot(HaveKey(readyFalse), "dropped once it is gone")
 	})
 
 	It("removes its registration with the admin's credentials alone when its password Secret goes first", func() {
