@@ -32,6 +32,19 @@ func SpecProblems(api *keystonev1.KeystoneAPI) []string {
 		out = append(out, fmt.Sprintf("the name %q cannot name Keystone's Services and CronJob: it must be at most %d "+
 			"lower case letters, digits and '-', starting with a letter", api.Name, MaxNameLength))
 	}
+	out = append(out, requiredProblems(api)...)
+	for _, name := range slices.Sorted(maps.Keys(api.Spec.DefaultConfigOverwrite)) {
+		if !fileName.MatchString(name) {
+			out = append(out, fmt.Sprintf("defaultConfigOverwrite key %q is not a file name (letters, digits, '-', '_' and '.'), for example policy.yaml", name))
+		}
+	}
+	return append(out, extraMountProblems(api)...)
+}
+
+// requiredProblems: what each mode needs (image, secret, database or Keystone's URLs),
+// and override URLs that are URLs.
+func requiredProblems(api *keystonev1.KeystoneAPI) []string {
+	var out []string
 	spec := api.Spec
 	if spec.ContainerImage == "" && !spec.ExternalKeystoneAPI {
 		out = append(out, "containerImage is empty: it names Keystone's image")
@@ -52,13 +65,14 @@ func SpecProblems(api *keystonev1.KeystoneAPI) []string {
 			out = append(out, fmt.Sprintf("override.service.%s.endpointURL %q must be an absolute http or https URL, for example https://keystone.example.com", iface, u))
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(spec.DefaultConfigOverwrite)) {
-		if !fileName.MatchString(name) {
-			out = append(out, fmt.Sprintf("defaultConfigOverwrite key %q is not a file name (letters, digits, '-', '_' and '.'), for example policy.yaml", name))
-		}
-	}
-	for i := range spec.ExtraMounts {
-		for _, vm := range spec.ExtraMounts[i].VolMounts {
+	return out
+}
+
+// extraMountProblems: volumes of a type keystone-operator's schema no longer has.
+func extraMountProblems(api *keystonev1.KeystoneAPI) []string {
+	var out []string
+	for i := range api.Spec.ExtraMounts {
+		for _, vm := range api.Spec.ExtraMounts[i].VolMounts {
 			for _, v := range vm.Volumes {
 				if kind := retiredVolumeKind(v.VolumeSource); kind != "" {
 					out = append(out, fmt.Sprintf("extraMounts volume %s is a %s volume: extraMounts volumes may be configMap, secret, "+
