@@ -9,6 +9,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
@@ -75,38 +76,56 @@ func (r *Reconciler) revokeAll(ctx context.Context, s *scope, api *keystonev1.Ke
 	if err != nil {
 		return fail(err)
 	}
-	userID, err := kc.FindUserID(ctx, "default", s.ac.Spec.UserName)
+	ids, err := r.madeCredentials(ctx, s, kc)
 	if err != nil {
 		return fail(err)
 	}
-	if userID == "" {
-		// Keystone deleted the user's credentials with the user.
-		return true, nil
-	}
-	ids := map[string]bool{}
-	if s.ac.Status.ACID != "" {
-		ids[s.ac.Status.ACID] = true
-	}
-	secrets, err := r.ownedSecrets(ctx, s.ac)
-	if err != nil {
-		return false, err
-	}
-	for _, secret := range secrets {
-		if id := string(secret.Data[keystonev1.ACIDSecretKey]); id != "" {
-			ids[id] = true
+	for id, user := range ids {
+		if user == "" {
+			continue
 		}
-	}
-	marked, err := kc.OwnedAppCreds(ctx, userID, owner(s.ac))
-	if err != nil {
-		return fail(err)
-	}
-	for _, id := range marked {
-		ids[id] = true
-	}
-	for id := range ids {
-		if err := kc.DeleteAppCred(ctx, userID, id); err != nil {
+		// A user deleted meanwhile answers 404, which DeleteAppCred takes as done.
+		if err := kc.DeleteAppCred(ctx, user, id); err != nil {
 			return fail(err)
 		}
 	}
 	return true, nil
+}
+
+// madeCredentials returns every credential this object made, by ID, with the user it
+// belongs to: those its status and Secrets record (a Secret's user, else the spec's) and
+// those marked as its own in Keystone. A user that is gone took its credentials with it
+// (no user: "").
+func (r *Reconciler) madeCredentials(ctx context.Context, s *scope, kc *identity.Client) (map[string]string, error) {
+	userID, err := kc.FindUserID(ctx, "default", s.ac.Spec.UserName)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]string{}
+	if s.ac.Status.ACID != "" {
+		ids[s.ac.Status.ACID] = userID
+	}
+	secrets, err := r.ownedSecrets(ctx, s.ac)
+	if err != nil {
+		return nil, err
+	}
+	for _, secret := range secrets {
+		if id := string(secret.Data[keystonev1.ACIDSecretKey]); id != "" {
+			ids[id] = userID
+			if recorded := secret.Annotations[UserIDAnnotation]; recorded != "" {
+				ids[id] = recorded
+			}
+		}
+	}
+	if userID == "" {
+		return ids, nil
+	}
+	marked, err := kc.OwnedAppCreds(ctx, userID, owner(s.ac))
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range marked {
+		ids[id] = userID
+	}
+	return ids, nil
 }

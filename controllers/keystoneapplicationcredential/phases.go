@@ -33,6 +33,9 @@ const (
 	// upstreamProtectionFinalizer is keystone-operator's name for ProtectionFinalizer,
 	// released too on Secrets created before a switch to this suite.
 	upstreamProtectionFinalizer = "openstack.org/ac-secret-protection"
+	// UserIDAnnotation records on a credential's Secret the ID of the user the credential
+	// belongs to: after a change of userName it is revoked as that user's (by the admin).
+	UserIDAnnotation = "keystone.openstack.org/user-id"
 	// serviceProject is where service users and their credentials live.
 	serviceProject = "service"
 	day            = 24 * time.Hour
@@ -176,6 +179,9 @@ func (r *Reconciler) replacementReason(ctx context.Context, s *scope) (string, e
 		}
 		return "", fmt.Errorf("reading secret %s: %w", st.SecretName, err)
 	}
+	if recorded := secret.Annotations[UserIDAnnotation]; recorded != "" && recorded != s.userClient.UserID() {
+		return fmt.Sprintf("it belongs to user %s, not to user %s (%s)", recorded, s.ac.Spec.UserName, s.userClient.UserID()), nil
+	}
 	exists, err := s.userClient.AppCredExists(ctx, s.userClient.UserID(), st.ACID)
 	if err != nil || exists {
 		return "", err
@@ -207,7 +213,7 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 	if err != nil {
 		return registration.Failed(s.round, r.Keystone, s.user, step, credentialFailed, err)
 	}
-	secret, err := r.createSecret(ctx, s.ac, created)
+	secret, err := r.createSecret(ctx, s.ac, created, userID)
 	if err != nil {
 		// No credential without its Secret: nobody could use it, nobody would revoke it.
 		return ctrl.Result{}, errors.Join(err, kc.DeleteAppCred(ctx, userID, created.ID))
@@ -261,11 +267,13 @@ func (r *Reconciler) userFailed(ctx context.Context, s *scope, step lc.Type, err
 
 // createSecret writes the credential's Secret: immutable, owned, protected by a
 // finalizer until the credential is revoked.
-func (r *Reconciler) createSecret(ctx context.Context, ac *keystonev1.KeystoneApplicationCredential, cred *identity.AppCred) (*corev1.Secret, error) {
+func (r *Reconciler) createSecret(ctx context.Context, ac *keystonev1.KeystoneApplicationCredential, cred *identity.AppCred,
+	userID string) (*corev1.Secret, error) {
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: secretName(ac, cred.ID), Namespace: ac.Namespace,
-			Labels:     map[string]string{keystonev1.ACSecretLabel: "true", keystonev1.ACServiceLabel: keystonev1.GetServiceNameFromACCR(ac.Name)},
-			Finalizers: []string{ProtectionFinalizer}},
+			Annotations: map[string]string{UserIDAnnotation: userID},
+			Labels:      map[string]string{keystonev1.ACSecretLabel: "true", keystonev1.ACServiceLabel: keystonev1.GetServiceNameFromACCR(ac.Name)},
+			Finalizers:  []string{ProtectionFinalizer}},
 		Immutable: ptr.To(true),
 		Type:      corev1.SecretTypeOpaque,
 		Data:      map[string][]byte{keystonev1.ACIDSecretKey: []byte(cred.ID), keystonev1.ACSecretSecretKey: []byte(cred.Secret)},
@@ -390,7 +398,7 @@ func (r *Reconciler) reconcileCleanup(ctx context.Context, s *scope) (ctrl.Resul
 			kept = append(kept, fmt.Sprintf("secret %s: %s", secret.Name, dataPlaneWhy))
 			continue
 		}
-		if err := r.revokeSecret(ctx, s.userClient, s.userClient.UserID(), secret); err != nil {
+		if err := r.revokeSecret(ctx, s, secret); err != nil {
 			return registration.Failed(s.round, r.Keystone, s.user, step, credentialFailed, err)
 		}
 		revoked = append(revoked, fmt.Sprintf("%s (secret %s)", secret.Data[keystonev1.ACIDSecretKey], secret.Name))
@@ -437,9 +445,19 @@ func consumers(secret *corev1.Secret) []string {
 	return out
 }
 
-// revokeSecret revokes a credential in Keystone, then lets its Secret go.
-func (r *Reconciler) revokeSecret(ctx context.Context, kc *identity.Client, userID string, secret *corev1.Secret) error {
+// revokeSecret revokes a credential in Keystone, then lets its Secret go. A credential
+// of another user than the current one (userName changed) is revoked by the admin, as
+// that user's.
+func (r *Reconciler) revokeSecret(ctx context.Context, s *scope, secret *corev1.Secret) error {
 	if id := string(secret.Data[keystonev1.ACIDSecretKey]); id != "" {
+		kc, userID := s.userClient, s.userClient.UserID()
+		if recorded := secret.Annotations[UserIDAnnotation]; recorded != "" && recorded != userID {
+			admin, err := r.Keystone.Get(ctx, s.admin)
+			if err != nil {
+				return err
+			}
+			kc, userID = admin, recorded
+		}
 		if err := kc.DeleteAppCred(ctx, userID, id); err != nil {
 			return err
 		}

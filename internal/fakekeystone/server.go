@@ -23,10 +23,12 @@ import (
 type Server struct {
 	*httptest.Server
 
-	mu       sync.Mutex
-	nextID   int
-	tokens   map[string]string // token -> user name
-	issued   []string          // every token issued, in order
+	mu     sync.Mutex
+	nextID int
+	tokens map[string]string // token -> user ID
+	// adminID is the admin user's ID: it may read and revoke any user's application credentials.
+	adminID  string
+	issued   []string // every token issued, in order
 	entities map[string]map[string]map[string]any
 	assigned map[string]bool // project/user/role
 	requests map[string]int  // "METHOD /v3/kind" -> count
@@ -71,7 +73,7 @@ func newServer(admin, password string) *Server {
 		s.entities[k] = map[string]map[string]any{}
 	}
 	s.put(Projects, map[string]any{"name": "admin", "domain_id": "default"})
-	s.put(Users, map[string]any{"name": admin, "domain_id": "default", "password": password, "enabled": true})
+	s.adminID = s.put(Users, map[string]any{"name": admin, "domain_id": "default", "password": password, "enabled": true})["id"].(string)
 	s.put(Roles, map[string]any{"name": "admin"})
 	return s
 }
@@ -415,6 +417,20 @@ func (s *Server) cascade(kind, id string) {
 			}
 		}
 	case Projects, Users, Roles:
+		if kind == Users {
+			// Keystone revokes a deleted user's tokens (the next request gets a 401) and
+			// deletes its application credentials.
+			for token, user := range s.tokens {
+				if user == id {
+					delete(s.tokens, token)
+				}
+			}
+			for acID, ac := range s.entities[AppCreds] {
+				if ac["user_id"] == id {
+					delete(s.entities[AppCreds], acID)
+				}
+			}
+		}
 		field := map[string]int{Projects: 0, Users: 1, Roles: 2}[kind]
 		for key := range s.assigned {
 			if strings.Split(key, "/")[field] == id {
@@ -469,7 +485,7 @@ func (s *Server) issueToken(w http.ResponseWriter, r *http.Request) {
 	var token string
 	if user != nil {
 		token = newToken()
-		s.tokens[token] = user["name"].(string)
+		s.tokens[token] = user["id"].(string)
 		s.issued = append(s.issued, token)
 	}
 	s.mu.Unlock()
@@ -532,28 +548,22 @@ const appCredTime = "2006-01-02T15:04:05.000000"
 var accessRuleMethod = regexp.MustCompile(`^(POST|GET|HEAD|PATCH|PUT|DELETE)$`)
 
 // appCreds serves /v3/users/{userID}/application_credentials[/{id}] with the answers
-// Debian's Keystone gives (measured): 404 for an unknown role, 400 for a role the user
+// Debian's Keystone gives (measured): 403 when the token's user is another (but the
+// admin reading or revoking), 404 for an unknown role, 400 for a role the user
 // does not have, a bad access rule or an expiry in the past, 409 for a duplicate name.
 func (s *Server) appCreds(w http.ResponseWriter, r *http.Request, userID string, rest []string) {
+	// Keystone's policy: a user's own credentials; the admin may also read and revoke
+	// others', never create them.
+	if caller := s.tokens[r.Header.Get("X-Auth-Token")]; caller != userID && (r.Method == http.MethodPost || caller != s.adminID) {
+		writeError(w, http.StatusForbidden, "You are not authorized to perform the requested action: identity:application_credential.")
+		return
+	}
 	if s.entities[Users][userID] == nil {
 		writeError(w, http.StatusNotFound, "Could not find user: "+userID+".")
 		return
 	}
 	if len(rest) == 1 {
-		ac := s.entities[AppCreds][rest[0]]
-		if ac == nil || ac["user_id"] != userID {
-			writeError(w, http.StatusNotFound, "Could not find Application Credential: "+rest[0]+".")
-			return
-		}
-		switch r.Method {
-		case http.MethodGet:
-			writeJSON(w, http.StatusOK, map[string]any{"application_credential": withoutSecret(ac)})
-		case http.MethodDelete:
-			delete(s.entities[AppCreds], rest[0])
-			w.WriteHeader(http.StatusNoContent)
-		default:
-			writeError(w, http.StatusMethodNotAllowed, "method not allowed")
-		}
+		s.appCred(w, r, userID, rest[0])
 		return
 	}
 	switch r.Method {
@@ -580,6 +590,24 @@ func (s *Server) appCreds(w http.ResponseWriter, r *http.Request, userID string,
 		body.AC["secret"] = fmt.Sprintf("secret-%d", s.nextID)
 		created := s.put(AppCreds, body.AC)
 		writeJSON(w, http.StatusCreated, map[string]any{"application_credential": created})
+	default:
+		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
+	}
+}
+
+// appCred serves /v3/users/{userID}/application_credentials/{id}.
+func (s *Server) appCred(w http.ResponseWriter, r *http.Request, userID, id string) {
+	ac := s.entities[AppCreds][id]
+	if ac == nil || ac["user_id"] != userID {
+		writeError(w, http.StatusNotFound, "Could not find Application Credential: "+id+".")
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, http.StatusOK, map[string]any{"application_credential": withoutSecret(ac)})
+	case http.MethodDelete:
+		delete(s.entities[AppCreds], id)
+		w.WriteHeader(http.StatusNoContent)
 	default:
 		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
 	}

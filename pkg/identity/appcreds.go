@@ -52,7 +52,9 @@ func (c *Client) CreateAppCred(ctx context.Context, want AppCredSpec) (*AppCred,
 		expires := want.ExpiresAt.UTC()
 		opts.ExpiresAt = &expires
 	}
-	created, err := applicationcredentials.Create(ctx, c.sc, c.userID, opts).Extract()
+	userID := c.UserID()
+	created, err := applicationcredentials.Create(ctx, c.sc, userID, opts).Extract()
+	err = c.staleUser(err, userID)
 	if notFound(err) {
 		// "Role X is not defined": the request, not the session.
 		err = &RefusedError{Err: err}
@@ -66,6 +68,7 @@ func (c *Client) CreateAppCred(ctx context.Context, want AppCredSpec) (*AppCred,
 // AppCredExists tells whether the user's application credential exists.
 func (c *Client) AppCredExists(ctx context.Context, userID, id string) (bool, error) {
 	_, err := applicationcredentials.Get(ctx, c.sc, userID, id).Extract()
+	err = c.staleUser(err, userID)
 	switch {
 	case err == nil:
 		return true, nil
@@ -79,7 +82,7 @@ func (c *Client) AppCredExists(ctx context.Context, userID, id string) (bool, er
 // OwnedAppCreds returns the IDs of the user's application credentials marked with owner.
 func (c *Client) OwnedAppCreds(ctx context.Context, userID, owner string) ([]string, error) {
 	pages, err := applicationcredentials.List(c.sc, userID, applicationcredentials.ListOpts{}).AllPages(ctx)
-	if err != nil {
+	if err = c.staleUser(err, userID); err != nil {
 		return nil, fmt.Errorf("listing the application credentials of user %s: %w", userID, err)
 	}
 	all, err := applicationcredentials.ExtractApplicationCredentials(pages)
@@ -98,7 +101,7 @@ func (c *Client) OwnedAppCreds(ctx context.Context, userID, owner string) ([]str
 // DeleteAppCred revokes the user's application credential; one already gone is fine.
 // An admin may revoke any user's.
 func (c *Client) DeleteAppCred(ctx context.Context, userID, id string) error {
-	err := applicationcredentials.Delete(ctx, c.sc, userID, id).ExtractErr()
+	err := c.staleUser(applicationcredentials.Delete(ctx, c.sc, userID, id).ExtractErr(), userID)
 	if err != nil && !notFound(err) {
 		return fmt.Errorf("revoking application credential %s: %w", id, err)
 	}

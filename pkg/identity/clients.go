@@ -70,23 +70,36 @@ func TransportFor(base http.RoundTripper, caBundle []byte) (http.RoundTripper, e
 	return t, nil
 }
 
+// DefaultIdleTimeout is how long a client nobody asked for is kept: Keystone's tokens
+// live an hour by default, so a client idle that long would authenticate again anyway.
+const DefaultIdleTimeout = time.Hour
+
 // Clients shares one authenticated client per Keystone and admin, so that a token is
 // reused until it expires (gophercloud re-authenticates on 401) instead of one
-// authentication per reconcile.
+// authentication per reconcile. A client nobody asked for during IdleTimeout is
+// dropped, with the password it holds: after a password rotation, a CA change or a
+// namespace's deletion, nothing of the old credentials stays.
 type Clients struct {
 	// Timeout bounds each request to Keystone.
 	Timeout time.Duration
 	// Transport carries the requests; http.DefaultTransport when nil.
 	Transport http.RoundTripper
+	// IdleTimeout: DefaultIdleTimeout when 0.
+	IdleTimeout time.Duration
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
 
-	mu      sync.Mutex
-	clients map[string]*Client
+	mu        sync.Mutex
+	clients   map[string]*Client
+	lastSweep time.Time
 }
 
 // Get returns the client of creds, authenticating the first time.
 func (cs *Clients) Get(ctx context.Context, creds Credentials) (*Client, error) {
 	key := creds.key()
 	cs.mu.Lock()
+	now := cs.now()
+	cs.sweepLocked(now)
 	c, ok := cs.clients[key]
 	if !ok {
 		if cs.clients == nil {
@@ -95,8 +108,42 @@ func (cs *Clients) Get(ctx context.Context, creds Credentials) (*Client, error) 
 		c = &Client{}
 		cs.clients[key] = c
 	}
+	c.lastUsed = now
 	cs.mu.Unlock()
 	return c, c.authenticate(ctx, creds, cs.Timeout, cs.Transport)
+}
+
+// Len is how many clients are kept.
+func (cs *Clients) Len() int {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return len(cs.clients)
+}
+
+func (cs *Clients) now() time.Time {
+	if cs.Now != nil {
+		return cs.Now()
+	}
+	return time.Now()
+}
+
+// sweepLocked drops the clients idle for IdleTimeout, at most once a tenth of it.
+// cs.mu is held.
+func (cs *Clients) sweepLocked(now time.Time) {
+	idle := cs.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	if now.Sub(cs.lastSweep) < idle/10 {
+		return
+	}
+	cs.lastSweep = now
+	for key, c := range cs.clients {
+		if now.Sub(c.lastUsed) >= idle {
+			delete(cs.clients, key)
+			go c.closeIdleConnections()
+		}
+	}
 }
 
 // Forget drops the client of creds: the next Get authenticates again, on new
@@ -116,12 +163,17 @@ func (cs *Clients) Forget(creds Credentials) {
 // Client is an authenticated client of one Keystone, for one user (an admin, or a
 // service user creating its own application credentials).
 type Client struct {
+	// lastUsed is when Clients.Get last returned it (Clients.mu guards it).
+	lastUsed time.Time
+
 	mu sync.Mutex
 	sc *gophercloud.ServiceClient
 	// http carries its requests, from the first authentication on.
 	http *http.Client
-	// userID is the authenticated user's ID, from the first token.
-	userID string
+	// userID is the authenticated user's ID, read from the token userToken; formerIDs
+	// are the IDs it had before (a user deleted and created again).
+	userID, userToken string
+	formerIDs         map[string]bool
 
 	// projectIDs caches project IDs by domain and name, roleIDs role IDs by name: every
 	// service of one Keystone shares them, so they are looked up once per Keystone
@@ -164,13 +216,30 @@ func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout ti
 	if err := openstack.Authenticate(ctx, provider, opts); err != nil {
 		return fmt.Errorf("authenticating as %s at %s: %w", creds.User, creds.URL, err)
 	}
-	if result, ok := provider.GetAuthResult().(tokens.CreateResult); ok {
+	c.sc = &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: endpoint, Type: "identity"}
+	c.refreshUserLocked()
+	return nil
+}
+
+// refreshUserLocked reads the user's ID from the current token when the token changed
+// since: gophercloud authenticates again on a 401, and a user deleted and created again
+// under the same name and password has another ID. c.mu is held.
+func (c *Client) refreshUserLocked() {
+	token := c.sc.Token()
+	if token == c.userToken {
+		return
+	}
+	if result, ok := c.sc.GetAuthResult().(tokens.CreateResult); ok {
 		if user, err := result.ExtractUser(); err == nil {
-			c.userID = user.ID
+			if c.userID != "" && c.userID != user.ID {
+				if c.formerIDs == nil {
+					c.formerIDs = map[string]bool{}
+				}
+				c.formerIDs[c.userID] = true
+			}
+			c.userID, c.userToken = user.ID, token
 		}
 	}
-	c.sc = &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: endpoint, Type: "identity"}
-	return nil
 }
 
 // closeIdleConnections closes the idle connections of the client's transport, so that
@@ -183,6 +252,29 @@ func (c *Client) closeIdleConnections() {
 	}
 }
 
-// UserID is the ID of the user the client authenticated as; "" when Keystone's
+// UserID is the ID of the user the client's current token is for; "" when Keystone's
 // answer did not say.
-func (c *Client) UserID() string { return c.userID }
+func (c *Client) UserID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sc != nil {
+		c.refreshUserLocked()
+	}
+	return c.userID
+}
+
+// staleUser marks a 403 to a request for userID as stale when userID was the client's
+// own user and its token is now another's (authenticated again after the user was
+// created anew): the next round asks with the new ID.
+func (c *Client) staleUser(err error, userID string) error {
+	if StatusCode(err) != http.StatusForbidden {
+		return err
+	}
+	current := c.UserID()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if userID != current && c.formerIDs[userID] {
+		return &StaleError{Err: err}
+	}
+	return err
+}

@@ -231,6 +231,45 @@ var _ = Describe("KeystoneApplicationCredential", func() {
 		Eventually(gone(types.NamespacedName{Namespace: ns, Name: first.SecretName}, &corev1.Secret{})).Should(BeTrue())
 	})
 
+	It("revokes, as its owner's, the credential of the previous user when userName changes", func() {
+		keystone(true)
+		setSecretKey(ns, "osp-secret", "NovaPassword", "nova-1")
+		nova := keystoneService(ns)
+		nova.Name, nova.Spec.ServiceName, nova.Spec.ServiceType, nova.Spec.ServiceUser, nova.Spec.PasswordSelector =
+			"nova", "nova", "compute", "nova", "NovaPassword"
+		Expect(k8sClient.Create(ctx, nova)).To(Succeed())
+		expectServiceConditions(client.ObjectKeyFromObject(nova), condition{"Ready", "True", "Ready", ""})
+		Expect(k8sClient.Create(ctx, applicationCredential(ns))).To(Succeed())
+		first := ready().Status
+		Expect(ks.AppCredIDs("glance")).To(Equal([]string{first.ACID}))
+		update(key, &keystonev1.KeystoneApplicationCredential{}, func(ac *keystonev1.KeystoneApplicationCredential) {
+			ac.Spec.UserName, ac.Spec.PasswordSelector = "nova", "NovaPassword"
+		})
+		Eventually(func(g Gomega) { g.Expect(getAppCred(key)(g).Status.ACID).NotTo(Equal(first.ACID)) }).Should(Succeed())
+		second := ready().Status
+		Expect(ks.AppCredIDs("nova")).To(Equal([]string{second.ACID}))
+		Eventually(func() []string { return ks.AppCredIDs("glance") }).Should(BeEmpty(), "the previous user's credential is revoked, not left valid")
+		Eventually(gone(types.NamespacedName{Namespace: ns, Name: first.SecretName}, &corev1.Secret{})).Should(BeTrue())
+	})
+
+	It("follows its user when it is deleted and created again under the same name and password", func() {
+		keystone(true)
+		Expect(k8sClient.Create(ctx, applicationCredential(ns))).To(Succeed())
+		first := ready().Status
+		By("the user is deleted in Keystone, and its KeystoneService creates it again")
+		users := ks.List(fakekeystone.Users, map[string]any{"name": "glance"})
+		Expect(users).To(HaveLen(1))
+		ks.Delete(fakekeystone.Users, users[0]["id"].(string))
+		update(types.NamespacedName{Namespace: ns, Name: "glance"}, &keystonev1.KeystoneService{}, touchAnnotation)
+		Eventually(func() []map[string]any { return ks.List(fakekeystone.Users, map[string]any{"name": "glance"}) }).Should(HaveLen(1))
+		expectServiceConditions(types.NamespacedName{Namespace: ns, Name: "glance"}, condition{"Ready", "True", "Ready", ""})
+		By("the credential is made again for the new user, not asked of the old ID for ever")
+		update(key, &keystonev1.KeystoneApplicationCredential{}, touchAnnotation)
+		Eventually(func(g Gomega) { g.Expect(getAppCred(key)(g).Status.ACID).NotTo(Equal(first.ACID)) }).Should(Succeed())
+		second := ready().Status
+		Expect(ks.AppCredIDs("glance")).To(Equal([]string{second.ACID}))
+	})
+
 	DescribeTable("reports what Keystone refuses, with its message, and leaves nothing half-created",
 		func(mutate func(*keystonev1.KeystoneApplicationCredential), fault func(*fakekeystone.Server), want condition, message string) {
 			keystone(true)
