@@ -64,13 +64,20 @@ func (r *Reconciler) revokeAll(ctx context.Context, s *scope, api *keystonev1.Ke
 	if err != nil {
 		return false, err
 	}
+	// giveUp ends a revocation that failed (registration.GiveUp): what stays in Keystone
+	// is every credential this object made.
+	giveUp := func(err error) (bool, error) {
+		what := fmt.Sprintf("application credentials of user %s (current %s)", s.ac.Spec.UserName, s.ac.Status.ACID)
+		err = registration.GiveUp(r.Reporter.Recorder, s.round, step, s.ac, api, r.Clock.Now(), what, err)
+		return err == nil, err
+	}
 	if !ok {
 		s.round.MarkFalse(step, condition.DependencyNotFound, "revoking: %s", registration.AdminMissing(api))
-		return false, fmt.Errorf("revoking the credentials of %s: %s", s.ac.Name, registration.AdminMissing(api))
+		return giveUp(fmt.Errorf("revoking the credentials of %s: %s", s.ac.Name, registration.AdminMissing(api)))
 	}
 	fail := func(err error) (bool, error) {
 		_, err = registration.Failed(s.round, r.Keystone, admin, step, credentialFailed, err)
-		return false, fmt.Errorf("revoking the credentials of %s: %w", s.ac.Name, err)
+		return giveUp(fmt.Errorf("revoking the credentials of %s: %w", s.ac.Name, err))
 	}
 	kc, err := r.Keystone.Get(ctx, admin)
 	if err != nil {

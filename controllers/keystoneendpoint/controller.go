@@ -116,7 +116,7 @@ func (r *Reconciler) ifAdminSecret(o client.Object) []client.ListOption {
 
 // keystoneServiceChanged passes the KeystoneService updates a KeystoneEndpoint
 // depends on: Ready as MirrorSteady mirrors it, the generation it describes, the
-// service ID, deletion.
+// service ID, deletion, registration.OrphanAnnotation.
 var keystoneServiceChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		o, ok1 := e.ObjectOld.(*keystonev1.KeystoneService)
@@ -125,7 +125,8 @@ var keystoneServiceChanged = predicate.Funcs{
 			return true
 		}
 		return condition.SteadyMirrorOf(o.Status.Conditions) != condition.SteadyMirrorOf(n.Status.Conditions) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
-			o.Status.ServiceID != n.Status.ServiceID || !o.DeletionTimestamp.Equal(n.DeletionTimestamp)
+			o.Status.ServiceID != n.Status.ServiceID || !o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
+			o.Annotations[registration.OrphanAnnotation] != n.Annotations[registration.OrphanAnnotation]
 	},
 }
 

@@ -3,6 +3,7 @@ package keystoneendpoint
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
@@ -10,6 +11,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // reconcileDelete removes this KeystoneEndpoint's endpoints from Keystone, then its
@@ -46,7 +48,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	}
 	if !ok {
 		s.round.MarkFalse(step, condition.DependencyNotFound, "removing the endpoints: %s", registration.AdminMissing(api))
-		return fmt.Errorf("removing the endpoints of %s: %s", ep.Name, registration.AdminMissing(api))
+		return r.giveUp(s, api, svc, serviceID, fmt.Errorf("removing the endpoints of %s: %s", ep.Name, registration.AdminMissing(api)))
 	}
 	s.admin = admin
 	kc, err := r.Keystone.Get(ctx, admin)
@@ -55,7 +57,33 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	}
 	if err != nil {
 		_, err = registration.Failed(s.round, r.Keystone, admin, step, endpointFailed, err)
-		return fmt.Errorf("removing the endpoints of %s: %w", ep.Name, err)
+		return r.giveUp(s, api, svc, serviceID, fmt.Errorf("removing the endpoints of %s: %w", ep.Name, err))
 	}
 	return nil
+}
+
+// giveUp ends a removal that failed with err (registration.GiveUp): what stays in
+// Keystone is this KeystoneEndpoint's endpoints under serviceID. The annotation on their
+// KeystoneService (svc, nil when none) lets them go too.
+func (r *Reconciler) giveUp(s *scope, api *keystonev1.KeystoneAPI, svc *keystonev1.KeystoneService, serviceID string, err error) error {
+	ep := s.endpoint
+	what := fmt.Sprintf("endpoints %s of service %s", describeIDs(ep.Status.EndpointIDs), serviceID)
+	var also []client.Object
+	if svc != nil {
+		also = append(also, svc)
+	}
+	return registration.GiveUp(r.Reporter.Recorder, s.round, keystonev1.KeystoneEndpointEndpointsReady, ep, api, r.Clock.Now(), what, err, also...)
+}
+
+// describeIDs lists endpoint IDs by interface, sorted: "internal=ID1, public=ID2"; "(IDs
+// unknown)" when none is recorded.
+func describeIDs(ids map[string]string) string {
+	if len(ids) == 0 {
+		return "(IDs not recorded)"
+	}
+	parts := make([]string, 0, len(ids))
+	for _, iface := range sortedKeys(ids) {
+		parts = append(parts, iface+"="+ids[iface])
+	}
+	return strings.Join(parts, ", ")
 }

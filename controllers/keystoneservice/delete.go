@@ -76,13 +76,15 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	}
 	if !ok {
 		s.round.MarkFalse(step, condition.DependencyNotFound, "deleting: %s", registration.AdminMissing(api))
-		return false, fmt.Errorf("deregistering %s: %s", s.service.Spec.ServiceName, registration.AdminMissing(api))
+		err := r.giveUp(s, api, fmt.Errorf("deregistering %s: %s", s.service.Spec.ServiceName, registration.AdminMissing(api)))
+		return err == nil, err
 	}
 	s.admin = admin
 	kc, err := r.Keystone.Get(ctx, admin)
 	if err != nil {
 		_, err = registration.Failed(s.round, r.Keystone, admin, step, failedReasons[step], err)
-		return false, err
+		err = r.giveUp(s, api, err)
+		return err == nil, err
 	}
 	svc := s.service
 	spec := svc.Spec
@@ -102,9 +104,18 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	}
 	if err != nil {
 		_, err = registration.Failed(s.round, r.Keystone, admin, step, failedReasons[step], err)
-		return false, fmt.Errorf("deregistering %s: %w", spec.ServiceName, err)
+		err = r.giveUp(s, api, fmt.Errorf("deregistering %s: %w", spec.ServiceName, err))
+		return err == nil, err
 	}
 	return true, nil
+}
+
+// giveUp ends a deregistration that failed with err (registration.GiveUp): what stays in
+// Keystone is the service and the user this KeystoneService owns.
+func (r *Reconciler) giveUp(s *scope, api *keystonev1.KeystoneAPI, err error) error {
+	spec := s.service.Spec
+	what := fmt.Sprintf("service %s (%s) %s and user %s", spec.ServiceName, spec.ServiceType, s.service.Status.ServiceID, spec.ServiceUser)
+	return registration.GiveUp(r.Reporter.Recorder, s.round, keystonev1.KeystoneServiceServiceReady, s.service, api, r.Clock.Now(), what, err)
 }
 
 // release removes this KeystoneService's finalizers (its own and keystone-operator's

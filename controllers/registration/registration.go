@@ -274,7 +274,7 @@ func Failed(round *condition.Round, clients *identity.Clients, creds identity.Cr
 
 // KeystoneAPIChanged passes the KeystoneAPI updates a registration depends on: Ready
 // as MirrorSteady mirrors it (not the messages of its progress), the generation it
-// describes, the endpoints, the region, the admin's secret, deletion. Not, for example,
+// describes, the endpoints, the region, the admin's secret, deletion, OrphanAnnotation. Not, for example,
 // the finalizers the registrations themselves add.
 var KeystoneAPIChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
@@ -285,7 +285,8 @@ var KeystoneAPIChanged = predicate.Funcs{
 		}
 		return condition.SteadyMirrorOf(o.Status.Conditions) != condition.SteadyMirrorOf(n.Status.Conditions) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
 			!maps.Equal(o.Status.APIEndpoints, n.Status.APIEndpoints) || o.Status.Region != n.Status.Region ||
-			o.Spec.Secret != n.Spec.Secret || !o.DeletionTimestamp.Equal(n.DeletionTimestamp)
+			o.Spec.Secret != n.Spec.Secret || !o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
+			o.Annotations[OrphanAnnotation] != n.Annotations[OrphanAnnotation]
 	},
 }
 

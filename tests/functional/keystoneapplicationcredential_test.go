@@ -191,6 +191,8 @@ var _ = Describe("KeystoneApplicationCredential", func() {
 
 		By("184 days later: inside the grace period")
 		testClock.Advance(184 * 24 * time.Hour)
+		// The operator's clock is shared by every spec: set back afterwards.
+		DeferCleanup(func() { testClock.Advance(-(184 * 24 * time.Hour)) })
 		update(key, &keystonev1.KeystoneApplicationCredential{}, touchAnnotation)
 		Eventually(func(g Gomega) {
 			g.Expect(getAppCred(key)(g).Status.ACID).NotTo(Equal(first.ACID))

@@ -463,6 +463,83 @@ var _ = Describe("KeystoneService", func() {
 		}).Should(BeTrue(), "its finalizer released")
 	})
 
+	Describe("with Keystone gone for good", func() {
+		// setup registers a service, its endpoints and an application credential, then
+		// takes Keystone away (an external Keystone decommissioned).
+		setup := func() (types.NamespacedName, types.NamespacedName) {
+			keystone()
+			register()
+			Expect(k8sClient.Create(ctx, keystoneEndpoint(ns))).To(Succeed())
+			Expect(k8sClient.Create(ctx, applicationCredential(ns))).To(Succeed())
+			acKey := types.NamespacedName{Namespace: ns, Name: "ac-glance"}
+			expectAppCredConditions(acKey, condition{"Ready", "True", "Ready", ""})
+			expectEndpointConditions(key, condition{"Ready", "True", "Ready", ""})
+			ks.Close()
+			return types.NamespacedName{Namespace: ns, Name: "keystone"}, acKey
+		}
+		orphaned := func(name string) string {
+			events := &corev1.EventList{}
+			Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+			var out []string
+			for _, e := range events.Items {
+				if e.InvolvedObject.Name == name && e.Reason == "Orphaned" {
+					out = append(out, e.Message)
+				}
+			}
+			return strings.Join(out, "\n")
+		}
+
+		It("waits, saying how to finish, and finishes leaving what is in Keystone, named in Events, once annotated", func() {
+			apiKey, acKey := setup()
+			serviceID := getService(key)(Default).Status.ServiceID
+			for _, obj := range []client.Object{getEndpoint(key)(Default), getService(key)(Default), getAppCred(acKey)(Default)} {
+				Expect(k8sClient.Delete(ctx, obj)).To(Succeed())
+			}
+			Eventually(func(g Gomega) {
+				c := getEndpoint(key)(g).Status.Conditions.Get("KeystoneServiceOSEndpointsReady")
+				g.Expect(c.Message).To(ContainSubstring("annotate this object or the KeystoneAPI keystone.openstack.org/orphan-on-delete=true"))
+			}).Should(Succeed())
+			Eventually(func(g Gomega) {
+				c := getAppCred(acKey)(g).Status.Conditions.Get("ApplicationCredentialCleanupReady")
+				g.Expect(c.Message).To(ContainSubstring("keystone.openstack.org/orphan-on-delete=true"))
+			}).Should(Succeed())
+			Consistently(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }, time.Second).Should(BeFalse())
+
+			update(apiKey, &keystonev1.KeystoneAPI{}, func(a *keystonev1.KeystoneAPI) {
+				a.Annotations = map[string]string{"keystone.openstack.org/orphan-on-delete": "true"}
+			})
+			for _, obj := range []client.Object{&keystonev1.KeystoneEndpoint{}, &keystonev1.KeystoneService{}} {
+				Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, obj)) }).Should(BeTrue(), "%T", obj)
+			}
+			Eventually(func() bool {
+				return apierrors.IsNotFound(k8sClient.Get(ctx, acKey, &keystonev1.KeystoneApplicationCredential{}))
+			}).Should(BeTrue())
+			Eventually(func() string { return orphaned("glance") }).Should(And(
+				ContainSubstring("endpoints internal="), ContainSubstring("service glance (image) "+serviceID+" and user glance"),
+				ContainSubstring("KeystoneAPI keystone annotated keystone.openstack.org/orphan-on-delete")))
+			Expect(orphaned("ac-glance")).To(ContainSubstring("application credentials of user glance"))
+			Expect(getAPI(apiKey)(Default).Finalizers).To(ConsistOf("keystone.openstack.org/keystoneapi"), "no registration holds it")
+		})
+
+		It("lets the registrations of a KeystoneAPI being deleted give up after a bounded wait", func() {
+			apiKey, acKey := setup()
+			Expect(k8sClient.Delete(ctx, getAPI(apiKey)(Default))).To(Succeed())
+			Eventually(func(g Gomega) {
+				c := getAPI(apiKey)(g).Status.Conditions.Get("InputReady")
+				g.Expect(c.Message).To(ContainSubstring("deleting: waiting for"))
+			}).Should(Succeed())
+			Consistently(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, apiKey, &keystonev1.KeystoneAPI{})) }, time.Second).Should(BeFalse())
+			testClock.Advance(11 * time.Minute)
+			// The operator's clock is shared by every spec: set back afterwards.
+			DeferCleanup(func() { testClock.Advance(-(11 * time.Minute)) })
+			Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, apiKey, &keystonev1.KeystoneAPI{})) }, 30*time.Second).Should(BeTrue())
+			Expect(orphaned("glance")).To(ContainSubstring("KeystoneAPI keystone has been deleting for more than 10m0s"))
+			Expect(orphaned("ac-glance")).NotTo(BeEmpty())
+			Expect(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})).To(Succeed(), "not deleted: only its registration was given up")
+			Expect(k8sClient.Get(ctx, acKey, &keystonev1.KeystoneApplicationCredential{})).To(Succeed())
+		})
+	})
+
 	It("keeps the metric series of a deletion Keystone blocks, so an alert can fire, and drops them once it is gone", func() {
 		keystone()
 		register()
