@@ -63,6 +63,8 @@ func (c *commandLine) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "0", "Address of Go's profiles (/debug/pprof), such as 127.0.0.1:6060; 0 disables them.")
 	fs.Float64Var(&c.qps, "kube-api-qps", manager.DefaultKubeQPS, "Requests per second to the Kubernetes API (sustained).")
 	fs.IntVar(&o.KubeBurst, "kube-api-burst", manager.DefaultKubeBurst, "Requests to the Kubernetes API allowed in a burst above --kube-api-qps.")
+	fs.StringVar(&o.ClusterID, "cluster-id", os.Getenv("CLUSTER_ID"), "Names this cluster in the marks of what it registers in Keystone (default $CLUSTER_ID;\n"+
+		"when empty, the UID of the kube-system namespace). Two clusters sharing a Keystone need different ones.")
 	fs.IntVar(&o.RegistrationConcurrency, "registration-concurrency", registration.DefaultConcurrency,
 		"KeystoneServices, KeystoneEndpoints and KeystoneApplicationCredentials each reconciled at once.")
 	c.zap.BindFlags(fs)

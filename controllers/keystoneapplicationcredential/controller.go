@@ -45,6 +45,9 @@ type Reconciler struct {
 	Keystone *identity.Clients
 	// Concurrency is how many objects reconcile at once (registration.Concurrency).
 	Concurrency int
+	// ClusterID identifies the cluster in the marks of what it registers in Keystone
+	// (identity.OwnerMark): the UID of its kube-system namespace; "" when unknown.
+	ClusterID string
 	// NodeSets tells whether the data plane's NodeSet kind is installed (found at set-up).
 	NodeSets bool
 }

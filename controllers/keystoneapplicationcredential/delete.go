@@ -127,7 +127,7 @@ func (r *Reconciler) madeCredentials(ctx context.Context, s *scope, kc *identity
 	if userID == "" {
 		return ids, nil
 	}
-	marked, err := kc.OwnedAppCreds(ctx, userID, owner(s.ac))
+	marked, err := kc.OwnedAppCreds(ctx, userID, r.owner(s.ac))
 	if err != nil {
 		return nil, err
 	}

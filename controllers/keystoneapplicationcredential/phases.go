@@ -56,9 +56,10 @@ func holdFinalizer(ac *keystonev1.KeystoneApplicationCredential) string {
 	return finalizers.For("keystoneapplicationcredential", ac.Name)
 }
 
-// owner marks this object's credentials in Keystone (their description).
-func owner(ac *keystonev1.KeystoneApplicationCredential) string {
-	return fmt.Sprintf("KeystoneApplicationCredential/%s/%s/%s", ac.Namespace, ac.Name, ac.UID)
+// owner is how this KeystoneApplicationCredential marks what it creates in Keystone: itself, and
+// the cluster it lives in (identity.OwnerMark).
+func (r *Reconciler) owner(ac *keystonev1.KeystoneApplicationCredential) string {
+	return identity.OwnerMark("KeystoneApplicationCredential", ac, r.ClusterID)
 }
 
 // secretName is the Secret of a credential: "ac-<service>-<credential ID>-secret".
@@ -198,7 +199,7 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 		return registration.Failed(s.round, r.Keystone, s.user, step, credentialFailed, err)
 	}
 	now := r.Clock.Now()
-	want := identity.AppCredSpec{Name: fmt.Sprintf("%s-%s", s.ac.Name, rand.String(5)), Owner: owner(s.ac), Roles: spec.Roles,
+	want := identity.AppCredSpec{Name: fmt.Sprintf("%s-%s", s.ac.Name, rand.String(5)), Owner: r.owner(s.ac), Roles: spec.Roles,
 		Unrestricted: spec.Unrestricted, ExpiresAt: now.Add(time.Duration(spec.ExpirationDays) * day)}
 	for _, rule := range spec.AccessRules {
 		want.AccessRules = append(want.AccessRules, identity.AccessRule{Service: rule.Service, Path: rule.Path, Method: rule.Method})
@@ -307,7 +308,7 @@ func (r *Reconciler) ownedSecrets(ctx context.Context, ac *keystonev1.KeystoneAp
 // nor any of its Secrets records: made by a round that crashed before its Secret.
 func (r *Reconciler) sweepOrphans(ctx context.Context, s *scope) error {
 	kc, userID := s.userClient, s.userClient.UserID()
-	ids, err := kc.OwnedAppCreds(ctx, userID, owner(s.ac))
+	ids, err := kc.OwnedAppCreds(ctx, userID, r.owner(s.ac))
 	if err != nil || len(ids) == 0 {
 		return err
 	}

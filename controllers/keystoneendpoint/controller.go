@@ -41,6 +41,9 @@ type Reconciler struct {
 	Keystone *identity.Clients
 	// Concurrency is how many objects reconcile at once (registration.Concurrency).
 	Concurrency int
+	// ClusterID identifies the cluster in the marks of what it registers in Keystone
+	// (identity.OwnerMark): the UID of its kube-system namespace; "" when unknown.
+	ClusterID string
 	// Recent spares Keystone the reads of duplicate wake-ups.
 	Recent registration.Recent
 }

@@ -53,7 +53,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	s.admin = admin
 	kc, err := r.Keystone.Get(ctx, admin)
 	if err == nil {
-		err = kc.DeleteEndpoints(ctx, identity.EndpointSet{ServiceID: serviceID, Owner: owner(ep), Known: ep.Status.EndpointIDs})
+		err = kc.DeleteEndpoints(ctx, identity.EndpointSet{ServiceID: serviceID, Owner: r.owner(ep), Known: ep.Status.EndpointIDs})
 	}
 	if err != nil {
 		_, err = registration.Failed(s.round, r.Keystone, admin, step, endpointFailed, err)

@@ -35,9 +35,10 @@ func upstreamHoldFinalizer(ep *keystonev1.KeystoneEndpoint) string {
 	return finalizers.Upstream("keystoneendpoint", ep.Name)
 }
 
-// owner marks this KeystoneEndpoint's endpoints in Keystone.
-func owner(ep *keystonev1.KeystoneEndpoint) string {
-	return fmt.Sprintf("KeystoneEndpoint/%s/%s/%s", ep.Namespace, ep.Name, ep.UID)
+// owner is how this KeystoneEndpoint marks what it creates in Keystone: itself, and
+// the cluster it lives in (identity.OwnerMark).
+func (r *Reconciler) owner(ep *keystonev1.KeystoneEndpoint) string {
+	return identity.OwnerMark("KeystoneEndpoint", ep, r.ClusterID)
 }
 
 // reconcileKeystoneAPI marks KeystoneAPIReady: it mirrors the namespace's KeystoneAPI
@@ -263,14 +264,14 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 	if previous := ep.Status.ServiceID; previous != "" && previous != s.service.Status.ServiceID {
 		// The KeystoneService registered another service (a new type or name): our
 		// endpoints of the previous one go, unless they went with it.
-		err := kc.DeleteEndpoints(ctx, identity.EndpointSet{ServiceID: previous, Owner: owner(ep), Known: ep.Status.EndpointIDs})
+		err := kc.DeleteEndpoints(ctx, identity.EndpointSet{ServiceID: previous, Owner: r.owner(ep), Known: ep.Status.EndpointIDs})
 		if err != nil {
 			return registration.Failed(s.round, r.Keystone, s.admin, step, endpointFailed, err)
 		}
 		changedService = true
 	}
 	ids, changed, err := kc.EnsureEndpoints(ctx, identity.EndpointSet{
-		ServiceID: s.service.Status.ServiceID, Region: region, Owner: owner(ep), URLs: ep.Spec.Endpoints,
+		ServiceID: s.service.Status.ServiceID, Region: region, Owner: r.owner(ep), URLs: ep.Spec.Endpoints,
 		Known: knownIDs(ep, s.service.Status.ServiceID),
 	})
 	if err != nil {

@@ -38,6 +38,9 @@ type Reconciler struct {
 	Keystone *identity.Clients
 	// Concurrency is how many objects reconcile at once (registration.Concurrency).
 	Concurrency int
+	// ClusterID identifies the cluster in the marks of what it registers in Keystone
+	// (identity.OwnerMark): the UID of its kube-system namespace; "" when unknown.
+	ClusterID string
 }
 
 // scope is what one reconcile of a KeystoneService has seen so far.

@@ -88,18 +88,18 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	}
 	svc := s.service
 	spec := svc.Spec
-	user := identity.UserSpec{Name: spec.ServiceUser, DomainID: defaultDomainID, Owner: owner(svc),
+	user := identity.UserSpec{Name: spec.ServiceUser, DomainID: defaultDomainID, Owner: r.owner(svc),
 		ClaimUnmarked: claimsUnmarked(svc, api, spec.ServiceUser)}
 	if spec.ServiceUser == api.Spec.AdminUser {
 		user.Name = ""
 	}
 	// A user recorded under another name is one a change of serviceUser had not yet removed.
 	if recorded := svc.Annotations[UserAnnotation]; recorded != spec.ServiceUser {
-		err = kc.DeleteUserNamed(ctx, defaultDomainID, recorded, owner(svc), claimsUnmarked(svc, api, recorded))
+		err = kc.DeleteUserNamed(ctx, defaultDomainID, recorded, r.owner(svc), claimsUnmarked(svc, api, recorded))
 	}
 	if err == nil {
 		err = kc.DeleteRegistration(ctx, svc.Status.ServiceID,
-			identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Owner: owner(svc), ClaimUnmarked: takenOver(svc)},
+			identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Owner: r.owner(svc), ClaimUnmarked: takenOver(svc)},
 			svc.Annotations[legacyUserIDAnnotation], user)
 	}
 	if err != nil {

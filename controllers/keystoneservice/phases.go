@@ -42,9 +42,10 @@ const (
 	legacyPasswordFromAnnotation = "keystone.openstack.org/password-set-from"
 )
 
-// owner is how this KeystoneService marks what it creates in Keystone (identity.OwnerAttribute).
-func owner(svc *keystonev1.KeystoneService) string {
-	return fmt.Sprintf("KeystoneService/%s/%s/%s", svc.Namespace, svc.Name, svc.UID)
+// owner is how this KeystoneService marks what it creates in Keystone: itself, and
+// the cluster it lives in (identity.OwnerMark).
+func (r *Reconciler) owner(svc *keystonev1.KeystoneService) string {
+	return identity.OwnerMark("KeystoneService", svc, r.ClusterID)
 }
 
 // takenOver tells whether keystone-operator registered this KeystoneService before
@@ -178,7 +179,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 	spec := svc.Spec
 	reg, changed, err := kc.EnsureService(ctx, svc.Status.ServiceID, identity.ServiceSpec{
 		Type: spec.ServiceType, Name: spec.ServiceName, Description: spec.ServiceDescription, Enabled: ptr.Deref(spec.Enabled, true),
-		Owner: owner(svc), ClaimUnmarked: takenOver(svc),
+		Owner: r.owner(svc), ClaimUnmarked: takenOver(svc),
 	})
 	var foreign *identity.ForeignError
 	if errors.As(err, &foreign) {
@@ -189,7 +190,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 		return r.failed(s, step, err)
 	}
 	if previous := svc.Status.ServiceID; previous != "" && previous != reg.ID {
-		if err := kc.DeleteService(ctx, previous, owner(svc), takenOver(svc)); err != nil {
+		if err := kc.DeleteService(ctx, previous, r.owner(svc), takenOver(svc)); err != nil {
 			return r.failed(s, step, err)
 		}
 		changed = true
@@ -231,7 +232,7 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 	}
 	reg, changed, err := s.keystone.EnsureUser(ctx, identity.UserSpec{
 		Name: svc.Spec.ServiceUser, DomainID: defaultDomainID, ProjectID: projectID, Password: s.password,
-		PasswordFrom: s.passwordVersion, Owner: owner(svc), ClaimUnmarked: takenOver(svc),
+		PasswordFrom: s.passwordVersion, Owner: r.owner(svc), ClaimUnmarked: takenOver(svc),
 	})
 	var foreign *identity.ForeignError
 	if errors.As(err, &foreign) {
@@ -264,7 +265,7 @@ func (r *Reconciler) removePreviousUser(ctx context.Context, s *scope) (bool, er
 	want, recorded := svc.Spec.ServiceUser, svc.Annotations[UserAnnotation]
 	removed := false
 	if recorded != "" && recorded != want {
-		if err := s.keystone.DeleteUserNamed(ctx, defaultDomainID, recorded, owner(svc), claimsUnmarked(svc, s.api, recorded)); err != nil {
+		if err := s.keystone.DeleteUserNamed(ctx, defaultDomainID, recorded, r.owner(svc), claimsUnmarked(svc, s.api, recorded)); err != nil {
 			return false, err
 		}
 		removed = true
@@ -275,7 +276,7 @@ func (r *Reconciler) removePreviousUser(ctx context.Context, s *scope) (bool, er
 			return false, err
 		}
 		if previous != nil && previous.Name != want {
-			if err := s.keystone.DeleteOwnedUser(ctx, previous, owner(svc), claimsUnmarked(svc, s.api, previous.Name)); err != nil {
+			if err := s.keystone.DeleteOwnedUser(ctx, previous, r.owner(svc), claimsUnmarked(svc, s.api, previous.Name)); err != nil {
 				return false, err
 			}
 			removed = true

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"net/http"
@@ -19,6 +20,8 @@ import (
 	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/operator"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -26,6 +29,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -80,6 +84,23 @@ type Options struct {
 	// RegistrationConcurrency is how many KeystoneServices, KeystoneEndpoints and
 	// application credentials each reconcile at once; registration.DefaultConcurrency when 0.
 	RegistrationConcurrency int
+	// ClusterID names this cluster in the marks of what it registers in Keystone; when
+	// empty, the UID of its kube-system namespace (ClusterIdentity).
+	ClusterID string
+}
+
+// ClusterIdentity is the UID of the kube-system namespace: it names a cluster as long
+// as the cluster lives, and a restore of objects onto another cluster does not carry it.
+// "" when it cannot be read (config/rbac grants reading that namespace alone, in both
+// overlays): then no predecessor's registration is ever claimed.
+func ClusterIdentity(ctx context.Context, c client.Reader) string {
+	ns := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, ns); err != nil {
+		ctrl.Log.WithName("setup").Info("the cluster's identity (the kube-system namespace's UID) cannot be read: "+
+			"no registration of a deleted object of the same name is claimed", "error", err.Error())
+		return ""
+	}
+	return string(ns.UID)
 }
 
 // The Kubernetes API rate limits unless told otherwise, chosen by make bench
@@ -195,16 +216,20 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	// One client per Keystone and admin, shared by every controller that talks to Keystone.
 	keystoneClients := &identity.Clients{Transport: opts.KeystoneTransport}
+	cluster := opts.ClusterID
+	if cluster == "" {
+		cluster = ClusterIdentity(context.Background(), mgr.GetAPIReader())
+	}
 	if err := (&keystoneservice.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneservice.Kind), Clock: clk,
-		Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency}).SetupWithManager(mgr); err != nil {
+		Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency, ClusterID: cluster}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneService controller: %w", err)
 	}
 	if err := (&keystoneendpoint.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneendpoint.Kind), Clock: clk,
-		Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency}).SetupWithManager(mgr); err != nil {
+		Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency, ClusterID: cluster}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneEndpoint controller: %w", err)
 	}
 	if err := (&keystoneapplicationcredential.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneapplicationcredential.Kind),
-		Clock: clk, Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency}).SetupWithManager(mgr); err != nil {
+		Clock: clk, Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency, ClusterID: cluster}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneApplicationCredential controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -91,7 +91,9 @@ func (c *Client) OwnedAppCreds(ctx context.Context, userID, owner string) ([]str
 	}
 	var ids []string
 	for _, ac := range all {
-		if strings.Contains(ac.Description, ownerMark(owner)) {
+		// Earlier versions' marks name no cluster: "[owner <object>]" then, else "[owner <object>@<cluster>]".
+		if object, _ := splitMark(owner); strings.Contains(ac.Description, "[owner "+object+"]") ||
+			strings.Contains(ac.Description, "[owner "+object+"@") {
 			ids = append(ids, ac.ID)
 		}
 	}

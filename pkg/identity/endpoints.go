@@ -69,7 +69,7 @@ func (c *Client) ownedEndpoints(ctx context.Context, want EndpointSet) ([]Endpoi
 		if e.ServiceID != want.ServiceID {
 			continue
 		}
-		if (want.Owner != "" && e.Owner == want.Owner) || known[e.ID] {
+		if sameOwner(e.Owner, want.Owner) || known[e.ID] {
 			owned = append(owned, e)
 		}
 	}

@@ -6,13 +6,43 @@ import (
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // What this suite creates in Keystone carries OwnerAttribute, naming its owner as
-// "<Kind>/<namespace>/<name>/<uid>". Keystone keeps unknown attributes of services,
-// users and endpoints and returns them, and the mark is set by the create request
-// itself, so a crash between a create and a status write loses nothing: ownership is
-// read from Keystone, not remembered. Only what its owner marked is deleted.
+// "<Kind>/<namespace>/<name>/<uid>@<cluster>" (OwnerMark; earlier versions wrote no
+// "@<cluster>"). Keystone keeps unknown attributes of services, users and endpoints and
+// returns them, and the mark is set by the create request itself, so a crash between a
+// create and a status write loses nothing: ownership is read from Keystone, not
+// remembered. Only what its owner marked is deleted.
+
+// OwnerMark is the mark of obj, of kind, living in cluster (the UID of its kube-system
+// namespace, which names a cluster as long as it lives; "" when unknown).
+func OwnerMark(kind string, obj metav1.Object, cluster string) string {
+	mark := fmt.Sprintf("%s/%s/%s/%s", kind, obj.GetNamespace(), obj.GetName(), obj.GetUID())
+	if cluster != "" {
+		mark += "@" + cluster
+	}
+	return mark
+}
+
+// sameOwner tells whether mark names owner's object (its cluster aside: a mark of an
+// earlier version has none). Only an object's own entities match, never a predecessor's.
+func sameOwner(mark, owner string) bool {
+	if owner == "" {
+		return false
+	}
+	markObject, _ := splitMark(mark)
+	ownerObject, _ := splitMark(owner)
+	return markObject == ownerObject
+}
+
+// splitMark returns a mark's object part ("<Kind>/<namespace>/<name>/<uid>") and its
+// cluster ("" for a mark of an earlier version, or of a cluster not known).
+func splitMark(mark string) (object, cluster string) {
+	object, cluster, _ = strings.Cut(mark, "@")
+	return object, cluster
+}
 
 // Ownership is how an entity found in Keystone relates to an owner.
 type Ownership int
@@ -28,12 +58,16 @@ const (
 )
 
 // classify returns the ownership of an entity marked mark (empty: none) for owner.
-// An entity marked by an object of the same kind, namespace and name but another UID
-// was created by that object's predecessor (deleted and created again, or restored
-// from a backup): names are unique, so it is this owner's to claim. An unmarked
-// entity is claimed when claimUnmarked says it was created for this owner before it
-// marked things (by keystone-operator).
+// The owner's own mark written by an earlier version (no cluster) is claimed. An entity
+// marked by an object of the same kind, namespace and name but another UID was created
+// by that object's predecessor (deleted and created again, or restored from a backup)
+// if, and only if, the mark names this cluster too: two clusters sharing one Keystone
+// (two regions) both have an openstack/glance, and neither may take the other's. An
+// unmarked entity is claimed when claimUnmarked says it was created for this owner
+// before it marked things (by keystone-operator).
 func classify(mark, owner string, claimUnmarked bool) (ownership Ownership, claim bool) {
+	markObject, markCluster := splitMark(mark)
+	ownerObject, ownerCluster := splitMark(owner)
 	switch {
 	case mark == owner:
 		return Owned, false
@@ -41,7 +75,9 @@ func classify(mark, owner string, claimUnmarked bool) (ownership Ownership, clai
 		return Owned, true
 	case mark == "":
 		return Adopted, false
-	case sameObject(mark, owner):
+	case markObject == ownerObject:
+		return Owned, true
+	case sameObject(markObject, ownerObject) && markCluster != "" && markCluster == ownerCluster:
 		return Owned, true
 	default:
 		return Foreign, false
@@ -60,12 +96,17 @@ type ForeignError struct {
 }
 
 func (e *ForeignError) Error() string {
-	return fmt.Sprintf("%s %s is registered by %s", e.Kind, e.Name, strings.Join(ownerName(e.Owner), "/"))
+	msg := fmt.Sprintf("%s %s is registered by %s", e.Kind, e.Name, strings.Join(ownerName(e.Owner), "/"))
+	if _, cluster := splitMark(e.Owner); cluster != "" {
+		msg += " of the cluster whose kube-system namespace has UID " + cluster
+	}
+	return msg
 }
 
-// ownerName is "<Kind>", "<namespace>", "<name>" of a mark, without the UID.
+// ownerName is "<Kind>", "<namespace>", "<name>" of a mark, without the UID and cluster.
 func ownerName(mark string) []string {
-	parts := strings.Split(mark, "/")
+	object, _ := splitMark(mark)
+	parts := strings.Split(object, "/")
 	if len(parts) == 4 {
 		return parts[:3]
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 func TestClassify(t *testing.T) {
-	const me = "KeystoneService/openstack/glance/uid-2"
+	const me = "KeystoneService/openstack/glance/uid-2@cluster-a"
 	tests := []struct {
 		name, mark    string
 		claimUnmarked bool
@@ -15,12 +15,15 @@ func TestClassify(t *testing.T) {
 		claim         bool
 	}{
 		{"marked by this object", me, false, Owned, false},
-		{"marked by its predecessor of the same name", "KeystoneService/openstack/glance/uid-1", false, Owned, true},
+		{"marked by this object, by an earlier version (no cluster)", "KeystoneService/openstack/glance/uid-2", false, Owned, true},
+		{"marked by its predecessor of the same name in this cluster", "KeystoneService/openstack/glance/uid-1@cluster-a", false, Owned, true},
+		{"marked by the same name in another cluster sharing Keystone", "KeystoneService/openstack/glance/uid-9@cluster-b", false, Foreign, false},
+		{"marked by the same name, cluster unknown (an earlier version)", "KeystoneService/openstack/glance/uid-1", false, Foreign, false},
 		{"unmarked, taken over from keystone-operator", "", true, Owned, true},
 		{"unmarked, found by name", "", false, Adopted, false},
-		{"marked by another namespace's", "KeystoneService/other/glance/uid-3", false, Foreign, false},
-		{"marked by another kind", "KeystoneEndpoint/openstack/glance/uid-4", true, Foreign, false},
-		{"marked by another name sharing a prefix", "KeystoneService/openstack/glance-2/uid-5", false, Foreign, false},
+		{"marked by another namespace's", "KeystoneService/other/glance/uid-3@cluster-a", false, Foreign, false},
+		{"marked by another kind", "KeystoneEndpoint/openstack/glance/uid-4@cluster-a", true, Foreign, false},
+		{"marked by another name sharing a prefix", "KeystoneService/openstack/glance-2/uid-5@cluster-a", false, Foreign, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -31,6 +34,10 @@ func TestClassify(t *testing.T) {
 		})
 	}
 	g := NewWithT(t)
+	g.Expect(classify("KeystoneService/openstack/glance/uid-1", "KeystoneService/openstack/glance/uid-2", false)).To(
+		Equal(Foreign), "without a cluster identity, no predecessor is claimed")
 	g.Expect((&ForeignError{Kind: "user", Name: "glance", Owner: "KeystoneService/other/glance/uid-3"}).Error()).To(
 		Equal("user glance is registered by KeystoneService/other/glance"))
+	g.Expect((&ForeignError{Kind: "user", Name: "glance", Owner: "KeystoneService/openstack/glance/uid-9@cluster-b"}).Error()).To(
+		Equal("user glance is registered by KeystoneService/openstack/glance of the cluster whose kube-system namespace has UID cluster-b"))
 }

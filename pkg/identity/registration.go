@@ -141,10 +141,10 @@ func (c *Client) findService(ctx context.Context, knownID string, want ServiceSp
 		return nil, nil
 	}
 	rank := func(s Service) int {
-		switch s.Owner {
-		case want.Owner:
+		switch {
+		case sameOwner(s.Owner, want.Owner):
 			return 0
-		case "":
+		case s.Owner == "":
 			return 1
 		default:
 			return 2

@@ -204,3 +204,12 @@ func allowed(user string, attrs authorizationv1.ResourceAttributes) bool {
 	Expect(k8sClient.Create(context.Background(), review)).To(Succeed())
 	return review.Status.Allowed
 }
+
+// clusterID is the envtest cluster's identity: its kube-system namespace's UID, which
+// the operator puts in its marks in Keystone.
+func clusterID() string {
+	GinkgoHelper()
+	ns := &corev1.Namespace{}
+	Expect(k8sClient.Get(context.Background(), types.NamespacedName{Name: "kube-system"}, ns)).To(Succeed())
+	return string(ns.UID)
+}

@@ -127,7 +127,7 @@ var _ = Describe("KeystoneEndpoint", func() {
 			iface := e["interface"].(string)
 			urls[iface] = e["url"].(string)
 			Expect(e["region_id"]).To(Equal("regionOne"))
-			Expect(e[identity.OwnerAttribute]).To(HaveSuffix(string(ep.UID)), "marked as this KeystoneEndpoint's")
+			Expect(e[identity.OwnerAttribute]).To(HaveSuffix(string(ep.UID)+"@"+clusterID()), "marked as this KeystoneEndpoint's, in this cluster")
 			Expect(ep.Status.EndpointIDs).To(HaveKeyWithValue(iface, e["id"]))
 		}
 		Expect(urls).To(Equal(glanceEndpoints))

@@ -281,8 +281,9 @@ var _ = Describe("KeystoneService", func() {
 		keystone()
 		// An earlier version recorded the ID of the user it registered and the Secret
 		// version of its password on the KeystoneService; serviceUser changed since.
+		// Marked by a KeystoneService of that name before this one, in this cluster.
 		previous := ks.Create(fakekeystone.Users, map[string]any{"name": "glance-old", "domain_id": "default", "password": "x",
-			identity.OwnerAttribute: "KeystoneService/" + ns + "/glance/earlier-uid"})
+			identity.OwnerAttribute: "KeystoneService/" + ns + "/glance/earlier-uid@" + clusterID()})
 		svc := keystoneService(ns)
 		svc.Annotations = map[string]string{"keystone.openstack.org/user-id": previous, "keystone.openstack.org/password-set-from": "a/1"}
 		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
@@ -293,6 +294,30 @@ var _ = Describe("KeystoneService", func() {
 		Expect(annotations).To(HaveKeyWithValue(keystoneservice.UserAnnotation, "glance"))
 		Expect(annotations).NotTo(HaveKey("keystone.openstack.org/user-id"))
 		Expect(annotations).NotTo(HaveKey("keystone.openstack.org/password-set-from"))
+	})
+
+	It("claims what its predecessor of the same name registered in this cluster, never what another cluster's did", func() {
+		keystone()
+		By("a user of the same namespace and name, registered by another cluster sharing this Keystone (another region)")
+		other := ks.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "other-region",
+			identity.OwnerAttribute: "KeystoneService/" + ns + "/glance/other-uid@other-cluster-uid"})
+		Expect(k8sClient.Create(ctx, keystoneService(ns))).To(Succeed())
+		expectServiceConditions(key, condition{"ServiceUserReady", "False", "InvalidInput", "Error"})
+		Expect(getService(key)(Default).Status.Conditions.Get("ServiceUserReady").Message).To(ContainSubstring(
+			"user glance is registered by KeystoneService/" + ns + "/glance of the cluster whose kube-system namespace has UID other-cluster-uid"))
+		Expect(canAuthenticate(ks.URL, "glance", "other-region")).To(BeTrue(), "its password untouched")
+		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
+		Expect(ks.List(fakekeystone.Users, map[string]any{"id": other})).To(HaveLen(1), "never deleted by this cluster")
+
+		By("the same user marked by this cluster's earlier glance: claimed, its password set")
+		ks.Delete(fakekeystone.Users, other)
+		mine := ks.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "old",
+			identity.OwnerAttribute: "KeystoneService/" + ns + "/glance/earlier-uid@" + clusterID()})
+		register()
+		Expect(canAuthenticate(ks.URL, "glance", "glance-1")).To(BeTrue())
+		Expect(ks.List(fakekeystone.Users, map[string]any{"id": mine})[0]).To(HaveKeyWithValue(identity.OwnerAttribute,
+			"KeystoneService/"+ns+"/glance/"+string(getService(key)(Default).UID)+"@"+clusterID()))
 	})
 
 	It("removes on deletion a previous user its record still names (a change of serviceUser cut short)", func() {

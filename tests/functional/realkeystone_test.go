@@ -210,7 +210,7 @@ var _ = Describe("KeystoneService against the real Keystone", Label("real-keysto
 		Expect(pages.(endpoints.EndpointPage).ExtractIntoSlicePtr(&marked, "endpoints")).To(Succeed())
 		Expect(marked).To(HaveLen(2))
 		for _, e := range marked {
-			Expect(e.Owner).To(Equal("KeystoneEndpoint/" + ns + "/glance/" + string(getEndpoint(client.ObjectKeyFromObject(ep))(Default).UID)))
+			Expect(e.Owner).To(Equal("KeystoneEndpoint/" + ns + "/glance/" + string(getEndpoint(client.ObjectKeyFromObject(ep))(Default).UID) + "@" + clusterID()))
 		}
 
 		By("rotating the password in the Secret")

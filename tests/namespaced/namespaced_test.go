@@ -68,7 +68,14 @@ func TestNamespacedInstall(t *testing.T) {
 	for _, ns := range []string{watched, full, other} {
 		g.Expect(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	}
-	role := renderedRole(t, env.BinaryAssetsDirectory, root)
+	role, identity := renderedRoles(t, env.BinaryAssetsDirectory, root)
+	// The cluster's identity (the kube-system namespace's UID), a ClusterRole in this overlay too.
+	g.Expect(admin.Create(ctx, identity)).To(Succeed())
+	g.Expect(admin.Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "namespaced-keystone-operator-identity"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: identity.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: operatorUser}},
+	})).To(Succeed())
 	for _, ns := range []string{watched, full} {
 		r := role.DeepCopy()
 		r.Namespace = ns
@@ -162,19 +169,29 @@ func TestNamespacedInstall(t *testing.T) {
 	g.Expect(refused.count.Load()).To(BeZero(), "last refused: %s", last)
 }
 
-// renderedRole is the Role `kubectl kustomize config/namespaced` renders for the manager.
-func renderedRole(t *testing.T, assets, root string) *rbacv1.Role {
+// renderedRoles are the Role `kubectl kustomize config/namespaced` renders for the
+// manager, and the ClusterRole that lets it read the cluster's identity.
+func renderedRoles(t *testing.T, assets, root string) (*rbacv1.Role, *rbacv1.ClusterRole) {
 	g := NewWithT(t)
 	objs, err := controlplane.RBAC(filepath.Join(assets, "kubectl"), filepath.Join(root, "config", "namespaced"))
 	g.Expect(err).NotTo(HaveOccurred())
+	var role *rbacv1.Role
+	var identity *rbacv1.ClusterRole
 	for _, obj := range objs {
-		if obj.GetKind() == "Role" && obj.GetName() == "keystone-operator-manager-role" {
+		switch {
+		case obj.GetKind() == "Role" && obj.GetName() == "keystone-operator-manager-role":
 			g.Expect(obj.GetNamespace()).To(Equal("openstack"))
-			role := &rbacv1.Role{}
-			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, role)).To(Succeed())
-			return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: role.Name}, Rules: role.Rules}
+			r := &rbacv1.Role{}
+			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, r)).To(Succeed())
+			role = &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: r.Name}, Rules: r.Rules}
+		case obj.GetKind() == "ClusterRole" && obj.GetName() == "keystone-operator-cluster-identity-role":
+			r := &rbacv1.ClusterRole{}
+			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, r)).To(Succeed())
+			identity = &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: r.Name}, Rules: r.Rules}
 		}
 	}
-	t.Fatal("config/namespaced renders no Role keystone-operator-manager-role")
-	return nil
+	if role == nil || identity == nil {
+		t.Fatal("config/namespaced renders no Role keystone-operator-manager-role or ClusterRole keystone-operator-cluster-identity-role")
+	}
+	return role, identity
 }
