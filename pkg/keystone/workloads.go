@@ -2,6 +2,8 @@ package keystone
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,10 +18,18 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The container contract: the image provides kolla_set_configs, which copies the files
-// that the config.json mounted at KollaConfigMountPath lists from ConfigMountPath into
-// place, and kolla_start, which runs that file's command; keystone-manage; and httpd with
-// mod_wsgi. Keys are mounted, not copied, so a rotation reaches running pods.
+// The container contract is the image openstack-operator deploys (openstack-k8s-operators'
+// TCIB keystone image, kolla-based), started as keystone-operator starts it:
+//   - the API container runs /usr/local/bin/kolla_start as the keystone user; kolla_start
+//     runs `sudo -E kolla_set_configs` (sudoers allow it to the kolla group), which copies
+//     the files the config.json mounted at KollaConfigMountPath lists from ConfigMountPath
+//     into the root-owned /etc/keystone, /etc/httpd and /etc/my.cnf and writes the command
+//     to /run_command, then runs it (httpd with mod_wsgi). sudo needs privilege
+//     escalation and the capabilities it uses, so only MKNOD is dropped there.
+//   - the jobs run keystone-manage directly as the keystone user, the files they read
+//     mounted where Keystone reads them (subPath): no copy, no escalation, no capability.
+//
+// Keys are mounted, not copied, so a rotation reaches running pods.
 const (
 	// KeystoneUID is the keystone user of the image.
 	KeystoneUID int64 = 42425
@@ -31,17 +41,25 @@ const (
 	JobDeadlineSeconds int64 = 20 * 60
 	// BootstrapPasswordEnv is read by `keystone-manage bootstrap`.
 	BootstrapPasswordEnv = "OS_BOOTSTRAP_PASSWORD"
+	// KollaStart is the API container's command, as keystone-operator runs it.
+	KollaStart = "/usr/local/bin/kolla_start"
 
 	configVolume     = "config-data"
 	kollaVolume      = "kolla-config"
 	fernetVolume     = "fernet-keys"
 	credentialVolume = "credential-keys"
-	kollaStart       = "/usr/local/bin/kolla_set_configs && exec /usr/local/bin/kolla_start"
 )
 
-// JobCommand is the shell command of a job container: copy the configuration, then run cmd.
-func JobCommand(cmd string) string {
-	return "/usr/local/bin/kolla_set_configs && exec " + cmd
+// JobCommand is the shell command of a job container running cmd (keystone-manage).
+func JobCommand(cmd string) string { return "exec " + cmd }
+
+// jobConfigFiles are the files of the configuration Secret a job's keystone-manage
+// reads (ManageConfigArgs, my.cnf), by where it reads them.
+var jobConfigFiles = map[string]string{
+	"/etc/keystone/" + KeystoneConf:               KeystoneConf,
+	"/etc/keystone/keystone.conf.d/" + CustomConf: CustomConf,
+	"/etc/keystone/" + ManageConf:                 ManageConf,
+	MyCnfPath:                                     MyCnf,
 }
 
 // DBSyncJob runs `keystone-manage db_sync` for the configuration of hash.
@@ -113,7 +131,7 @@ func job(api *keystonev1.KeystoneAPI, name, hash, cmd string, env []corev1.EnvVa
 		Name:    name,
 		Command: []string{"/bin/bash", "-c", JobCommand(cmd)},
 		Env:     env,
-	}, false)
+	}, jobPod)
 	pod.RestartPolicy = corev1.RestartPolicyNever
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: api.Namespace, Labels: Labels(api),
@@ -198,12 +216,12 @@ func Deployment(api *keystonev1.KeystoneAPI, configRevision string) *appsv1.Depl
 	}
 	pod := podSpec(api, corev1.Container{
 		Name:           "keystone-api",
-		Command:        []string{"/bin/bash", "-c", kollaStart},
+		Command:        []string{"/bin/bash", "-c", KollaStart},
 		Ports:          []corev1.ContainerPort{{Name: "keystone", ContainerPort: Port, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe: probe(2),
 		LivenessProbe:  probe(20),
 		Resources:      api.Spec.Resources,
-	}, true)
+	}, apiPod)
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: api.Name, Namespace: api.Namespace, Labels: Labels(api)},
 		Spec: appsv1.DeploymentSpec{
@@ -217,27 +235,53 @@ func Deployment(api *keystonev1.KeystoneAPI, configRevision string) *appsv1.Depl
 	}
 }
 
-// podSpec completes container c with the image, the configuration and keys, and a
-// restricted security context, and wraps it in a pod spec.
-func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container, certificates bool) corev1.PodSpec {
-	kollaFile := APIKollaConfig
+// podKind tells podSpec which start contract a container follows.
+type podKind int
+
+const (
+	// apiPod: kolla_start, which copies the configuration into place with sudo.
+	apiPod podKind = iota
+	// jobPod: keystone-manage, the configuration mounted where it reads it.
+	jobPod
+)
+
+// podSpec completes container c with the image, the configuration and keys, and the
+// security context its start contract allows, and wraps it in a pod spec.
+func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container, kind podKind) corev1.PodSpec {
 	c.Image = api.Spec.ContainerImage
 	// A failed db-sync or bootstrap explains itself: the end of its log becomes the
 	// termination message that the condition quotes.
 	c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 	c.Env = append(c.Env, corev1.EnvVar{Name: "KOLLA_CONFIG_STRATEGY", Value: "COPY_ALWAYS"})
 	c.VolumeMounts = []corev1.VolumeMount{
-		{Name: configVolume, MountPath: ConfigMountPath, ReadOnly: true},
-		{Name: kollaVolume, MountPath: KollaConfigMountPath, SubPath: kollaFile, ReadOnly: true},
 		{Name: fernetVolume, MountPath: FernetKeyRepository, ReadOnly: true},
 		{Name: credentialVolume, MountPath: CredentialKeyRepository, ReadOnly: true},
 	}
 	c.SecurityContext = &corev1.SecurityContext{
-		RunAsUser:                ptr.To(KeystoneUID),
-		RunAsNonRoot:             ptr.To(true),
-		AllowPrivilegeEscalation: ptr.To(false),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		RunAsUser:      ptr.To(KeystoneUID),
+		RunAsGroup:     ptr.To(KeystoneUID),
+		RunAsNonRoot:   ptr.To(true),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	volumes := []corev1.Volume{
+		secretVolume(configVolume, ConfigSecretName(api), nil),
+		secretVolume(fernetVolume, KeysSecretName(api), keyItems(FernetKeyPrefix, int(fernetMaxActiveKeys(api)))),
+		secretVolume(credentialVolume, KeysSecretName(api), keyItems(CredentialKeyPrefix, CredentialKeyCount)),
+	}
+	if kind == apiPod {
+		// sudo, for kolla_set_configs: escalation allowed, and the capabilities it uses.
+		c.SecurityContext.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"MKNOD"}}
+		c.VolumeMounts = append(c.VolumeMounts,
+			corev1.VolumeMount{Name: configVolume, MountPath: ConfigMountPath, ReadOnly: true},
+			corev1.VolumeMount{Name: kollaVolume, MountPath: KollaConfigMountPath, SubPath: APIKollaConfig, ReadOnly: true})
+		volumes = append(volumes, secretVolume(kollaVolume, ConfigSecretName(api), nil))
+	} else {
+		c.SecurityContext.AllowPrivilegeEscalation = ptr.To(false)
+		c.SecurityContext.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}
+		for _, path := range slices.Sorted(maps.Keys(jobConfigFiles)) {
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: configVolume, MountPath: path,
+				SubPath: jobConfigFiles[path], ReadOnly: true})
+		}
 	}
 	spec := corev1.PodSpec{
 		// The group of the mounted key and config files, so the keystone user reads them (mode 0440).
@@ -247,15 +291,10 @@ func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container, certificates bool)
 		// Keystone never talks to the Kubernetes API: no token to steal from its pods.
 		AutomountServiceAccountToken: ptr.To(false),
 		Containers:                   []corev1.Container{c},
-		Volumes: []corev1.Volume{
-			secretVolume(configVolume, ConfigSecretName(api), nil),
-			secretVolume(kollaVolume, ConfigSecretName(api), nil),
-			secretVolume(fernetVolume, KeysSecretName(api), keyItems(FernetKeyPrefix, int(fernetMaxActiveKeys(api)))),
-			secretVolume(credentialVolume, KeysSecretName(api), keyItems(CredentialKeyPrefix, CredentialKeyCount)),
-		},
+		Volumes:                      volumes,
 	}
-	vols, mounts := tlsVolumes(api, certificates)
-	if certificates {
+	vols, mounts := tlsVolumes(api, kind == apiPod)
+	if kind == apiPod {
 		// The API pods also get the extraMounts, as keystone-operator propagates them.
 		extraVols, extraMounts := ExtraVolumes(api)
 		vols, mounts = append(vols, extraVols...), append(mounts, extraMounts...)

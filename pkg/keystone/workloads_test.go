@@ -28,8 +28,13 @@ func TestDeployment(t *testing.T) {
 	g.Expect(c.Image).To(Equal("keystone:test"))
 	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/v3"))
 	g.Expect(*c.SecurityContext.RunAsNonRoot).To(BeTrue())
-	g.Expect(*c.SecurityContext.AllowPrivilegeEscalation).To(BeFalse())
-	g.Expect(c.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
+	// The image's kolla_start runs `sudo -E kolla_set_configs`: escalation allowed, only
+	// MKNOD dropped, as keystone-operator starts it.
+	g.Expect(c.Command).To(Equal([]string{"/bin/bash", "-c", "/usr/local/bin/kolla_start"}))
+	g.Expect(c.SecurityContext.AllowPrivilegeEscalation).To(BeNil())
+	g.Expect(c.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("MKNOD")))
+	g.Expect(*c.SecurityContext.RunAsUser).To(BeEquivalentTo(42425))
+	g.Expect(c.VolumeMounts).To(ContainElement(HaveField("MountPath", "/var/lib/kolla/config_files/config.json")))
 	g.Expect(dep.Spec.Template.Spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()), "no API token in Keystone's pods")
 
 	var fernet *corev1.Volume
@@ -273,4 +278,34 @@ func TestPodsRunAsTheirServiceAccount(t *testing.T) {
 	g.Expect(binding.Subjects).To(HaveLen(1))
 	g.Expect(binding.Subjects[0].Name).To(Equal(ServiceAccount(api).Name))
 	g.Expect(binding.Subjects[0].Namespace).To(Equal(api.Namespace))
+}
+
+// TestJobsRunKeystoneManageUnprivileged: db-sync, bootstrap and trust flush run
+// keystone-manage directly, as the keystone user, without escalation or capabilities,
+// the files it reads mounted where it reads them (the image's /etc/keystone is root's).
+func TestJobsRunKeystoneManageUnprivileged(t *testing.T) {
+	g := NewWithT(t)
+	api := testAPI()
+	specs := map[string]corev1.PodSpec{
+		"db-sync":     DBSyncJob(api, "h").Spec.Template.Spec,
+		"bootstrap":   BootstrapJob(api, "h", map[string]string{}).Spec.Template.Spec,
+		"trust-flush": TrustFlushCronJob(api).Spec.JobTemplate.Spec.Template.Spec,
+	}
+	for name, spec := range specs {
+		c := spec.Containers[0]
+		g.Expect(c.Command[2]).To(HavePrefix("exec keystone-manage "+ManageConfigArgs), name)
+		g.Expect(c.Command[2]).NotTo(ContainSubstring("kolla"), name)
+		g.Expect(*c.SecurityContext.RunAsUser).To(BeEquivalentTo(42425), name)
+		g.Expect(*c.SecurityContext.AllowPrivilegeEscalation).To(BeFalse(), name)
+		g.Expect(c.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")), name)
+		mounts := map[string]string{}
+		for _, m := range c.VolumeMounts {
+			mounts[m.MountPath] = m.SubPath
+		}
+		g.Expect(mounts).To(HaveKeyWithValue("/etc/keystone/keystone.conf", "keystone.conf"), name)
+		g.Expect(mounts).To(HaveKeyWithValue("/etc/keystone/keystone.conf.d/custom.conf", "custom.conf"), name)
+		g.Expect(mounts).To(HaveKeyWithValue("/etc/keystone/keystone-manage.conf", "keystone-manage.conf"), name)
+		g.Expect(mounts).To(HaveKeyWithValue("/etc/my.cnf", "my.cnf"), name)
+		g.Expect(mounts).NotTo(HaveKey("/var/lib/kolla/config_files/config.json"), name)
+	}
 }
