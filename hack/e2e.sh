@@ -73,6 +73,9 @@ wait_until "the local cluster (devrun's kubeconfig hint)" 900 "$devrun" "$logs/d
 KUBECONFIG=$(sed -n 's/^ *export KUBECONFIG=//p' "$logs/devrun.log" | head -n 1)
 export KUBECONFIG
 echo "e2e: cluster ready, KUBECONFIG=$KUBECONFIG"
+# Multus's kind, as on a cluster with Multus (the actor plays Multus's pod annotations):
+# the tls scenario sets networkAttachments, as a default OpenStackControlPlane does.
+kubectl apply --server-side -f tests/functional/testdata/crds/k8s.cni.cncf.io_network-attachment-definitions.yaml >/dev/null
 
 mapfile -t image < <(hack/manager-image.sh "$root/bin/manager-image")
 ((${#image[@]} == 2)) || { echo "e2e: hack/manager-image.sh printed no archive and image" >&2; exit 1; }

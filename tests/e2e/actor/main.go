@@ -17,6 +17,12 @@
 //     infra-operator writes (rabbitmq-transport-url-<name>, key transport_url); it is
 //     Ready once RabbitMQ accepts connections. Only the cluster's default user and vhost
 //     are played: a TransportURL naming another user or vhost is False, saying so.
+//   - Multus: a pod asking for networks (annotation k8s.v1.cni.cncf.io/networks) gets, once
+//     it has its IP, the k8s.v1.cni.cncf.io/network-status Multus would write: the pod
+//     network, and one entry per requested network whose NetworkAttachmentDefinition
+//     exists. The local cluster has one bridge and no Multus: those entries carry an
+//     address made from the pod's (192.0.2.<last octet>, a documentation range), and no
+//     second interface exists.
 //
 // The actor runs on the host, beside the operator, and reaches MariaDB through the
 // Service's cluster IP (kube-proxy's rules apply to the host too).
@@ -27,6 +33,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -42,18 +49,22 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -123,10 +134,68 @@ func run() error {
 		Owns(&corev1.Secret{}).Complete(reconcile.Func(a.transportURL)); err != nil {
 		return err
 	}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("multus").For(&corev1.Pod{},
+		builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetAnnotations()[networksAnnotation] != ""
+		}))).Complete(reconcile.Func(a.multus)); err != nil {
+		return err
+	}
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
 type actor struct{ client.Client }
+
+// Multus's pod annotations.
+const (
+	networksAnnotation      = "k8s.v1.cni.cncf.io/networks"
+	networkStatusAnnotation = "k8s.v1.cni.cncf.io/network-status"
+)
+
+var nadGVK = schema.GroupVersionKind{Group: "k8s.cni.cncf.io", Version: "v1", Kind: "NetworkAttachmentDefinition"}
+
+// multus writes the network status of a pod that asked for networks (see the package
+// comment: the attachments are played, not made).
+func (a *actor) multus(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pod := &corev1.Pod{}
+	if err := a.Get(ctx, req.NamespacedName, pod); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if pod.Status.PodIP == "" || pod.Annotations[networkStatusAnnotation] != "" {
+		return reconcile.Result{}, nil
+	}
+	var requested []struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+		Interface string `json:"interface"`
+	}
+	if err := json.Unmarshal([]byte(pod.Annotations[networksAnnotation]), &requested); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "pod's networks annotation is not Multus's JSON list", "pod", req.NamespacedName)
+		return reconcile.Result{}, nil
+	}
+	octet := pod.Status.PodIP[strings.LastIndex(pod.Status.PodIP, ".")+1:]
+	status := []map[string]any{{"name": "local-bridge", "interface": "eth0", "ips": []string{pod.Status.PodIP}, "default": true}}
+	for _, n := range requested {
+		ns := n.Namespace
+		if ns == "" {
+			ns = pod.Namespace
+		}
+		nad := &unstructured.Unstructured{}
+		nad.SetGroupVersionKind(nadGVK)
+		if err := a.Get(ctx, client.ObjectKey{Namespace: ns, Name: n.Name}, nad); err != nil {
+			// Multus leaves a pod whose definition is missing without a sandbox; retried.
+			return reconcile.Result{RequeueAfter: retry}, client.IgnoreNotFound(err)
+		}
+		status = append(status, map[string]any{"name": ns + "/" + n.Name, "interface": n.Interface,
+			"ips": []string{"192.0.2." + octet}})
+	}
+	data, err := json.Marshal(status)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	patch := client.MergeFrom(pod.DeepCopy())
+	pod.Annotations[networkStatusAnnotation] = string(data)
+	return reconcile.Result{}, client.IgnoreNotFound(a.Patch(ctx, pod, patch))
+}
 
 // database creates the instance's server and the database, and drops it on deletion.
 func (a *actor) database(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
