@@ -28,7 +28,8 @@ var fileName = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
 // step.
 func SpecProblems(api *keystonev1.KeystoneAPI) []string {
 	var out []string
-	if errs := validation.IsDNS1035Label(api.Name); len(errs) > 0 || len(api.Name) > MaxNameLength {
+	// Only a deployed Keystone has Services and a CronJob named after the KeystoneAPI.
+	if errs := validation.IsDNS1035Label(api.Name); !api.Spec.ExternalKeystoneAPI && (len(errs) > 0 || len(api.Name) > MaxNameLength) {
 		out = append(out, fmt.Sprintf("the name %q cannot name Keystone's Services and CronJob: it must be at most %d "+
 			"lower case letters, digits and '-', starting with a letter", api.Name, MaxNameLength))
 	}

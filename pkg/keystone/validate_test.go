@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
 )
 
 // TestSpecProblems: what no schema can say, refused with the reason (the rules
@@ -27,6 +29,14 @@ func TestSpecProblems(t *testing.T) {
 		}
 		g.Expect(problems).To(ContainSubstring(want), name)
 	}
+	external := testAPI()
+	external.Name = strings.Repeat("k", MaxNameLength+1)
+	external.Spec.ExternalKeystoneAPI = true
+	external.Spec.Override.Service = &keystonev1.ServiceOverrides{
+		Public:   &keystonev1.EndpointOverride{EndpointURL: ptr.To("https://keystone.example.com")},
+		Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To("https://keystone.example.com")},
+	}
+	g.Expect(SpecProblems(external)).To(BeEmpty(), "external mode makes no Service or CronJob")
 }
 
 func TestTrustFlushScheduleProblem(t *testing.T) {
