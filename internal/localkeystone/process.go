@@ -50,12 +50,15 @@ func (p *Process) Stop() {
 		return
 	}
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	var err error
 	select {
-	case <-p.done:
+	case err = <-p.done:
 	case <-time.After(10 * time.Second):
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
+		err = <-p.done
 	}
+	// Put back for a second Stop (a test stops Keystone, then its stack): it returns at once.
+	p.done <- err
 }
 
 // tail returns the end of the process's log, for error messages.

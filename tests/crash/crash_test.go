@@ -39,6 +39,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -111,6 +112,7 @@ func (o *operator) logTail() string {
 // harness is the test's world: the control plane, the real Keystone, the actor and the
 // operator process.
 type harness struct {
+	stack *localkeystone.Stack
 	t     *testing.T
 	g     *WithT
 	ctx   context.Context
@@ -154,11 +156,14 @@ func newHarness(t *testing.T, ctx context.Context) *harness {
 
 	stack, err := localkeystone.StartStack(ctx, filepath.Join(dir, "keystone"), stackAPI(), adminPassword)
 	g.Expect(err).NotTo(HaveOccurred())
+	h.stack = stack
 	h.clean = append(h.clean, stack.Stop)
 	h.url = stack.Keystone.URL()
 	h.kc = adminClient(g, h.url)
 
-	actors, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: manager.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	// Each test of the package starts its own actors: their controllers' names repeat.
+	actors, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: manager.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(testactor.Setup(actors)).To(Succeed())
 	actorCtx, stopActors := context.WithCancel(ctx) //nolint:gosec // stopActors runs in close, with the rest
@@ -204,6 +209,54 @@ func TestCrashSafety(t *testing.T) {
 	t.Logf("killed %d more times while deleting; everything gone %s after the deletion", h.op.killed-killedBefore,
 		time.Since(start).Round(time.Second))
 	h.expectNothingLeft()
+}
+
+// TestCrashKeystoneGoneMidTeardown deletes the registrations and their external
+// KeystoneAPI, stops Keystone before they are all removed (a decommissioned Keystone),
+// and kills the operator at random meanwhile: once the KeystoneAPI is annotated
+// orphan-on-delete, everything goes, no finalizer is left, and every registration that
+// was still in Keystone is named in an Orphaned Event.
+func TestCrashKeystoneGoneMidTeardown(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	h := newHarness(t, ctx)
+	defer h.close()
+	g, c, reg := h.g, h.c, registrationNamespace
+
+	h.createRegistrations()
+	h.op.rampage(kills / 4)
+	g.Eventually(h.allReady, 3*time.Minute, time.Second).Should(Succeed())
+
+	h.deleteAll(nil)
+	time.Sleep(rand.N(1500 * time.Millisecond)) //nolint:gosec // a random moment, not a secret
+	h.stack.Keystone.Stop()
+	t.Log("Keystone stopped while the registrations were being removed")
+	h.op.kill()
+	h.op.rampage(kills / 4)
+	// Stuck: the conditions say how to finish.
+	g.Eventually(func(g Gomega) {
+		list := &keystonev1.KeystoneServiceList{}
+		g.Expect(c.List(ctx, list, client.InNamespace(reg))).To(Succeed())
+		g.Expect(list.Items).NotTo(BeEmpty(), "every registration left Keystone before it stopped: no escape to test")
+	}, 30*time.Second, time.Second).Should(Succeed())
+	api := &keystonev1.KeystoneAPI{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: reg, Name: "keystone"}, api)).To(Succeed())
+	api.Annotations = map[string]string{"keystone.openstack.org/orphan-on-delete": "true"}
+	g.Expect(c.Update(ctx, api)).To(Succeed())
+	h.op.kill()
+	h.op.rampage(kills / 4)
+	g.Eventually(h.allGone, 3*time.Minute, time.Second).Should(Succeed())
+	h.expectNoFinalizers()
+	events := &corev1.EventList{}
+	g.Expect(c.List(ctx, events, client.InNamespace(reg))).To(Succeed())
+	orphaned := map[string]bool{}
+	for _, e := range events.Items {
+		if e.Reason == "Orphaned" {
+			orphaned[e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name] = true
+		}
+	}
+	g.Expect(orphaned).NotTo(BeEmpty(), "what stayed in Keystone is named in Events")
+	t.Logf("killed %d times; %d registrations named as left in the stopped Keystone", h.op.killed, len(orphaned))
 }
 
 // createRollouts creates one KeystoneAPI per namespace, its dependencies played by the actor.
@@ -308,6 +361,12 @@ func (h *harness) deleteAll(deployed []string) {
 // expectNothingLeft checks that no object keeps a finalizer of ours and that Keystone
 // holds nothing of the registrations.
 func (h *harness) expectNothingLeft() {
+	h.expectNoFinalizers()
+	h.expectKeystoneEmpty()
+}
+
+// expectNoFinalizers checks that no object keeps a finalizer of ours.
+func (h *harness) expectNoFinalizers() {
 	g := h.g
 	for _, list := range []client.ObjectList{&memcachedv1.MemcachedList{}, &mariadbv1.MariaDBDatabaseList{},
 		&mariadbv1.MariaDBAccountList{}, &corev1.SecretList{}} {
@@ -321,6 +380,11 @@ func (h *harness) expectNothingLeft() {
 			}
 		}
 	}
+}
+
+// expectKeystoneEmpty checks that Keystone holds nothing of the registrations.
+func (h *harness) expectKeystoneEmpty() {
+	g := h.g
 	catalog := readKeystone(g, h.kc)
 	for typ := range catalog.services {
 		g.Expect(typ).NotTo(HavePrefix("type-svc"), "a service left in Keystone")
