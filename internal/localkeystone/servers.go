@@ -3,6 +3,7 @@ package localkeystone
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 )
 
@@ -97,6 +99,8 @@ func (m *Memcached) Addr() string { return "127.0.0.1:" + strconv.Itoa(m.Port) }
 type Keystone struct {
 	*Process
 	Port int
+	// TLS, when set, serves HTTPS with its certificate.
+	TLS *TLS
 	// ConfigFiles are read in order; later files win.
 	ConfigFiles []string
 	// ManageFiles are read by keystone-manage in a job after ConfigFiles (ManageConf).
@@ -104,7 +108,27 @@ type Keystone struct {
 }
 
 // URL is Keystone's base URL.
-func (k *Keystone) URL() string { return "http://127.0.0.1:" + strconv.Itoa(k.Port) }
+func (k *Keystone) URL() string {
+	if k.TLS != nil {
+		return "https://127.0.0.1:" + strconv.Itoa(k.Port)
+	}
+	return "http://127.0.0.1:" + strconv.Itoa(k.Port)
+}
+
+// TLS is a server certificate and key for 127.0.0.1 and the CA that signed it, PEM.
+type TLS struct{ Cert, Key, CA []byte }
+
+// client is an HTTP client of this Keystone: it trusts the TLS CA alone when set.
+func (k *Keystone) client() (*http.Client, error) {
+	if k.TLS == nil {
+		return http.DefaultClient, nil
+	}
+	transport, err := identity.TransportFor(&http.Transport{}, k.TLS.CA)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Client{Transport: transport}, nil
+}
 
 // Manage runs keystone-manage with the configuration files and extra environment.
 func (k *Keystone) Manage(ctx context.Context, env []string, args ...string) error {
@@ -152,9 +176,18 @@ func (k *Keystone) Serve(dir string) error {
 		k.Port = port
 	}
 	port := k.Port
+	socket := []string{"--http-socket", "127.0.0.1:" + strconv.Itoa(port)}
+	if k.TLS != nil {
+		paths, err := WriteFiles(dir, []string{"keystone.crt", "keystone.key"},
+			map[string]string{"keystone.crt": string(k.TLS.Cert), "keystone.key": string(k.TLS.Key)})
+		if err != nil {
+			return err
+		}
+		socket = []string{"--https-socket", "127.0.0.1:" + strconv.Itoa(port) + "," + paths[0] + "," + paths[1]}
+	}
 	var err error
 	k.Process, err = start(filepath.Join(dir, "keystone.log"), "/usr/bin/uwsgi", []string{
-		"--plugin", "python3", "--http-socket", "127.0.0.1:" + strconv.Itoa(port),
+		"--plugin", "python3", socket[0], socket[1],
 		// Without it Go clients sometimes get "connection reset by peer" on a reused connection.
 		"--add-header", "Connection: close",
 		"--wsgi-file", "/usr/bin/keystone-wsgi-public", "--processes", strconv.Itoa(Processes()), "--threads", "1",

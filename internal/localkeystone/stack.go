@@ -36,6 +36,12 @@ type StackOption func(*stackOptions)
 
 type stackOptions struct {
 	productionHashing bool
+	tls               *TLS
+}
+
+// WithTLS serves Keystone over HTTPS with t's certificate.
+func WithTLS(t TLS) StackOption {
+	return func(o *stackOptions) { o.tls = &t }
 }
 
 // ProductionHashing keeps Keystone's default password hashing (bcrypt, 12 rounds:
@@ -103,7 +109,7 @@ func StartStack(ctx context.Context, dir string, api *keystonev1.KeystoneAPI, ad
 		return nil, err
 	}
 	// my.cnf is read by PyMySQL, not by oslo.config.
-	s.Keystone = &Keystone{ConfigFiles: paths[:2], ManageFiles: paths[2:3]}
+	s.Keystone = &Keystone{ConfigFiles: paths[:2], ManageFiles: paths[2:3], TLS: o.tls}
 	if s.Keystone.Port, err = FreePort(); err != nil {
 		return nil, err
 	}

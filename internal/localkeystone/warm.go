@@ -119,7 +119,11 @@ func (k *Keystone) request(ctx context.Context, method, path, token string, body
 	if token != "" {
 		req.Header.Set("X-Auth-Token", token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client, err := k.client()
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}

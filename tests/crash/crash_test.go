@@ -1,6 +1,6 @@
 // Package crash kills the operator with SIGKILL at random points while it rolls out
-// KeystoneAPIs and registers services in Debian's real Keystone, and while it deletes
-// them, then checks that everything converged: every object Ready (or gone), no
+// KeystoneAPIs and registers services in Debian's real Keystone (over HTTPS, an
+// external KeystoneAPI verifying it against a CA bundle), and while it deletes them, then checks that everything converged: every object Ready (or gone), no
 // duplicate in Keystone, no finalizer left behind.
 package crash
 
@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +31,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/manager"
 	"github.com/keystone-stepwise/keystone-operator/internal/testactor"
 	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
+	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	. "github.com/onsi/gomega"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
@@ -113,6 +115,8 @@ func (o *operator) logTail() string {
 // operator process.
 type harness struct {
 	stack *localkeystone.Stack
+	// caPEM verifies Keystone's certificate.
+	caPEM []byte
 	t     *testing.T
 	g     *WithT
 	ctx   context.Context
@@ -154,12 +158,20 @@ func newHarness(t *testing.T, ctx context.Context) *harness {
 	h.c, err = client.New(cfg, client.Options{Scheme: manager.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 
-	stack, err := localkeystone.StartStack(ctx, filepath.Join(dir, "keystone"), stackAPI(), adminPassword)
+	// The registrations reach Keystone over HTTPS, verified against a CA bundle, as
+	// openstack-operator's default (TLS everywhere) makes them.
+	ca, err := testutil.NewCA("crash-keystone-ca")
+	g.Expect(err).NotTo(HaveOccurred())
+	cert, key, err := ca.Issue("127.0.0.1")
+	g.Expect(err).NotTo(HaveOccurred())
+	h.caPEM = ca.PEM
+	stack, err := localkeystone.StartStack(ctx, filepath.Join(dir, "keystone"), stackAPI(), adminPassword,
+		localkeystone.WithTLS(localkeystone.TLS{Cert: cert, Key: key, CA: ca.PEM}))
 	g.Expect(err).NotTo(HaveOccurred())
 	h.stack = stack
 	h.clean = append(h.clean, stack.Stop)
 	h.url = stack.Keystone.URL()
-	h.kc = adminClient(g, h.url)
+	h.kc = adminClient(g, h.url, ca.PEM)
 
 	// Each test of the package starts its own actors: their controllers' names repeat.
 	actors, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: manager.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
@@ -281,11 +293,15 @@ func (h *harness) createRegistrations() {
 	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: reg}})).To(Succeed())
 	g.Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: reg, Name: "osp-secret"},
 		StringData: map[string]string{"AdminPassword": adminPassword, "ServicePassword": "service-password"}})).To(Succeed())
-	g.Expect(c.Create(ctx, &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: reg, Name: "keystone"},
+	g.Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: reg, Name: "combined-ca-bundle"},
+		StringData: map[string]string{"tls-ca-bundle.pem": string(h.caPEM)}})).To(Succeed())
+	api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: reg, Name: "keystone"},
 		Spec: keystonev1.KeystoneAPISpec{ContainerImage: "keystone", Secret: "osp-secret", ExternalKeystoneAPI: true,
 			Override: keystonev1.APIOverrideSpec{Service: &keystonev1.ServiceOverrides{
 				Public:   &keystonev1.EndpointOverride{EndpointURL: ptr.To(h.url)},
-				Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To(h.url)}}}}})).To(Succeed())
+				Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To(h.url)}}}}}
+	api.Spec.TLS.CaBundleSecretName = "combined-ca-bundle"
+	g.Expect(c.Create(ctx, api)).To(Succeed())
 	for i := range registrations {
 		name := fmt.Sprintf("svc%02d", i)
 		g.Expect(c.Create(ctx, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: reg, Name: name},
@@ -431,12 +447,16 @@ func stackAPI() *keystonev1.KeystoneAPI {
 			PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"}, FernetMaxActiveKeys: ptr.To[int32](5)}}
 }
 
-func adminClient(g *WithT, url string) *gophercloud.ServiceClient {
-	provider, err := openstack.AuthenticatedClient(context.Background(), gophercloud.AuthOptions{
+func adminClient(g *WithT, url string, caPEM []byte) *gophercloud.ServiceClient {
+	provider, err := openstack.NewClient(url + "/v3/")
+	g.Expect(err).NotTo(HaveOccurred())
+	transport, err := identity.TransportFor(&http.Transport{}, caPEM)
+	g.Expect(err).NotTo(HaveOccurred())
+	provider.HTTPClient = http.Client{Transport: transport}
+	g.Expect(openstack.Authenticate(context.Background(), provider, gophercloud.AuthOptions{
 		IdentityEndpoint: url + "/v3/", Username: "admin", Password: adminPassword, DomainName: "Default",
 		Scope: &gophercloud.AuthScope{ProjectName: "admin", DomainName: "Default"},
-	})
-	g.Expect(err).NotTo(HaveOccurred())
+	})).To(Succeed())
 	return &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: url + "/v3/", Type: "identity"}
 }
 
