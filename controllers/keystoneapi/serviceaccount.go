@@ -3,7 +3,6 @@ package keystoneapi
 import (
 	"context"
 	"fmt"
-	"maps"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
@@ -36,12 +35,7 @@ func (r *Reconciler) reconcileServiceAccount(ctx context.Context, s *scope) (ctr
 		desiredLabels := obj.GetLabels()
 		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, obj, func() error {
 			apply()
-			labels := obj.GetLabels()
-			if labels == nil {
-				labels = map[string]string{}
-			}
-			maps.Copy(labels, desiredLabels)
-			obj.SetLabels(labels)
+			obj.SetLabels(mergeLabels(obj.GetLabels(), desiredLabels))
 			return controllerutil.SetControllerReference(api, obj, r.Scheme())
 		}); err != nil {
 			return fmt.Errorf("ensuring %T %s: %w", obj, obj.GetName(), err)

@@ -270,10 +270,12 @@ func (c *Client) staleUser(err error, userID string) error {
 	if StatusCode(err) != http.StatusForbidden {
 		return err
 	}
-	current := c.UserID()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if userID != current && c.formerIDs[userID] {
+	if c.sc != nil {
+		c.refreshUserLocked()
+	}
+	if userID != c.userID && c.formerIDs[userID] {
 		return &StaleError{Err: err}
 	}
 	return err
