@@ -161,9 +161,12 @@ func (r *Reconciler) writeSecret(ctx context.Context, api *keystonev1.KeystoneAP
 	return secret, nil
 }
 
-// reconcileFernetKeys marks FernetKeysReady: the keys Secret exists, holds
-// fernetMaxActiveKeys fernet keys, and rotates every fernetRotationDays. While an
-// earlier step is not True the keys are observed, not rotated.
+// reconcileFernetKeys marks FernetKeysReady: the keys Secret "keystone" exists, holds
+// fernetMaxActiveKeys fernet keys and the credential keys, and rotates every
+// fernetRotationDays. A Secret "keystone" that exists is used as it is, keys and
+// rotation time (keystone-operator's, or one made by the adoption procedure of an
+// existing cloud before the KeystoneAPI): new keys are made only when there are none.
+// While an earlier step is not True the keys are observed, not rotated.
 func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	step := keystonev1.KeystoneAPIFernetKeysReady
@@ -173,13 +176,21 @@ func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Re
 	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: keystone.KeysSecretName(api)}, secret)
 	switch {
 	case apierrors.IsNotFound(err) && s.acting(step):
-		if err := r.createKeysSecret(ctx, api, maxActive, now); err != nil {
+		from, err := r.createKeysSecret(ctx, api, maxActive, now)
+		if err != nil {
 			return ctrl.Result{}, err
 		}
-		s.round.MarkFalse(step, fernetCreated, "fernet and credential keys created in secret %s", keystone.KeysSecretName(api))
+		s.round.MarkFalse(step, fernetCreated, "fernet and credential keys %s secret %s", from, keystone.KeysSecretName(api))
 		return ctrl.Result{}, nil
 	case err != nil:
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if n := len(keystone.CredentialKeys(secret.Data)); n < keystone.CredentialKeyCount {
+		// Never made up: new credential keys could not decrypt the credential table.
+		s.round.MarkFalse(step, condition.InvalidInput, "secret %s holds %d of the %d credential keys "+
+			"(CredentialKeys0..%d): add the keys of the repository Keystone's credentials were encrypted with",
+			secret.Name, n, keystone.CredentialKeyCount, keystone.CredentialKeyCount-1)
+		return ctrl.Result{}, nil
 	}
 	sched := fernetScheduleOf(secret, ptr.Deref(api.Spec.FernetRotationDays, 1), now)
 	keys := keystone.FernetKeys(secret.Data)
@@ -188,7 +199,7 @@ func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Re
 			sched.due.UTC().Format(time.RFC3339), s.afterwards(step))
 		return ctrl.Result{}, nil
 	}
-	if sched.rotate || len(keys) != maxActive || sched.raw == "" {
+	if sched.rotate || len(keys) != maxActive || sched.stale {
 		if keys, err = r.writeKeys(ctx, secret, keys, maxActive, &sched, now); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -209,6 +220,7 @@ func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Re
 type fernetSchedule struct {
 	raw       string // the annotation as found
 	malformed bool   // raw is set but not an RFC 3339 time
+	stale     bool   // the annotation is missing, or under its former name: written now
 	rotatedAt time.Time
 	due       time.Time
 	rotate    bool // due now
@@ -217,6 +229,10 @@ type fernetSchedule struct {
 
 func fernetScheduleOf(secret *corev1.Secret, days int32, now time.Time) fernetSchedule {
 	sched := fernetSchedule{raw: secret.Annotations[keystone.RotatedAtAnnotation], days: days}
+	if sched.raw == "" {
+		sched.raw = secret.Annotations[keystone.LegacyRotatedAtAnnotation]
+		sched.stale = true
+	}
 	rotatedAt, err := time.Parse(time.RFC3339, sched.raw)
 	sched.malformed = sched.raw != "" && err != nil
 	switch {
@@ -225,6 +241,8 @@ func fernetScheduleOf(secret *corev1.Secret, days int32, now time.Time) fernetSc
 		// writes a valid time back and the schedule goes on from it.
 		rotatedAt = time.Time{}
 	case err != nil:
+		// None (the adoption procedure's Secret): the keys count as rotated now, as
+		// keystone-operator counts them, so the primary key stays the primary.
 		rotatedAt = now
 	}
 	sched.rotatedAt = rotatedAt
@@ -250,6 +268,7 @@ func (r *Reconciler) writeKeys(ctx context.Context, secret *corev1.Secret, keys 
 	patch := client.MergeFrom(secret.DeepCopy())
 	secret.Data = keystone.WithFernetKeys(secret.Data, keys)
 	metav1.SetMetaDataAnnotation(&secret.ObjectMeta, keystone.RotatedAtAnnotation, sched.rotatedAt.UTC().Format(time.RFC3339))
+	delete(secret.Annotations, keystone.LegacyRotatedAtAnnotation)
 	if err := r.Patch(ctx, secret, patch); err != nil {
 		return nil, fmt.Errorf("rotating fernet keys: %w", err)
 	}
@@ -257,21 +276,50 @@ func (r *Reconciler) writeKeys(ctx context.Context, secret *corev1.Secret, keys 
 	return keys, nil
 }
 
-func (r *Reconciler) createKeysSecret(ctx context.Context, api *keystonev1.KeystoneAPI, maxActive int, now time.Time) error {
-	data, err := keystone.NewKeysData(maxActive)
-	if err != nil {
-		return err
-	}
+// createKeysSecret creates the keys Secret: with the keys of this suite's former
+// Secret (<name>-keys) when there is one, else with new keys. It says which.
+func (r *Reconciler) createKeysSecret(ctx context.Context, api *keystonev1.KeystoneAPI, maxActive int, now time.Time) (string, error) {
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: keystone.KeysSecretName(api), Namespace: api.Namespace, Labels: keystone.Labels(api),
 			Annotations: map[string]string{keystone.RotatedAtAnnotation: now.UTC().Format(time.RFC3339)}},
-		Data: data,
+	}
+	from := "created in"
+	legacy := &corev1.Secret{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: keystone.LegacyKeysSecretName(api)}, legacy)
+	switch {
+	case err == nil:
+		secret.Data = legacy.Data
+		for _, a := range []string{keystone.LegacyRotatedAtAnnotation, keystone.RotatedAtAnnotation} {
+			if v := legacy.Annotations[a]; v != "" {
+				secret.Annotations[keystone.RotatedAtAnnotation] = v
+			}
+		}
+		from = fmt.Sprintf("copied from secret %s to", legacy.Name)
+	case apierrors.IsNotFound(err):
+		if secret.Data, err = keystone.NewKeysData(maxActive); err != nil {
+			return "", err
+		}
+	default:
+		return "", fmt.Errorf("reading secret %s: %w", legacy.Name, err)
 	}
 	if err := controllerutil.SetControllerReference(api, secret, r.Scheme()); err != nil {
-		return fmt.Errorf("owning keys secret: %w", err)
+		return "", fmt.Errorf("owning keys secret: %w", err)
 	}
 	if err := r.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating keys secret: %w", err)
+		return "", fmt.Errorf("creating keys secret: %w", err)
+	}
+	return from, nil
+}
+
+// removeLegacyKeys deletes this suite's former keys Secret (<name>-keys) once no pod
+// template mounts it: the Deployment and the trust flush CronJob roll with "keystone".
+func (r *Reconciler) removeLegacyKeys(ctx context.Context, api *keystonev1.KeystoneAPI) error {
+	legacy := &corev1.Secret{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: keystone.LegacyKeysSecretName(api)}, legacy); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if err := r.Delete(ctx, legacy, client.Preconditions{UID: &legacy.UID}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting secret %s, whose keys moved to secret %s: %w", legacy.Name, keystone.KeysSecretName(api), err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package keystoneapi
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 
@@ -83,6 +84,9 @@ type scope struct {
 	privateUnsaved bool
 	// requeueAfter is the soonest time-based step (fernet rotation), 0 for none.
 	requeueAfter time.Duration
+	// previousEndpoints is status.apiEndpoints as the previous round (or
+	// keystone-operator) left it.
+	previousEndpoints map[string]string
 }
 
 // requeueAt asks for a reconcile after d, keeping the soonest request.
@@ -261,7 +265,7 @@ func (r *Reconciler) kind() condition.Kind[*keystonev1.KeystoneAPI, *scope] {
 		Skip:      skippedSteps,
 		Finalizer: Finalizer,
 		Scope: func(api *keystonev1.KeystoneAPI, round *condition.Round) *scope {
-			return &scope{api: api, round: round}
+			return &scope{api: api, round: round, previousEndpoints: maps.Clone(api.Status.APIEndpoints)}
 		},
 		Phases: r.phases(),
 		Delete: r.reconcileDelete,

@@ -3,6 +3,7 @@ package keystoneapi
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -41,7 +42,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	if err := r.releaseFinalizers(ctx, api, false); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, finalizers.Remove(ctx, r.Client, api, Finalizer)
+	return ctrl.Result{}, finalizers.Remove(ctx, r.Client, api, Finalizer, UpstreamFinalizer)
 }
 
 func dependencyName(api *keystonev1.KeystoneAPI, obj client.Object) string {
@@ -69,7 +70,8 @@ func (r *Reconciler) releaseStale(ctx context.Context, api *keystonev1.KeystoneA
 }
 
 // releaseFinalizers removes this KeystoneAPI's finalizer from every object of the kinds
-// it holds (whichever exist), but, when keepInUse, from those the spec names.
+// it holds (whichever exist), but, when keepInUse, from those the spec names; and
+// keystone-operator's from all of them (ours holds those in use).
 func (r *Reconciler) releaseFinalizers(ctx context.Context, api *keystonev1.KeystoneAPI, keepInUse bool) error {
 	mine := finalizerFor(api)
 	for _, list := range []client.ObjectList{
@@ -84,13 +86,17 @@ func (r *Reconciler) releaseFinalizers(ctx context.Context, api *keystonev1.Keys
 		}
 		for _, item := range items {
 			obj, ok := item.(client.Object)
-			if !ok || !controllerutil.ContainsFinalizer(obj, mine) {
+			if !ok {
 				continue
 			}
-			if keepInUse && obj.GetName() == dependencyName(api, obj) {
+			release := []string{UpstreamFinalizer}
+			if !keepInUse || obj.GetName() != dependencyName(api, obj) {
+				release = append(release, mine)
+			}
+			if !slices.ContainsFunc(release, func(f string) bool { return controllerutil.ContainsFinalizer(obj, f) }) {
 				continue
 			}
-			if err := finalizers.Remove(ctx, r.Client, obj, mine); err != nil {
+			if err := finalizers.Remove(ctx, r.Client, obj, release...); err != nil {
 				return err
 			}
 		}

@@ -77,6 +77,20 @@ func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, in jobI
 		s.round.MarkTrue(step, "job %s succeeded for the current inputs", desired.Name)
 		return nil
 	}
+	if s.acting(step) {
+		done, why, err := r.upstreamJobDone(ctx, s, in)
+		if err != nil {
+			return err
+		}
+		if done {
+			if err := r.setPrivateValue(ctx, s, keystone.DoneKey(in.HashKey), in.Secret); err != nil {
+				return err
+			}
+			setHash(s.api, in.HashKey, in.Public)
+			s.round.MarkTrue(step, "job %s not run again: %s", desired.Name, why)
+			return nil
+		}
+	}
 	if !s.acting(step) {
 		job := &batchv1.Job{}
 		if err := r.Get(ctx, client.ObjectKeyFromObject(desired), job); err != nil {

@@ -91,6 +91,12 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 		s.round.Halt()
 		return ctrl.Result{}, nil
 	}
+	if pending := keystone.PendingEndpoints(s.api); len(pending) > 0 {
+		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.Requested,
+			"waiting for a host in %s (openstack-operator sets it once its Route has one)", strings.Join(pending, " and "))
+		s.round.Halt()
+		return ctrl.Result{}, nil
+	}
 	spec := s.api.Spec
 	password, found, err := r.secretValue(ctx, s.api.Namespace, spec.Secret, spec.PasswordSelectors.Admin)
 	if err != nil {

@@ -58,6 +58,8 @@ func applyTopology(api *keystonev1.KeystoneAPI, topology *topologyv1.Topology, p
 	if topology == nil {
 		return
 	}
+	// The topology's spreading replaces the default anti-affinity, as in keystone-operator.
+	pod.Spec.Affinity = nil
 	t := topology.DeepCopy()
 	if c := t.Spec.TopologySpreadConstraints; c != nil {
 		for i := range *c {

@@ -50,6 +50,10 @@ func (r *Reconciler) reconcileTrustFlush(ctx context.Context, s *scope) (ctrl.Re
 	}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("ensuring cronjob %s: %w", cron.Name, err)
 	}
+	// Every pod template now mounts the keys Secret "keystone".
+	if err := r.removeLegacyKeys(ctx, api); err != nil {
+		return ctrl.Result{}, err
+	}
 	s.round.MarkTrue(step, "%s", describeCronJob(cron))
 	return ctrl.Result{}, nil
 }

@@ -43,8 +43,13 @@ func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Resu
 		s.round.MarkFalse(step, condition.InvalidInput, "%v", err)
 		return ctrl.Result{}, nil
 	}
+	selector, err := r.podSelector(ctx, api)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	var pending []string
 	for _, desired := range services {
+		desired.Spec.Selector = selector
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: desired.Name, Namespace: desired.Namespace}}
 		if !s.acting(step) {
 			if err := r.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
@@ -73,6 +78,20 @@ func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Resu
 	}
 	s.round.MarkTrue(step, "%s", msg)
 	return ctrl.Result{}, nil
+}
+
+// podSelector is what the Services select the API pods by: the Deployment's selector,
+// which every pod of the Deployment matches whatever its template, or keystone's.
+func (r *Reconciler) podSelector(ctx context.Context, api *keystonev1.KeystoneAPI) (map[string]string, error) {
+	dep := &appsv1.Deployment{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: api.Name}, dep)
+	if client.IgnoreNotFound(err) != nil {
+		return nil, fmt.Errorf("reading deployment %s: %w", api.Name, err)
+	}
+	if err != nil || dep.Spec.Selector == nil || len(dep.Spec.Selector.MatchLabels) == 0 {
+		return keystone.SelectorLabels(api), nil
+	}
+	return dep.Spec.Selector.MatchLabels, nil
 }
 
 // appliedOverride is what OverrideAnnotation records.
@@ -184,7 +203,11 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Re
 				strings.Join(missing, ", "))
 			return ctrl.Result{RequeueAfter: NetworkRecheckInterval}, nil
 		}
+		if err := r.Get(ctx, client.ObjectKeyFromObject(dep), dep); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, fmt.Errorf("reading deployment %s: %w", dep.Name, err)
+		}
 		desired := keystone.Deployment(api, s.podRevision())
+		keepSelector(desired, dep)
 		applyTopology(api, s.topology, &desired.Spec.Template)
 		networks, err := networksAnnotation(api)
 		if err != nil {
@@ -198,9 +221,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Re
 		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, dep, func() error {
 			dep.Labels = mergeLabels(dep.Labels, desired.Labels)
 			dep.Spec.Replicas = replicas
-			if dep.Spec.Selector == nil {
-				dep.Spec.Selector = desired.Spec.Selector
-			}
+			dep.Spec.Selector = desired.Spec.Selector
 			replaceTemplate(&dep.ObjectMeta, template, func() { dep.Spec.Template = desired.Spec.Template })
 			return controllerutil.SetControllerReference(api, dep, r.Scheme())
 		}); err != nil {
@@ -225,6 +246,17 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Re
 		return ctrl.Result{}, r.releaseStale(ctx, api)
 	}
 	return ctrl.Result{}, nil
+}
+
+// keepSelector makes desired keep the selector of the existing Deployment, which
+// cannot change (one made by keystone-operator, or by an earlier version of this
+// suite, selects other labels): its pods carry those labels too.
+func keepSelector(desired, existing *appsv1.Deployment) {
+	if existing.Spec.Selector == nil {
+		return
+	}
+	desired.Spec.Selector = existing.Spec.Selector.DeepCopy()
+	desired.Spec.Template.Labels = mergeLabels(desired.Spec.Template.Labels, existing.Spec.Selector.MatchLabels)
 }
 
 // podRevision identifies what the pods read from Secrets: the configuration and, when

@@ -17,6 +17,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/util"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,15 +69,37 @@ func secretName(ac *keystonev1.KeystoneApplicationCredential, id string) string 
 }
 
 // securityHash is a digest of the fields whose change replaces the credential at once:
-// roles, access rules, unrestricted. Public values only.
+// roles, access rules, unrestricted. Public values only. It is keystone-operator's
+// (lib-common's ObjectHash of the same struct), so that a credential it made is not
+// replaced when this suite takes over.
 func securityHash(spec keystonev1.KeystoneApplicationCredentialSpec) string {
-	data, _ := json.Marshal(struct {
+	hash, _ := util.ObjectHash(securityFields(spec)) // a struct of strings and bools always encodes
+	return hash
+}
+
+// securityFields are the fields securityHash covers, in keystone-operator's encoding.
+func securityFields(spec keystonev1.KeystoneApplicationCredentialSpec) any {
+	return struct {
 		Roles        []string
 		AccessRules  []keystonev1.ACRule
 		Unrestricted bool
-	}{spec.Roles, spec.AccessRules, spec.Unrestricted})
+	}{spec.Roles, spec.AccessRules, spec.Unrestricted}
+}
+
+// legacySecurityHash is the hex digest this suite recorded before it wrote
+// keystone-operator's: still accepted, so that an upgrade replaces nothing.
+func legacySecurityHash(spec keystonev1.KeystoneApplicationCredentialSpec) string {
+	data, _ := json.Marshal(securityFields(spec))
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
+}
+
+// securityChanged tells whether recorded, the hash of the current credential, is of
+// other roles, access rules or unrestricted flag than spec's. An empty one (a credential
+// made by a keystone-operator that did not record it yet) is taken as current, as
+// keystone-operator takes it.
+func securityChanged(recorded string, spec keystonev1.KeystoneApplicationCredentialSpec) bool {
+	return recorded != "" && recorded != securityHash(spec) && recorded != legacySecurityHash(spec)
 }
 
 // rotationDue is when the current credential is replaced: gracePeriodDays before it expires.
@@ -168,7 +191,7 @@ func (r *Reconciler) replacementReason(ctx context.Context, s *scope) (string, e
 	switch {
 	case st.ACID == "":
 		return "the first credential", nil
-	case st.SecurityHash != securityHash(s.ac.Spec):
+	case securityChanged(st.SecurityHash, s.ac.Spec):
 		return "its roles, access rules or unrestricted flag changed", nil
 	case !r.Clock.Now().Before(rotationDue(s.ac)):
 		return fmt.Sprintf("its rotation was due at %s", rotationDue(s.ac).UTC().Format(time.RFC3339)), nil

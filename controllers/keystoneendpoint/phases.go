@@ -3,7 +3,6 @@ package keystoneendpoint
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -243,9 +243,14 @@ func endpointsUnder(ep *keystonev1.KeystoneEndpoint, svc *keystonev1.KeystoneSer
 func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneEndpointEndpointsReady
 	ep := s.endpoint
-	if problem := invalidEndpoints(ep.Spec.Endpoints); problem != "" {
-		// keystone-operator's schema, which this suite may run on, does not validate them.
-		s.round.MarkFalse(step, condition.InvalidInput, "%s", problem)
+	if problem, pending := invalidEndpoints(ep.Spec.Endpoints); problem != "" {
+		// Not validated at admission (keystone-operator's schema does not either). A URL
+		// without a host yet is its service operator's moment before its Route has one.
+		reason := condition.InvalidInput
+		if pending {
+			reason = condition.Requested
+		}
+		s.round.MarkFalse(step, reason, "%s", problem)
 		return ctrl.Result{}, nil
 	}
 	region := registration.Region(s.api)
@@ -341,22 +346,28 @@ func describe(urls map[string]string) string {
 	return strings.Join(parts, ", ")
 }
 
-// invalidEndpoints says what is wrong with the endpoints, "" when nothing: the rules
-// of this suite's schema, for clusters that run keystone-operator's.
-func invalidEndpoints(urls map[string]string) string {
+// invalidEndpoints says what is wrong with the endpoints, "" when nothing; pending
+// when all that is wrong is a URL without a host yet ("http://").
+func invalidEndpoints(urls map[string]string) (problem string, pending bool) {
+	var hostless []string
 	for _, iface := range sortedKeys(urls) {
 		switch iface {
 		case keystonev1.EndpointPublic, keystonev1.EndpointInternal, keystonev1.EndpointAdmin:
 		default:
-			return fmt.Sprintf("endpoint interface %q is not public, internal or admin", iface)
+			return fmt.Sprintf("endpoint interface %q is not public, internal or admin", iface), false
 		}
-		u, err := url.Parse(urls[iface])
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		switch {
+		case keystone.HostlessURL(urls[iface]):
+			hostless = append(hostless, fmt.Sprintf("the %s endpoint %q", iface, urls[iface]))
+		case !keystone.AbsoluteHTTP(urls[iface]):
 			return fmt.Sprintf("the %s endpoint %q is not an absolute http or https URL, for example http://glance-internal.openstack.svc:9292",
-				iface, urls[iface])
+				iface, urls[iface]), false
 		}
 	}
-	return ""
+	if len(hostless) > 0 {
+		return fmt.Sprintf("waiting for a host in %s (its operator sets it once its Route has one)", strings.Join(hostless, " and ")), true
+	}
+	return "", false
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -1,8 +1,10 @@
 package localkeystone
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -94,6 +96,30 @@ func StartMemcached(dir string) (*Memcached, error) {
 
 // Addr is host:port of the server.
 func (m *Memcached) Addr() string { return "127.0.0.1:" + strconv.Itoa(m.Port) }
+
+// FlushAll empties the cache (memcached's flush_all): what Keystone cached of tokens
+// and credentials is read again, with the key repositories it has now.
+func (m *Memcached) FlushAll() error {
+	conn, err := net.DialTimeout("tcp", m.Addr(), 5*time.Second)
+	if err != nil {
+		return fmt.Errorf("connecting to memcached: %w", err)
+	}
+	defer func() { _ = conn.Close() }()
+	if err := conn.SetDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		return err
+	}
+	if _, err := conn.Write([]byte("flush_all\r\n")); err != nil {
+		return fmt.Errorf("flushing memcached: %w", err)
+	}
+	reply, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("reading memcached's reply to flush_all: %w", err)
+	}
+	if strings.TrimSpace(reply) != "OK" {
+		return fmt.Errorf("memcached answered flush_all with %q", strings.TrimSpace(reply))
+	}
+	return nil
+}
 
 // Keystone is Keystone's WSGI application served by uwsgi on 127.0.0.1.
 type Keystone struct {

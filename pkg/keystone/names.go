@@ -15,7 +15,9 @@ const Port = 5000
 // Names of the objects a KeystoneAPI owns, and of the files they hold.
 const (
 	ConfigSecretSuffix = "-config-data"
-	KeysSecretSuffix   = "-keys"
+	// LegacyKeysSuffix named this suite's keys Secret before it took keystone-operator's
+	// name (KeysSecretName): such a Secret is copied and then removed.
+	LegacyKeysSuffix   = "-keys"
 	DBSecretSuffix     = "-db-secret"
 	DBSyncJobSuffix    = "-db-sync"
 	BootstrapJobSuffix = "-bootstrap"
@@ -28,8 +30,11 @@ const (
 	// HashAnnotation records on a Job or pod template the digest of the public inputs
 	// (see private.go) it was built for.
 	HashAnnotation = "keystone.openstack.org/input-hash"
-	// RotatedAtAnnotation records on the keys Secret when the fernet keys last rotated.
-	RotatedAtAnnotation = "keystone.openstack.org/fernet-rotated-at"
+	// RotatedAtAnnotation records on the keys Secret when the fernet keys last rotated
+	// (keystone-operator's annotation).
+	RotatedAtAnnotation = "keystone.openstack.org/rotatedat"
+	// LegacyRotatedAtAnnotation is what this suite recorded it as before; still read.
+	LegacyRotatedAtAnnotation = "keystone.openstack.org/fernet-rotated-at"
 )
 
 // Keys of KeystoneAPIStatus.Hash.
@@ -56,8 +61,14 @@ const (
 // ConfigSecretName is the Secret holding the rendered configuration.
 func ConfigSecretName(api *keystonev1.KeystoneAPI) string { return api.Name + ConfigSecretSuffix }
 
-// KeysSecretName is the Secret holding the fernet and credential keys.
-func KeysSecretName(api *keystonev1.KeystoneAPI) string { return api.Name + KeysSecretSuffix }
+// KeysSecretName is the Secret holding the fernet and credential keys: "keystone",
+// whatever the KeystoneAPI's name, as keystone-operator names it and as the adoption
+// of an existing cloud (data-plane-adoption) creates it before the KeystoneAPI exists.
+// A namespace has one KeystoneAPI (InputReady refuses a second), so one such Secret.
+func KeysSecretName(*keystonev1.KeystoneAPI) string { return "keystone" }
+
+// LegacyKeysSecretName is where this suite kept the keys before: "<name>-keys".
+func LegacyKeysSecretName(api *keystonev1.KeystoneAPI) string { return api.Name + LegacyKeysSuffix }
 
 // DBSecretName is the Secret holding the database account's password, when the operator creates it.
 func DBSecretName(api *keystonev1.KeystoneAPI) string { return api.Name + DBSecretSuffix }
@@ -76,9 +87,18 @@ func ServiceName(api *keystonev1.KeystoneAPI, iface string) string {
 	return api.Name + InternalSuffix
 }
 
-// Labels select the pods of a KeystoneAPI and mark everything it owns.
+// Labels mark everything a KeystoneAPI owns, its pods included.
 func Labels(api *keystonev1.KeystoneAPI) map[string]string {
-	return map[string]string{"service": "keystone", "keystone.openstack.org/keystoneapi": api.Name}
+	labels := SelectorLabels(api)
+	labels["keystone.openstack.org/keystoneapi"] = api.Name
+	return labels
+}
+
+// SelectorLabels select the API pods of a new Deployment and the Services': the
+// labels keystone-operator selects them by (lib-common's service and owner), so that
+// either operator can take over the other's Deployment, whose selector cannot change.
+func SelectorLabels(api *keystonev1.KeystoneAPI) map[string]string {
+	return map[string]string{ServiceLabel: "keystone", OwnerLabel: api.Name}
 }
 
 // Hash is a stable digest of a set of named values.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/affinity"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/service"
 	"github.com/openstack-k8s-operators/lib-common/modules/storage"
 	appsv1 "k8s.io/api/apps/v1"
@@ -68,14 +69,14 @@ func DBSyncJob(api *keystonev1.KeystoneAPI, hash string) *batchv1.Job {
 }
 
 // BootstrapJob runs `keystone-manage bootstrap`: admin user, project and role, the
-// region, and Keystone's own endpoints. The password comes from the Secret.
+// region, and Keystone's public and internal endpoints (no admin endpoint, as
+// keystone-operator registers none). The password comes from the Secret.
 func BootstrapJob(api *keystonev1.KeystoneAPI, hash string, endpoints map[string]string) *batchv1.Job {
 	cmd := fmt.Sprintf("keystone-manage "+ManageConfigArgs+" bootstrap --bootstrap-username %s --bootstrap-project-name %s "+
 		"--bootstrap-role-name admin --bootstrap-service-name keystone --bootstrap-region-id %s "+
-		"--bootstrap-admin-url %s --bootstrap-internal-url %s --bootstrap-public-url %s",
+		"--bootstrap-internal-url %s --bootstrap-public-url %s",
 		shellQuote(api.Spec.AdminUser), shellQuote(api.Spec.AdminProject), shellQuote(api.Spec.Region),
-		shellQuote(endpoints[keystonev1.EndpointInternal]), shellQuote(endpoints[keystonev1.EndpointInternal]),
-		shellQuote(endpoints[keystonev1.EndpointPublic]))
+		shellQuote(endpoints[keystonev1.EndpointInternal]), shellQuote(endpoints[keystonev1.EndpointPublic]))
 	env := []corev1.EnvVar{{Name: BootstrapPasswordEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: api.Spec.Secret}, Key: api.Spec.PasswordSelectors.Admin,
 	}}}}
@@ -152,6 +153,8 @@ func job(api *keystonev1.KeystoneAPI, name, hash, cmd string, env []corev1.EnvVa
 const (
 	// OwnerLabel names the owning KeystoneAPI (lib-common's owner selector).
 	OwnerLabel = "owner"
+	// ServiceLabel names the service a pod runs (lib-common's app selector).
+	ServiceLabel = "service"
 	// EndpointLabel is the interface a Service exposes, as label and annotation.
 	EndpointLabel = "endpoint"
 	// IngressCreateAnnotation asks openstack-operator for a route to a public ClusterIP Service.
@@ -172,7 +175,7 @@ func Services(api *keystonev1.KeystoneAPI) ([]*corev1.Service, error) {
 				Annotations: map[string]string{EndpointLabel: iface}},
 			Spec: corev1.ServiceSpec{
 				Type:     corev1.ServiceTypeClusterIP,
-				Selector: Labels(api),
+				Selector: SelectorLabels(api),
 				Ports: []corev1.ServicePort{{Name: "keystone-" + iface, Port: Port, Protocol: corev1.ProtocolTCP,
 					TargetPort: intstr.FromInt32(Port)}},
 			},
@@ -204,11 +207,14 @@ func Deployment(api *keystonev1.KeystoneAPI, configRevision string) *appsv1.Depl
 	if TLSEnabled(api, keystonev1.EndpointPublic) {
 		probeScheme = corev1.URISchemeHTTPS
 	}
-	probe := func(initialDelay int32) *corev1.Probe {
+	// keystone-operator's probes: a few WSGI workers busy with slow requests (a token
+	// validation against a loaded database) must not get the pod killed. Readiness is
+	// checked more often, so a new pod serves sooner; failing it restarts nothing.
+	probe := func(period int32) *corev1.Probe {
 		return &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v3", Port: intstr.FromInt32(Port),
 				Scheme: probeScheme}},
-			InitialDelaySeconds: initialDelay, PeriodSeconds: 10, TimeoutSeconds: 5,
+			InitialDelaySeconds: 5, PeriodSeconds: period, TimeoutSeconds: 30,
 			// The API server's defaults, set here so that a comparison with the stored
 			// object (integers are compared strictly) finds nothing to change.
 			SuccessThreshold: 1, FailureThreshold: 3,
@@ -218,15 +224,18 @@ func Deployment(api *keystonev1.KeystoneAPI, configRevision string) *appsv1.Depl
 		Name:           "keystone-api",
 		Command:        []string{"/bin/bash", "-c", KollaStart},
 		Ports:          []corev1.ContainerPort{{Name: "keystone", ContainerPort: Port, Protocol: corev1.ProtocolTCP}},
-		ReadinessProbe: probe(2),
-		LivenessProbe:  probe(20),
+		ReadinessProbe: probe(10),
+		LivenessProbe:  probe(30),
 		Resources:      api.Spec.Resources,
 	}, apiPod)
+	// Two API pods on one node only when there is no other node, as keystone-operator
+	// spreads them; a topologyRef replaces this (applied by the controller).
+	pod.Affinity = affinity.DistributePods(ServiceLabel, []string{"keystone"}, corev1.LabelHostname)
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: api.Name, Namespace: api.Namespace, Labels: Labels(api)},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(ptr.Deref(api.Spec.Replicas, 1)),
-			Selector: &metav1.LabelSelector{MatchLabels: Labels(api)},
+			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(api)},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: Labels(api), Annotations: map[string]string{HashAnnotation: configRevision}},
 				Spec:       pod,

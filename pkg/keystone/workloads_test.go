@@ -44,9 +44,27 @@ func TestDeployment(t *testing.T) {
 		}
 	}
 	g.Expect(fernet).NotTo(BeNil())
-	g.Expect(fernet.Secret.SecretName).To(Equal("keystone-keys"))
+	g.Expect(fernet.Secret.SecretName).To(Equal("keystone"), "keystone-operator's keys Secret")
 	g.Expect(fernet.Secret.Items).To(HaveLen(5))
 	g.Expect(fernet.Secret.Items[4]).To(Equal(corev1.KeyToPath{Key: "FernetKeys4", Path: "4"}))
+
+	// keystone-operator's selector, so that either operator can take over the other's
+	// Deployment (a selector cannot change); the pods carry it.
+	g.Expect(dep.Spec.Selector.MatchLabels).To(Equal(map[string]string{"service": "keystone", "owner": "keystone"}))
+	for k, v := range dep.Spec.Selector.MatchLabels {
+		g.Expect(dep.Spec.Template.Labels).To(HaveKeyWithValue(k, v))
+	}
+	// keystone-operator's spreading: preferably one API pod per node.
+	anti := dep.Spec.Template.Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	g.Expect(anti).To(HaveLen(1))
+	g.Expect(anti[0].PodAffinityTerm.TopologyKey).To(Equal(corev1.LabelHostname))
+	g.Expect(anti[0].PodAffinityTerm.LabelSelector.MatchExpressions[0].Key).To(Equal("service"))
+	// No tighter than keystone-operator's probes (30 s period, 30 s timeout): a few busy
+	// WSGI workers must not get the pod killed. Readiness is checked more often; failing
+	// it restarts nothing.
+	g.Expect(c.LivenessProbe.PeriodSeconds).To(BeNumerically(">=", 30))
+	g.Expect(c.LivenessProbe.TimeoutSeconds).To(BeNumerically(">=", 30))
+	g.Expect(c.ReadinessProbe.TimeoutSeconds).To(BeNumerically(">=", 30))
 
 	other := Deployment(api, "hash-1")
 	g.Expect(other).To(Equal(dep), "a pure function of the spec and the config hash: keys are mounted, not hashed")
@@ -75,6 +93,7 @@ func TestJobs(t *testing.T) {
 	g.Expect(cmd).To(ContainSubstring("--bootstrap-public-url 'https://k.example.com'"))
 	g.Expect(cmd).To(ContainSubstring("--bootstrap-internal-url 'http://k-int:5000'"))
 	g.Expect(strings.Contains(cmd, "secret")).To(BeFalse(), "the password is not on the command line")
+	g.Expect(cmd).NotTo(ContainSubstring("--bootstrap-admin-url"), "no admin endpoint, as keystone-operator registers none")
 	env := boot.Spec.Template.Spec.Containers[0].Env[0]
 	g.Expect(env.Name).To(Equal(BootstrapPasswordEnv))
 	g.Expect(env.ValueFrom.SecretKeyRef.Name).To(Equal("osp-secret"))

@@ -25,7 +25,7 @@ var _ = Describe("KeystoneAPI fernet keys", func() {
 	It("rotate after fernetRotationDays the way keystone-manage does, without restarting pods", func() {
 		ns := newNamespace()
 		key := deploy(ns)
-		keysKey := types.NamespacedName{Namespace: ns, Name: "keystone-keys"}
+		keysKey := types.NamespacedName{Namespace: ns, Name: "keystone"}
 		before := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, keysKey, before)).To(Succeed())
 		oldKeys := keystone.FernetKeys(before.Data)
@@ -74,7 +74,7 @@ var _ = Describe("KeystoneAPI fernet rotation annotation", func() {
 	It("reports a malformed value as a Warning naming it, and keeps rotating", func() {
 		ns := newNamespace()
 		key := deploy(ns)
-		keysKey := types.NamespacedName{Namespace: ns, Name: "keystone-keys"}
+		keysKey := types.NamespacedName{Namespace: ns, Name: "keystone"}
 		before := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, keysKey, before)).To(Succeed())
 		update(keysKey, &corev1.Secret{}, func(s *corev1.Secret) {
@@ -86,7 +86,7 @@ var _ = Describe("KeystoneAPI fernet rotation annotation", func() {
 			var found bool
 			for _, e := range events.Items {
 				found = found || (e.Type == corev1.EventTypeWarning && e.Reason == "InvalidAnnotation" &&
-					strings.Contains(e.Message, `annotation keystone.openstack.org/fernet-rotated-at="yesterday" of secret keystone-keys is not an RFC 3339 time`))
+					strings.Contains(e.Message, `annotation keystone.openstack.org/rotatedat="yesterday" of secret keystone is not an RFC 3339 time`))
 			}
 			g.Expect(found).To(BeTrue(), "a Warning event naming the annotation")
 		}).Should(Succeed())

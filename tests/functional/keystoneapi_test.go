@@ -184,7 +184,7 @@ var _ = Describe("KeystoneAPI", func() {
 		Expect(string(cfg.Data["keystone.conf"])).To(ContainSubstring("connection = mysql+pymysql://" + galera + "." + ns + ".svc/keystone?"))
 		Expect(string(cfg.Data["my.cnf"])).To(MatchRegexp(`password = "[0-9a-f]{32}"`), "the generated database password")
 		keys := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-keys"}, keys)).To(Succeed())
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, keys)).To(Succeed())
 		Expect(keystone.FernetKeys(keys.Data)).To(HaveLen(5))
 		Expect(keystone.CredentialKeys(keys.Data)).To(HaveLen(2))
 		Expect(getAPI(key)(Default).Status.Hash).To(HaveKey("config"))

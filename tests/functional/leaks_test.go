@@ -100,7 +100,7 @@ var _ = Describe("Nothing leaked", func() {
 		expectConditions(key, condition{"Ready", "True", "Ready", ""})
 		keys := func(g Gomega) []string {
 			s := &corev1.Secret{}
-			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: deployed, Name: "keystone-keys"}, s)).To(Succeed())
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: deployed, Name: "keystone"}, s)).To(Succeed())
 			return keystone.FernetKeys(s.Data)
 		}
 		before := keys(Default)
@@ -109,7 +109,7 @@ var _ = Describe("Nothing leaked", func() {
 		DeferCleanup(func() { testClock.Advance(-(25 * time.Hour)) })
 		touch(key)
 		Eventually(keys).ShouldNot(Equal(before), "rotated")
-		values.addSecret(deployed, "keystone-keys")
+		values.addSecret(deployed, "keystone")
 		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.CustomServiceConfig = "[DEFAULT]\ndebug = true\n" })
 		expectConditions(key, condition{"DBSyncReady", "False", "Created", "Info"})
 		finishJob(deployed, "keystone-db-sync", true, "")

@@ -22,7 +22,6 @@ const (
 // openstack-k8s-operators keystone-operator so that its manifests apply unchanged.
 //
 // +kubebuilder:validation:XValidation:rule="!self.externalKeystoneAPI || (has(self.override.service) && has(self.override.service.public) && has(self.override.service.public.endpointURL) && has(self.override.service.internal) && has(self.override.service.internal.endpointURL))",message="externalKeystoneAPI needs both override.service.public.endpointURL and override.service.internal.endpointURL: they say where the existing Keystone is"
-// +kubebuilder:validation:XValidation:rule="self.externalKeystoneAPI || (has(self.databaseInstance) && size(self.databaseInstance) > 0)",message="databaseInstance is required unless externalKeystoneAPI is set: it names the MariaDB instance for Keystone's database"
 type KeystoneAPISpec struct {
 	// ContainerImage is the Keystone image run by the deployment and its jobs.
 	// +kubebuilder:validation:MinLength=1
@@ -45,7 +44,8 @@ type KeystoneAPISpec struct {
 	PasswordSelectors PasswordSelector `json:"passwordSelectors,omitempty"`
 
 	// DatabaseInstance names the MariaDB (Galera) instance that hosts Keystone's database.
-	// Required unless externalKeystoneAPI is set.
+	// Required unless externalKeystoneAPI is set (InputReady says so: keystone-operator's
+	// schema accepts it empty).
 	// +optional
 	DatabaseInstance string `json:"databaseInstance,omitempty"`
 
@@ -83,8 +83,8 @@ type KeystoneAPISpec struct {
 	CustomServiceConfig string `json:"customServiceConfig,omitempty"`
 
 	// DefaultConfigOverwrite replaces whole rendered files, by file name
-	// (for example keystone.conf or policy.yaml).
-	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[-._a-zA-Z0-9]+$'))",message="defaultConfigOverwrite keys are file names (letters, digits, '-', '_' and '.'), for example policy.yaml"
+	// (for example keystone.conf or policy.yaml); InputReady reports a key that is no
+	// file name.
 	// +optional
 	DefaultConfigOverwrite map[string]string `json:"defaultConfigOverwrite,omitempty"`
 
@@ -298,8 +298,9 @@ type EndpointOverride struct {
 	libservice.OverrideSpec `json:",inline"`
 
 	// EndpointURL is the URL Keystone is reached at on this interface, for example
-	// https://keystone.example.com.
-	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHost() != ''",message="endpointURL must be an absolute http or https URL, for example https://keystone.example.com"
+	// https://keystone.example.com. Not validated at admission, as keystone-operator's
+	// schema does not: openstack-operator writes "http://" for a moment, before its
+	// Route has a host. InputReady waits for a host, and reports what is no URL.
 	// +optional
 	EndpointURL *string `json:"endpointURL,omitempty"`
 }

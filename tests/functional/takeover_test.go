@@ -1,0 +1,433 @@
+package functional
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/credentials"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/localkeystone"
+	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/util"
+	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// What keystone-operator leaves behind, as its source (internal/controller,
+// internal/keystone) writes it: its finalizer on the KeystoneAPI and on what it uses,
+// the keys in the Secret "keystone" (annotation rotatedat), a Deployment selecting
+// service=keystone,owner=<name>, and status.hash holding lib-common ObjectHash digests.
+const upstreamFinalizer = "openstack.org/keystoneapi"
+
+// upstreamKeys returns keys data as keystone-operator makes it: FernetKeys0..n-1 and
+// CredentialKeys0..1, each a new fernet key.
+func upstreamKeys(fernet int) map[string][]byte {
+	GinkgoHelper()
+	data := map[string][]byte{}
+	for i := 0; i < fernet; i++ {
+		k, err := keystone.NewKey()
+		Expect(err).NotTo(HaveOccurred())
+		data[fmt.Sprintf("FernetKeys%d", i)] = []byte(k)
+	}
+	for i := 0; i < 2; i++ {
+		k, err := keystone.NewKey()
+		Expect(err).NotTo(HaveOccurred())
+		data[fmt.Sprintf("CredentialKeys%d", i)] = []byte(k)
+	}
+	return data
+}
+
+// upstreamDigest is a digest in keystone-operator's encoding (lib-common's ObjectHash).
+func upstreamDigest(v any) string {
+	GinkgoHelper()
+	h, err := util.ObjectHash(v)
+	Expect(err).NotTo(HaveOccurred())
+	return h
+}
+
+// noJobs fails when db-sync or bootstrap runs.
+func noJobs(ns string) func(g Gomega) {
+	return func(g Gomega) {
+		for _, name := range []string{"keystone-db-sync", "keystone-bootstrap"} {
+			err := k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &batchv1.Job{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "job %s must not run", name)
+		}
+	}
+}
+
+// mountedKeys reads the keys a pod of the Deployment sees: the key repository files,
+// by volume, as the Secret's items map them.
+func mountedKeys(ns string) map[string]map[string]string {
+	GinkgoHelper()
+	dep := &appsv1.Deployment{}
+	Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, dep)).To(Succeed())
+	out := map[string]map[string]string{}
+	for _, v := range dep.Spec.Template.Spec.Volumes {
+		if v.Secret == nil || (v.Name != "fernet-keys" && v.Name != "credential-keys") {
+			continue
+		}
+		secret := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: v.Secret.SecretName}, secret)).To(Succeed())
+		files := map[string]string{}
+		for _, item := range v.Secret.Items {
+			Expect(secret.Data).To(HaveKey(item.Key), "volume %s mounts key %s", v.Name, item.Key)
+			files[item.Path] = string(secret.Data[item.Key])
+		}
+		out[v.Name] = files
+	}
+	Expect(out).To(HaveKey("fernet-keys"))
+	Expect(out).To(HaveKey("credential-keys"))
+	return out
+}
+
+// upstreamKeystoneAPI creates a KeystoneAPI with keystone-operator's finalizer before
+// its admin password Secret: the operator waits at InputReady while the rest of
+// keystone-operator's state is laid out, and starts on it once the Secret exists.
+func upstreamKeystoneAPI(ns string) (*keystonev1.KeystoneAPI, types.NamespacedName) {
+	GinkgoHelper()
+	api := keystoneAPI(ns)
+	api.Finalizers = []string{upstreamFinalizer}
+	Expect(k8sClient.Create(ctx, api)).To(Succeed())
+	key := client.ObjectKeyFromObject(api)
+	expectConditions(key, condition{"InputReady", "False", "DependencyNotFound", "Warning"})
+	Expect(k8sClient.Get(ctx, key, api)).To(Succeed())
+	return api, key
+}
+
+var ownDigest = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+var _ = Describe("Taking over a KeystoneAPI from keystone-operator", func() {
+	It("keeps its keys, its Deployment's selector and its jobs' results, rolls once, and releases its finalizer", func() {
+		ns := newNamespace()
+		api, key := upstreamKeystoneAPI(ns)
+		owner := metav1.NewControllerRef(api, keystonev1.GroupVersion.WithKind("KeystoneAPI"))
+
+		rotatedAt := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+		keys := upstreamKeys(5)
+		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns,
+			Labels: map[string]string{"keystone.openstack.org/name": "keystone"}, OwnerReferences: []metav1.OwnerReference{*owner},
+			Annotations: map[string]string{"keystone.openstack.org/rotatedat": rotatedAt}}, Data: keys})).To(Succeed())
+
+		mc := &memcachedv1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "memcached", Namespace: ns, Finalizers: []string{upstreamFinalizer}},
+			Spec: memcachedv1.MemcachedSpec{MemcachedSpecCore: memcachedv1.MemcachedSpecCore{Replicas: ptr.To[int32](1)}}}
+		Expect(k8sClient.Create(ctx, mc)).To(Succeed())
+		markMemcachedReady(ns, "memcached")
+		createSecret(ns, "keystone-db-secret", map[string]string{mariadbv1.DatabasePasswordSelector: "db-password"})
+		Expect(k8sClient.Create(ctx, &mariadbv1.MariaDBDatabase{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns,
+			Finalizers: []string{upstreamFinalizer}, Labels: map[string]string{"dbName": galera}},
+			Spec: mariadbv1.MariaDBDatabaseSpec{Name: "keystone"}})).To(Succeed())
+		Expect(k8sClient.Create(ctx, &mariadbv1.MariaDBAccount{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns,
+			Finalizers: []string{upstreamFinalizer}, Labels: map[string]string{"mariaDBDatabaseName": "keystone"}},
+			Spec: mariadbv1.MariaDBAccountSpec{UserName: "keystone", Secret: "keystone-db-secret", AccountType: mariadbv1.User}})).To(Succeed())
+		markDatabaseReady(ns, galera)
+
+		selector := map[string]string{"service": "keystone", "owner": "keystone"}
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns, OwnerReferences: []metav1.OwnerReference{*owner}},
+			Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: selector},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: selector},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "keystone-api", Image: api.Spec.ContainerImage,
+						Command: []string{"/bin/bash"}, Args: []string{"-c", "/usr/local/bin/kolla_start"}}}}}}}
+		Expect(k8sClient.Create(ctx, dep)).To(Succeed())
+		rollOut(ns, "keystone", 1)
+
+		setUpstreamStatus(key, map[string]string{"public": "http://keystone-public." + ns + ".svc:5000",
+			"internal": "http://keystone-internal." + ns + ".svc:5000"})
+
+		By("the operator starts on them")
+		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
+		Eventually(func(g Gomega) {
+			a := getAPI(key)(g)
+			g.Expect(a.Status.Conditions.IsTrue("BootstrapReady")).To(BeTrue())
+		}).Should(Succeed())
+		for _, job := range []string{"keystone-db-sync", "keystone-bootstrap"} {
+			Eventually(func(g Gomega) {
+				g.Expect(eventMessages(ns)).To(ContainElement(ContainSubstring(
+					"job %s not run again: keystone-operator ran it for image %s", job, api.Spec.ContainerImage)))
+			}).Should(Succeed())
+		}
+		noJobs(ns)(Default)
+		Expect(getAPI(key)(Default).Status.Hash["dbsync"]).To(MatchRegexp(ownDigest.String()), "this suite's digest replaces keystone-operator's")
+
+		By("the Deployment keeps its selector and rolls once, mounting the same keys")
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(dep), dep)).To(Succeed())
+			g.Expect(dep.Generation).To(Equal(int64(2)))
+		}).Should(Succeed())
+		Expect(dep.Spec.Selector.MatchLabels).To(Equal(selector))
+		for k, v := range selector {
+			Expect(dep.Spec.Template.Labels).To(HaveKeyWithValue(k, v))
+		}
+		rollOut(ns, "keystone", 1)
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+		mounted := mountedKeys(ns)
+		for i := 0; i < 5; i++ {
+			Expect(mounted["fernet-keys"][fmt.Sprint(i)]).To(Equal(string(keys[fmt.Sprintf("FernetKeys%d", i)])))
+		}
+		for i := 0; i < 2; i++ {
+			Expect(mounted["credential-keys"][fmt.Sprint(i)]).To(Equal(string(keys[fmt.Sprintf("CredentialKeys%d", i)])))
+		}
+		secret := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, secret)).To(Succeed())
+		Expect(secret.Data).To(Equal(keys), "no key minted, none rotated")
+		Expect(secret.Annotations).To(HaveKeyWithValue("keystone.openstack.org/rotatedat", rotatedAt))
+		touch(key)
+		Consistently(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(dep), dep)).To(Succeed())
+			g.Expect(dep.Generation).To(Equal(int64(2)), "one rollout")
+			noJobs(ns)(g)
+		}, 2*time.Second).Should(Succeed())
+		for _, obj := range []client.Object{&memcachedv1.Memcached{}, &mariadbv1.MariaDBDatabase{}, &mariadbv1.MariaDBAccount{}} {
+			Eventually(func(g Gomega) {
+				g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: map[bool]string{true: "memcached", false: "keystone"}[isMemcached(obj)]}, obj)).To(Succeed())
+				g.Expect(obj.GetFinalizers()).NotTo(ContainElement(upstreamFinalizer), "%T", obj)
+				g.Expect(obj.GetFinalizers()).To(ContainElement("keystone.openstack.org/keystoneapi-keystone"), "%T", obj)
+			}).Should(Succeed())
+		}
+
+		By("deleted afterwards, nothing hangs")
+		Expect(k8sClient.Delete(ctx, getAPI(key)(Default))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneAPI{})) }).Should(BeTrue(),
+			"keystone-operator's finalizer released")
+		for _, obj := range []client.Object{&memcachedv1.Memcached{}, &mariadbv1.MariaDBDatabase{}, &mariadbv1.MariaDBAccount{}} {
+			Eventually(func(g Gomega) {
+				err := k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: map[bool]string{true: "memcached", false: "keystone"}[isMemcached(obj)]}, obj)
+				if apierrors.IsNotFound(err) {
+					return
+				}
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(obj.GetFinalizers()).To(BeEmpty(), "%T", obj)
+			}).Should(Succeed())
+		}
+	})
+
+	It("runs db-sync when the image changes with the takeover", func() {
+		ns := newNamespace()
+		api, key := upstreamKeystoneAPI(ns)
+		selector := map[string]string{"service": "keystone", "owner": "keystone"}
+		Expect(k8sClient.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns},
+			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: selector},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: selector},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "keystone-api", Image: "keystone:older"}}}}}})).To(Succeed())
+		setUpstreamStatus(key, nil)
+		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
+		createMemcached(ns, "memcached")
+		markMemcachedReady(ns, "memcached")
+		markDatabaseReady(ns, galera)
+		finishJob(ns, "keystone-db-sync", true, "")
+		finishJob(ns, "keystone-bootstrap", true, "")
+		Eventually(func(g Gomega) {
+			d := &appsv1.Deployment{}
+			g.Expect(k8sClient.Get(ctx, key, d)).To(Succeed())
+			g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal(api.Spec.ContainerImage))
+			g.Expect(d.Spec.Selector.MatchLabels).To(Equal(selector))
+		}).Should(Succeed())
+		rollOut(ns, "keystone", 1)
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+	})
+})
+
+// setUpstreamStatus writes status.hash as keystone-operator records it (db-sync and
+// bootstrap done) and its status.apiEndpoints.
+func setUpstreamStatus(key types.NamespacedName, endpoints map[string]string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		a := getAPI(key)(g)
+		a.Status.Hash = map[string]string{"dbsync": upstreamDigest("db-sync job"), "bootstrap": upstreamDigest("bootstrap job")}
+		a.Status.APIEndpoints = endpoints
+		g.Expect(k8sClient.Status().Update(ctx, a)).To(Succeed())
+	}).Should(Succeed())
+}
+
+// eventMessages lists the messages of the Events of a namespace.
+func eventMessages(ns string) []string {
+	GinkgoHelper()
+	events := &corev1.EventList{}
+	Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+	var out []string
+	for _, e := range events.Items {
+		out = append(out, e.Message)
+	}
+	return out
+}
+
+func isMemcached(obj client.Object) bool { _, ok := obj.(*memcachedv1.Memcached); return ok }
+
+var _ = Describe("The adoption of an existing cloud (data-plane-adoption)", func() {
+	It("deploys with the Secret keystone made beforehand: every key kept, the primary still primary, none minted", func() {
+		ns := newNamespace()
+		// As the procedure creates it: the old controllers' key repositories, copied
+		// file by file (0 is the staged key, the highest the primary), no annotation.
+		keys := upstreamKeys(2)
+		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns}, Data: keys})).To(Succeed())
+		key := deploy(ns)
+
+		secret := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, secret)).To(Succeed())
+		fernet := keystone.FernetKeys(secret.Data)
+		Expect(fernet).To(HaveLen(5), "padded to fernetMaxActiveKeys, as keystone-operator pads")
+		Expect(fernet[0]).To(Equal(string(keys["FernetKeys0"])), "the staged key")
+		Expect(fernet[4]).To(Equal(string(keys["FernetKeys1"])), "the primary key is still the primary (the highest)")
+		Expect(keystone.CredentialKeys(secret.Data)).To(Equal([]string{string(keys["CredentialKeys0"]), string(keys["CredentialKeys1"])}))
+		_, err := time.Parse(time.RFC3339, secret.Annotations["keystone.openstack.org/rotatedat"])
+		Expect(err).NotTo(HaveOccurred(), "the rotation time is recorded, not taken as overdue")
+		Expect(secret.OwnerReferences).To(BeEmpty(), "a Secret the user made stays the user's")
+		mounted := mountedKeys(ns)
+		Expect(mounted["fernet-keys"]["0"]).To(Equal(fernet[0]))
+		Expect(mounted["fernet-keys"]["4"]).To(Equal(fernet[4]))
+		expectConditions(key, condition{"FernetKeysReady", "True", "Ready", ""})
+
+		By("deleting the KeystoneAPI keeps the adopted keys")
+		Expect(k8sClient.Delete(ctx, getAPI(key)(Default))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneAPI{})) }).Should(BeTrue())
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, secret)).To(Succeed())
+	})
+
+	It("makes no credential keys up: a Secret keystone without them is reported, and nothing is deployed", func() {
+		ns := newNamespace()
+		keys := upstreamKeys(2)
+		delete(keys, "CredentialKeys1")
+		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns}, Data: keys})).To(Succeed())
+		key := createWithInputs(keystoneAPI(ns))
+		expectConditions(key, condition{"FernetKeysReady", "False", "InvalidInput", "Error"})
+		Expect(message(key, "FernetKeysReady")).To(ContainSubstring("secret keystone holds 1 of the 2 credential keys"))
+		Consistently(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, key, &appsv1.Deployment{}))
+		}, time.Second).Should(BeTrue())
+	})
+})
+
+var _ = Describe("This suite's former keys Secret", func() {
+	It("is copied to the Secret keystone, keys and rotation time, and removed once no pod mounts it", func() {
+		ns := newNamespace()
+		data, err := keystone.NewKeysData(5)
+		Expect(err).NotTo(HaveOccurred())
+		rotatedAt := time.Now().Add(-2 * time.Hour).UTC().Format(time.RFC3339)
+		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "keystone-keys", Namespace: ns,
+			Annotations: map[string]string{"keystone.openstack.org/fernet-rotated-at": rotatedAt}}, Data: data})).To(Succeed())
+		deploy(ns)
+		secret := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, secret)).To(Succeed())
+		Expect(secret.Data).To(Equal(data))
+		Expect(secret.Annotations).To(HaveKeyWithValue("keystone.openstack.org/rotatedat", rotatedAt))
+		Expect(controllerutil.HasControllerReference(secret)).To(BeTrue())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-keys"}, &corev1.Secret{}))
+		}).Should(BeTrue())
+	})
+})
+
+var _ = Describe("An override URL without a host yet", func() {
+	It("is accepted and waited for, as openstack-operator writes it before its Route has a host", func() {
+		ns := newNamespace()
+		key := deploy(ns)
+		dep := &appsv1.Deployment{}
+		Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
+		generation := dep.Generation
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) {
+			a.Spec.Override.Service = &keystonev1.ServiceOverrides{Public: &keystonev1.EndpointOverride{EndpointURL: ptr.To("http://")}}
+		})
+		expectConditions(key, condition{"Ready", "False", "Requested", "Info"}, condition{"InputReady", "False", "Requested", "Info"})
+		Expect(message(key, "InputReady")).To(ContainSubstring(`waiting for a host in override.service.public.endpointURL "http://"`))
+		Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
+		Expect(dep.Generation).To(Equal(generation), "the pods keep running as they were")
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.Override.Service = nil })
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+	})
+})
+
+var _ = Describe("The adoption of an existing cloud, against the real Keystone", Label("real-keystone"), func() {
+	It("keeps the cloud's tokens valid and its credentials readable with the keys the pods mount", func() {
+		st := realKeystone()
+		kc := adminClient(st.Keystone.URL())
+		bg := context.Background()
+		user, err := tokens.Get(bg, kc, kc.Token()).ExtractUser()
+		Expect(err).NotTo(HaveOccurred())
+		By("the cloud before the switch: a token, and a credential Keystone encrypted with its credential keys")
+		oldToken := adminClient(st.Keystone.URL()).Token()
+		cred, err := credentials.Create(bg, kc, credentials.CreateOpts{Type: "cert", UserID: user.ID, Blob: "adopted-cloud-credential"}).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { _ = credentials.Delete(bg, kc, cred.ID).ExtractErr() })
+		fernetDir, credentialDir := st.FernetDir, filepath.Join(st.Dir, "credential-keys")
+		fernet, credential := readRepository(fernetDir), readRepository(credentialDir)
+		Expect(len(fernet)).To(BeNumerically(">=", 2))
+
+		By("the procedure's Secret: the staged and the primary key, and the credential keys, copied file by file")
+		ns := newNamespace()
+		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns},
+			StringData: map[string]string{"FernetKeys0": fernet[0], "FernetKeys1": fernet[len(fernet)-1],
+				"CredentialKeys0": credential[0], "CredentialKeys1": credential[1]}})).To(Succeed())
+		deploy(ns)
+		mounted := mountedKeys(ns)
+
+		serve := func(fernetKeys, credentialKeys []string) {
+			GinkgoHelper()
+			Expect(localkeystone.WriteKeyRepository(fernetDir, fernetKeys)).To(Succeed())
+			Expect(localkeystone.WriteKeyRepository(credentialDir, credentialKeys)).To(Succeed())
+			// Keystone caches validated tokens and read credentials in memcached: emptied,
+			// so that it decrypts them with the repositories it now has.
+			Expect(st.Memcached.FlushAll()).To(Succeed())
+		}
+		// Restored whatever happens: the other specs use this Keystone.
+		DeferCleanup(func() { serve(fernet, credential) })
+
+		By("Keystone serving the keys the pods mount")
+		serve(repository(mounted["fernet-keys"]), repository(mounted["credential-keys"]))
+		fresh := adminClient(st.Keystone.URL())
+		_, err = tokens.Get(bg, fresh, oldToken).Extract()
+		Expect(err).NotTo(HaveOccurred(), "a token issued before the switch validates after it")
+		got, err := credentials.Get(bg, fresh, cred.ID).Extract()
+		Expect(err).NotTo(HaveOccurred(), "a credential encrypted before the switch decrypts after it")
+		Expect(got.Blob).To(Equal("adopted-cloud-credential"))
+
+		By("the same checks fail with keys the cloud never had (what minting new keys did)")
+		minted, err := keystone.NewKeysData(5)
+		Expect(err).NotTo(HaveOccurred())
+		serve(keystone.FernetKeys(minted), keystone.CredentialKeys(minted))
+		// The admin authenticates anew: its own token was signed with the old keys too.
+		other := adminClient(st.Keystone.URL())
+		_, err = tokens.Get(bg, other, oldToken).Extract()
+		Expect(err).To(HaveOccurred(), "Keystone does not recognise the token")
+		_, err = credentials.Get(bg, other, cred.ID).Extract()
+		Expect(err).To(HaveOccurred(), "Keystone cannot decrypt the credential")
+	})
+})
+
+// readRepository reads a key repository's files 0..n-1.
+func readRepository(dir string) []string {
+	GinkgoHelper()
+	var keys []string
+	for i := 0; ; i++ {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprint(i)))
+		if os.IsNotExist(err) {
+			return keys
+		}
+		Expect(err).NotTo(HaveOccurred())
+		keys = append(keys, string(b))
+	}
+}
+
+// repository orders mounted files "0".."n-1" as a key repository.
+func repository(files map[string]string) []string {
+	keys := make([]string, len(files))
+	for i := range keys {
+		keys[i] = files[fmt.Sprint(i)]
+	}
+	return keys
+}
