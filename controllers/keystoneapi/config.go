@@ -59,7 +59,7 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result
 	files, err := keystone.RenderConfig(api, keystone.ConfigInput{
 		DatabaseHostname: api.Status.DatabaseHostname, DatabaseUser: s.dbUser, DatabasePassword: s.dbPassword,
 		MemcachedServers: s.memcachedServers, HttpdCustom: custom, TransportURL: s.transportURL, QuorumQueues: s.quorumQueues,
-		FederationFiles: federation,
+		FederationFiles: federation, DatabaseTLS: s.databaseTLS, MemcachedTLS: s.memcachedTLS, MemcachedMTLS: s.memcachedMTLSSecret != "",
 	})
 	if err != nil {
 		s.round.MarkFalse(step, condition.CreationFailed, "rendering the configuration: %v", err)

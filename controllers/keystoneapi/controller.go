@@ -65,6 +65,12 @@ type scope struct {
 	dbUser           string
 	dbPassword       string
 	memcachedServers []string
+	// memcachedTLS: the Memcached serves TLS; memcachedMTLSSecret, when set, holds the
+	// client certificate it asks for.
+	memcachedTLS        bool
+	memcachedMTLSSecret string
+	// databaseTLS: the database instance serves TLS (its MariaDBDatabase's status).
+	databaseTLS bool
 	// configRevision identifies the contents of the configuration Secret without
 	// digesting them (they hold passwords).
 	configRevision string

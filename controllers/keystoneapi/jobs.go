@@ -40,7 +40,9 @@ func (r *Reconciler) reconcileDBSync(ctx context.Context, s *scope) (ctrl.Result
 	}
 	s.dbSyncHash = keystone.Hash(map[string]string{"config": s.configRevision, "image": s.api.Spec.ContainerImage})
 	in := jobInputs{HashKey: keystone.HashDBSync, Public: s.dbSyncHash}
-	return ctrl.Result{}, r.runJob(ctx, s, keystonev1.KeystoneAPIDBSyncReady, in, keystone.DBSyncJob(s.api, s.dbSyncHash))
+	job := keystone.DBSyncJob(s.api, s.dbSyncHash)
+	keystone.WithMemcachedMTLS(&job.Spec.Template.Spec, s.memcachedMTLSSecret)
+	return ctrl.Result{}, r.runJob(ctx, s, keystonev1.KeystoneAPIDBSyncReady, in, job)
 }
 
 // reconcileBootstrap marks BootstrapReady: bootstrap ran for the current database,
@@ -65,7 +67,9 @@ func (r *Reconciler) reconcileBootstrap(ctx context.Context, s *scope) (ctrl.Res
 	}
 	in := jobInputs{HashKey: keystone.HashBootstrap, Public: keystone.Hash(inputs),
 		Secret: keystone.PrivateMAC(s.private.Data, map[string]string{"adminPassword": s.adminPassword})}
-	return ctrl.Result{}, r.runJob(ctx, s, step, in, keystone.BootstrapJob(api, in.Public, api.Status.APIEndpoints))
+	job := keystone.BootstrapJob(api, in.Public, api.Status.APIEndpoints)
+	keystone.WithMemcachedMTLS(&job.Spec.Template.Spec, s.memcachedMTLSSecret)
+	return ctrl.Result{}, r.runJob(ctx, s, step, in, job)
 }
 
 // runJob drives a job step: done when it last succeeded for in; otherwise it makes

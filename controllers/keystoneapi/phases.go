@@ -194,7 +194,7 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, s *scope) (ctrl.Resu
 		s.round.MarkFalse(step, condition.Requested, "waiting for the Service of database instance %s", api.Spec.DatabaseInstance)
 		return ctrl.Result{}, nil
 	}
-	s.dbUser, s.dbPassword = account.Spec.UserName, password
+	s.dbUser, s.dbPassword, s.databaseTLS = account.Spec.UserName, password, db.Status.TLSSupport
 	api.Status.DatabaseHostname = host
 	s.round.MarkTrue(step, "database %s ready at %s", keystone.DatabaseName, host)
 	return ctrl.Result{}, nil
@@ -324,8 +324,21 @@ func (r *Reconciler) reconcileMemcached(ctx context.Context, s *scope) (ctrl.Res
 		return ctrl.Result{}, nil
 	}
 	s.memcachedServers = mc.Status.ServerList
+	s.memcachedTLS, s.memcachedMTLSSecret = mc.GetMemcachedTLSSupport(), ""
+	if s.memcachedTLS {
+		s.memcachedMTLSSecret = memcachedMTLSSecret(mc)
+	}
 	s.round.MarkTrue(step, "Memcached %s ready with %d servers", mc.Name, len(mc.Status.ServerList))
 	return ctrl.Result{}, nil
+}
+
+// memcachedMTLSSecret is the Secret of the client certificate mc asks for, "" when
+// it asks for none (infra-operator's GetMemcachedMTLSSecret, which expects the name set).
+func memcachedMTLSSecret(mc *memcachedv1.Memcached) string {
+	if mc.Spec.TLS.MTLS.AuthCertSecret.SecretName == nil {
+		return ""
+	}
+	return mc.GetMemcachedMTLSSecret()
 }
 
 func setHash(api *keystonev1.KeystoneAPI, key, value string) {

@@ -34,6 +34,7 @@ func (r *Reconciler) reconcileTrustFlush(ctx context.Context, s *scope) (ctrl.Re
 		return ctrl.Result{}, nil
 	}
 	desired := keystone.TrustFlushCronJob(api)
+	keystone.WithMemcachedMTLS(&desired.Spec.JobTemplate.Spec.Template.Spec, s.memcachedMTLSSecret)
 	template, err := templateDigest(&desired.Spec.JobTemplate.Spec.Template)
 	if err != nil {
 		return ctrl.Result{}, err

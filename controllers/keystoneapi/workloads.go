@@ -208,6 +208,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Re
 		}
 		desired := keystone.Deployment(api, s.podRevision())
 		keepSelector(desired, dep)
+		keystone.WithMemcachedMTLS(&desired.Spec.Template.Spec, s.memcachedMTLSSecret)
 		applyTopology(api, s.topology, &desired.Spec.Template)
 		networks, err := networksAnnotation(api)
 		if err != nil {

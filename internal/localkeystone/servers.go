@@ -3,6 +3,8 @@ package localkeystone
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
@@ -24,8 +26,10 @@ type MariaDB struct {
 	socket string
 }
 
-// StartMariaDB initialises a data directory under dir and starts mariadbd.
-func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
+// StartMariaDB initialises a data directory under dir and starts mariadbd. With t it
+// serves TLS with t's certificate and refuses clients over TCP without it
+// (require_secure_transport), as a Galera with TLS is meant to be used.
+func StartMariaDB(ctx context.Context, dir string, t *TLS) (*MariaDB, error) {
 	data := filepath.Join(dir, "mariadb")
 	if err := run(ctx, nil, "/usr/bin/mariadb-install-db", "--no-defaults", "--user=root", "--datadir="+data,
 		"--auth-root-authentication-method=normal", "--skip-test-db"); err != nil {
@@ -36,11 +40,19 @@ func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
 		return nil, err
 	}
 	m := &MariaDB{Port: port, socket: filepath.Join(dir, "mariadb.sock")}
-	m.Process, err = start(filepath.Join(dir, "mariadb.log"), "/usr/sbin/mariadbd", []string{
+	args := []string{
 		"--no-defaults", "--user=root", "--datadir=" + data, "--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port),
 		"--socket=" + m.socket, "--pid-file=" + filepath.Join(dir, "mariadb.pid"), "--skip-log-bin",
 		"--innodb-flush-log-at-trx-commit=0", "--innodb-doublewrite=0",
-	}, nil)
+	}
+	if t != nil {
+		paths, err := t.write(dir, "mariadb")
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--ssl-cert="+paths[0], "--ssl-key="+paths[1], "--ssl-ca="+paths[2], "--require-secure-transport=ON")
+	}
+	m.Process, err = start(filepath.Join(dir, "mariadb.log"), "/usr/sbin/mariadbd", args, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -73,17 +85,26 @@ func (m *MariaDB) CreateDatabase(ctx context.Context, name, user, password strin
 type Memcached struct {
 	*Process
 	Port int
+	// TLS, when set, is the certificate it serves: it speaks TLS only.
+	TLS *TLS
 }
 
-// StartMemcached starts memcached.
-func StartMemcached(dir string) (*Memcached, error) {
+// StartMemcached starts memcached; with t it serves TLS only (-Z), with t's certificate.
+func StartMemcached(dir string, t *TLS) (*Memcached, error) {
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
-	m := &Memcached{Port: port}
-	m.Process, err = start(filepath.Join(dir, "memcached.log"), "/usr/bin/memcached",
-		[]string{"-u", "root", "-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-m", "64"}, nil)
+	m := &Memcached{Port: port, TLS: t}
+	args := []string{"-u", "root", "-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-m", "64"}
+	if t != nil {
+		paths, err := t.write(dir, "memcached")
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "-Z", "-o", "ssl_chain_cert="+paths[0]+",ssl_key="+paths[1])
+	}
+	m.Process, err = start(filepath.Join(dir, "memcached.log"), "/usr/bin/memcached", args, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -100,25 +121,67 @@ func (m *Memcached) Addr() string { return "127.0.0.1:" + strconv.Itoa(m.Port) }
 // FlushAll empties the cache (memcached's flush_all): what Keystone cached of tokens
 // and credentials is read again, with the key repositories it has now.
 func (m *Memcached) FlushAll() error {
-	conn, err := net.DialTimeout("tcp", m.Addr(), 5*time.Second)
+	reply, err := m.command("flush_all", "OK")
 	if err != nil {
-		return fmt.Errorf("connecting to memcached: %w", err)
+		return err
+	}
+	if len(reply) != 1 || reply[0] != "OK" {
+		return fmt.Errorf("memcached answered flush_all with %q", reply)
+	}
+	return nil
+}
+
+// Stats returns memcached's general statistics (the stats command), by name.
+func (m *Memcached) Stats() (map[string]string, error) {
+	reply, err := m.command("stats", "END")
+	if err != nil {
+		return nil, err
+	}
+	stats := map[string]string{}
+	for _, line := range reply {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "STAT" {
+			stats[f[1]] = f[2]
+		}
+	}
+	return stats, nil
+}
+
+// command sends a text protocol command and reads its reply up to the line last,
+// over TLS (verifying the server against the CA) when the server speaks it.
+func (m *Memcached) command(cmd, last string) ([]string, error) {
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	var conn net.Conn
+	var err error
+	if m.TLS != nil {
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(m.TLS.CA)
+		conn, err = tls.DialWithDialer(dialer, "tcp", m.Addr(), &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+	} else {
+		conn, err = dialer.Dial("tcp", m.Addr())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("connecting to memcached: %w", err)
 	}
 	defer func() { _ = conn.Close() }()
 	if err := conn.SetDeadline(time.Now().Add(5 * time.Second)); err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := conn.Write([]byte("flush_all\r\n")); err != nil {
-		return fmt.Errorf("flushing memcached: %w", err)
+	if _, err := conn.Write([]byte(cmd + "\r\n")); err != nil {
+		return nil, fmt.Errorf("sending %s to memcached: %w", cmd, err)
 	}
-	reply, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("reading memcached's reply to flush_all: %w", err)
+	var reply []string
+	r := bufio.NewReader(conn)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return nil, fmt.Errorf("reading memcached's reply to %s: %w", cmd, err)
+		}
+		line = strings.TrimSpace(line)
+		reply = append(reply, line)
+		if line == last || strings.HasPrefix(line, "ERROR") || strings.HasPrefix(line, "SERVER_ERROR") {
+			return reply, nil
+		}
 	}
-	if strings.TrimSpace(reply) != "OK" {
-		return fmt.Errorf("memcached answered flush_all with %q", strings.TrimSpace(reply))
-	}
-	return nil
 }
 
 // Keystone is Keystone's WSGI application served by uwsgi on 127.0.0.1.
@@ -143,6 +206,13 @@ func (k *Keystone) URL() string {
 
 // TLS is a server certificate and key for 127.0.0.1 and the CA that signed it, PEM.
 type TLS struct{ Cert, Key, CA []byte }
+
+// write writes the certificate, key and CA into dir as <name>.crt, <name>.key and
+// <name>-ca.crt, and returns their paths in that order.
+func (t *TLS) write(dir, name string) ([]string, error) {
+	return WriteFiles(dir, []string{name + ".crt", name + ".key", name + "-ca.crt"},
+		map[string]string{name + ".crt": string(t.Cert), name + ".key": string(t.Key), name + "-ca.crt": string(t.CA)})
+}
 
 // client is an HTTP client of this Keystone: it trusts the TLS CA alone when set.
 func (k *Keystone) client() (*http.Client, error) {

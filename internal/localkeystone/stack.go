@@ -37,11 +37,20 @@ type StackOption func(*stackOptions)
 type stackOptions struct {
 	productionHashing bool
 	tls               *TLS
+	backendTLS        *TLS
 }
 
 // WithTLS serves Keystone over HTTPS with t's certificate.
 func WithTLS(t TLS) StackOption {
 	return func(o *stackOptions) { o.tls = &t }
+}
+
+// WithBackendTLS serves MariaDB (refusing clients without TLS) and memcached (TLS only)
+// with t's certificate, and renders Keystone's configuration as the operator does for a
+// Galera and a Memcached with TLS: the KeystoneAPI must name a CA bundle
+// (tls.caBundleSecretName), whose file here holds t's CA.
+func WithBackendTLS(t TLS) StackOption {
+	return func(o *stackOptions) { o.backendTLS = &t }
 }
 
 // ProductionHashing keeps Keystone's default password hashing (bcrypt, 12 rounds:
@@ -70,42 +79,15 @@ func StartStack(ctx context.Context, dir string, api *keystonev1.KeystoneAPI, ad
 			s.Stop()
 		}
 	}()
-	if s.DB, err = StartMariaDB(ctx, dir); err != nil {
+	if err = s.startBackends(ctx, o.backendTLS); err != nil {
 		return nil, err
 	}
-	if err = s.DB.CreateDatabase(ctx, keystone.DatabaseName, "keystone", StackDatabasePassword); err != nil {
-		return nil, err
-	}
-	if s.Memcached, err = StartMemcached(dir); err != nil {
-		return nil, err
-	}
-	credentialDir := filepath.Join(dir, "credential-keys")
 	api = api.DeepCopy()
-	api.Spec.CustomServiceConfig += fmt.Sprintf("\n[fernet_tokens]\nkey_repository = %[1]s\n[fernet_receipts]\nkey_repository = %[1]s\n"+
-		"[credential]\nkey_repository = %[2]s\n", s.FernetDir, credentialDir)
-	if !o.productionHashing {
-		api.Spec.CustomServiceConfig += "[identity]\npassword_hash_rounds = 4\n"
-	}
-	s.Files, err = keystone.RenderConfig(api, keystone.ConfigInput{
-		DatabaseHostname: s.DB.Addr(), DatabaseUser: "keystone", DatabasePassword: StackDatabasePassword,
-		MemcachedServers: []string{s.Memcached.Addr()}, MyCnfPath: filepath.Join(dir, keystone.MyCnf),
-	})
+	paths, err := s.writeConfig(api, o)
 	if err != nil {
 		return nil, err
 	}
-	paths, err := WriteFiles(dir, []string{keystone.KeystoneConf, keystone.CustomConf, keystone.ManageConf, keystone.MyCnf}, s.Files)
-	if err != nil {
-		return nil, err
-	}
-	keys, err := keystone.NewKeysData(int(*api.Spec.FernetMaxActiveKeys))
-	if err != nil {
-		return nil, err
-	}
-	s.FernetKeys = keystone.FernetKeys(keys)
-	if err = WriteKeyRepository(s.FernetDir, s.FernetKeys); err != nil {
-		return nil, err
-	}
-	if err = WriteKeyRepository(credentialDir, keystone.CredentialKeys(keys)); err != nil {
+	if err = s.writeKeys(int(*api.Spec.FernetMaxActiveKeys)); err != nil {
 		return nil, err
 	}
 	// my.cnf is read by PyMySQL, not by oslo.config.
@@ -118,6 +100,67 @@ func StartStack(ctx context.Context, dir string, api *keystonev1.KeystoneAPI, ad
 		return nil, fmt.Errorf("%w\n%s", err, s.Logs())
 	}
 	return s, nil
+}
+
+// startBackends starts MariaDB with Keystone's database and user, and memcached.
+func (s *Stack) startBackends(ctx context.Context, backendTLS *TLS) error {
+	var err error
+	if s.DB, err = StartMariaDB(ctx, s.Dir, backendTLS); err != nil {
+		return err
+	}
+	if err = s.DB.CreateDatabase(ctx, keystone.DatabaseName, "keystone", StackDatabasePassword); err != nil {
+		return err
+	}
+	s.Memcached, err = StartMemcached(s.Dir, backendTLS)
+	return err
+}
+
+// CredentialDir is the credential key repository.
+func (s *Stack) CredentialDir() string { return filepath.Join(s.Dir, "credential-keys") }
+
+// writeConfig renders api's configuration for the servers of the stack, pointing
+// Keystone at the stack's key repositories (api is changed), and writes the files
+// Keystone and keystone-manage read; it returns their paths: keystone.conf,
+// custom.conf, keystone-manage.conf, my.cnf.
+func (s *Stack) writeConfig(api *keystonev1.KeystoneAPI, o stackOptions) ([]string, error) {
+	api.Spec.CustomServiceConfig += fmt.Sprintf("\n[fernet_tokens]\nkey_repository = %[1]s\n[fernet_receipts]\nkey_repository = %[1]s\n"+
+		"[credential]\nkey_repository = %[2]s\n", s.FernetDir, s.CredentialDir())
+	if !o.productionHashing {
+		api.Spec.CustomServiceConfig += "[identity]\npassword_hash_rounds = 4\n"
+	}
+	in := keystone.ConfigInput{
+		DatabaseHostname: s.DB.Addr(), DatabaseUser: "keystone", DatabasePassword: StackDatabasePassword,
+		MemcachedServers: []string{s.Memcached.Addr()}, MyCnfPath: filepath.Join(s.Dir, keystone.MyCnf),
+	}
+	if o.backendTLS != nil {
+		if api.Spec.TLS.CaBundleSecretName == "" {
+			return nil, errors.New("WithBackendTLS: the KeystoneAPI names no CA bundle (tls.caBundleSecretName)")
+		}
+		paths, err := o.backendTLS.write(s.Dir, "backend")
+		if err != nil {
+			return nil, err
+		}
+		in.DatabaseTLS, in.MemcachedTLS, in.CABundlePath = true, true, paths[2]
+	}
+	var err error
+	if s.Files, err = keystone.RenderConfig(api, in); err != nil {
+		return nil, err
+	}
+	return WriteFiles(s.Dir, []string{keystone.KeystoneConf, keystone.CustomConf, keystone.ManageConf, keystone.MyCnf}, s.Files)
+}
+
+// writeKeys generates fernet and credential keys as the operator does and writes
+// them into the stack's key repositories.
+func (s *Stack) writeKeys(maxActive int) error {
+	keys, err := keystone.NewKeysData(maxActive)
+	if err != nil {
+		return err
+	}
+	s.FernetKeys = keystone.FernetKeys(keys)
+	if err = WriteKeyRepository(s.FernetDir, s.FernetKeys); err != nil {
+		return err
+	}
+	return WriteKeyRepository(s.CredentialDir(), keystone.CredentialKeys(keys))
 }
 
 // deploy runs api's db-sync and bootstrap commands, serves Keystone and warms it.

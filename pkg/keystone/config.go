@@ -13,6 +13,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/templates"
+	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	"k8s.io/utils/ptr"
 )
 
@@ -61,6 +62,16 @@ type ConfigInput struct {
 	TransportURL string
 	// QuorumQueues tells oslo.messaging to declare quorum queues.
 	QuorumQueues bool
+	// DatabaseTLS: the database instance serves TLS (its MariaDBDatabase's
+	// status.tlsSupport) and the pods have the CA bundle of tls.caBundleSecretName to
+	// verify it with, as keystone-operator decides.
+	DatabaseTLS bool
+	// MemcachedTLS: the Memcached serves TLS (its status.tlsSupport); MemcachedMTLS: it
+	// also asks for client certificates (spec.tls.mtls), mounted by WithMemcachedMTLS.
+	MemcachedTLS  bool
+	MemcachedMTLS bool
+	// CABundlePath is where the containers find the CA bundle; CABundlePath when empty.
+	CABundlePath string
 }
 
 // configData is what the templates are rendered with: publicData and the secrets.
@@ -93,6 +104,14 @@ type publicData struct {
 	MetadataDir             string
 	VHosts                  []vhost
 	QuorumQueues            bool
+	DatabaseTLS             bool
+	MemcachedTLS            bool
+	MemcachedMTLS           bool
+	// CABundle is the CA bundle's path when tls.caBundleSecretName is set, else "".
+	CABundle string
+	// MemcachedCert, MemcachedKey and MemcachedCA are where the memcached client
+	// certificate is mounted (infra-operator's paths).
+	MemcachedCert, MemcachedKey, MemcachedCA string
 	// Federation lists the federated realms' metadata files: the config Secret's key
 	// and the file name in FederationMetadataDir.
 	Federation []federationFile
@@ -133,6 +152,13 @@ func DatabaseURL(in ConfigInput) string {
 		RawQuery: "read_default_file=" + in.myCnfPath(),
 	}
 	return u.String()
+}
+
+func (in ConfigInput) caBundlePath() string {
+	if in.CABundlePath == "" {
+		return CABundlePath
+	}
+	return in.CABundlePath
 }
 
 func (in ConfigInput) myCnfPath() string {
@@ -225,7 +251,17 @@ func templateData(api *keystonev1.KeystoneAPI, in ConfigInput) configData {
 		ConfigDir:               ConfigMountPath,
 		MetadataDir:             FederationMetadataDir,
 		QuorumQueues:            in.QuorumQueues,
+		MemcachedTLS:            in.MemcachedTLS,
+		MemcachedMTLS:           in.MemcachedTLS && in.MemcachedMTLS,
+		MemcachedCert:           memcachedv1.CertMountPath(),
+		MemcachedKey:            memcachedv1.KeyMountPath(),
+		MemcachedCA:             memcachedv1.CaMountPath(),
 	}
+	if api.Spec.TLS.CaBundleSecretName != "" {
+		data.CABundle = in.caBundlePath()
+	}
+	// Without a CA bundle to verify the server with, keystone-operator connects in clear.
+	data.DatabaseTLS = in.DatabaseTLS && data.CABundle != ""
 	if data.APITimeout == 0 {
 		data.APITimeout = 60
 	}

@@ -56,6 +56,11 @@ func TestRenderConfigGolden(t *testing.T) {
 			a.Spec.HttpdCustomization.ProcessNumber = ptr.To[int32](5)
 			a.Spec.EnableSecureRBAC = true
 		}},
+		// TLS to the database and memcached, as openstack-operator turns it on by default,
+		// memcached asking for a client certificate.
+		{"tls-backends", func(a *keystonev1.KeystoneAPI) {
+			a.Spec.TLS.CaBundleSecretName = "combined-ca-bundle"
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,6 +71,10 @@ func TestRenderConfigGolden(t *testing.T) {
 			if tt.name == "tls-httpd" {
 				in.HttpdCustom = map[string]string{"limits.conf": "LimitRequestBody {{ .APITimeout }}000\n"}
 				in.TransportURL, in.QuorumQueues = "rabbit://keystone:pw@rabbitmq.openstack.svc:5672/keystone?ssl=1", true
+				in.DatabaseTLS, in.MemcachedTLS = true, true
+			}
+			if tt.name == "tls-backends" {
+				in.DatabaseTLS, in.MemcachedTLS, in.MemcachedMTLS = true, true, true
 			}
 			files, err := RenderConfig(api, in)
 			g.Expect(err).NotTo(HaveOccurred())

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	libtls "github.com/openstack-k8s-operators/lib-common/modules/common/tls"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -114,4 +115,24 @@ func ParseKeyPair(certPEM, keyPEM []byte) (*x509.Certificate, error) {
 		return nil, err
 	}
 	return x509.ParseCertificate(pair.Certificate[0])
+}
+
+// memcachedMTLSVolume is the volume of the Memcached's client certificate.
+const memcachedMTLSVolume = "memcached-mtls"
+
+// WithMemcachedMTLS mounts the client certificate the Memcached asks for (its
+// spec.tls.mtls.authCertSecret, keys tls.crt, tls.key and ca.crt) into every container
+// of pod where keystone.conf's [cache] reads it (infra-operator's paths), as
+// keystone-operator mounts it. Every pod: keystone-manage configures the cache too.
+func WithMemcachedMTLS(pod *corev1.PodSpec, secret string) {
+	if secret == "" {
+		return
+	}
+	pod.Volumes = append(pod.Volumes, secretVolume(memcachedMTLSVolume, secret, nil))
+	for i := range pod.Containers {
+		pod.Containers[i].VolumeMounts = append(pod.Containers[i].VolumeMounts,
+			corev1.VolumeMount{Name: memcachedMTLSVolume, MountPath: memcachedv1.CertMountPath(), SubPath: libtls.CertKey, ReadOnly: true},
+			corev1.VolumeMount{Name: memcachedMTLSVolume, MountPath: memcachedv1.KeyMountPath(), SubPath: libtls.PrivateKey, ReadOnly: true},
+			corev1.VolumeMount{Name: memcachedMTLSVolume, MountPath: memcachedv1.CaMountPath(), SubPath: libtls.CAKey, ReadOnly: true})
+	}
 }

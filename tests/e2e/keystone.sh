@@ -170,6 +170,9 @@ py() { python3 -c 'import json, sys; j = json.load(sys.stdin); [print(x) for x i
 # service NAME prints "type enabled" of each service called NAME.
 service() { get "services?name=$1" | py '["%s %s" % (s["type"], s["enabled"]) for s in j["services"]]'; }
 
+# links [CURL_ARGS] prints the links of Keystone's version document (GET /v3).
+links() { kcurl -sf "$@" "$(url)" | py '[l["href"] for l in j["version"]["links"]]'; }
+
 # endpoints NAME prints "interface url" of the service NAME's endpoints, sorted.
 endpoints() {
 	local id

@@ -364,7 +364,7 @@ var _ = Describe("The adoption of an existing cloud, against the real Keystone",
 		cred, err := credentials.Create(bg, kc, credentials.CreateOpts{Type: "cert", UserID: user.ID, Blob: "adopted-cloud-credential"}).Extract()
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { _ = credentials.Delete(bg, kc, cred.ID).ExtractErr() })
-		fernetDir, credentialDir := st.FernetDir, filepath.Join(st.Dir, "credential-keys")
+		fernetDir, credentialDir := st.FernetDir, st.CredentialDir()
 		fernet, credential := readRepository(fernetDir), readRepository(credentialDir)
 		Expect(len(fernet)).To(BeNumerically(">=", 2))
 
