@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	keystonev1 "github.com/openstack-k8s-operators/keystone-operator/api/v1beta1"
-	"github.com/openstack-k8s-operators/lib-common/modules/common/object"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/service"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,8 +71,10 @@ var _ = Describe("A service using its application credential, as the service ope
 		Eventually(func(g Gomega) { firstName = readySecret(g) }).Should(Succeed())
 
 		By("placement holds the Secret it uses, and authenticates with it")
+		// keystone-operator's helper, as placement-operator calls it since 719e4af.
+		Expect(keystonev1.ManageACSecretFinalizer(ctx, placement.h, ns, firstName, "", acConsumerFinalizer)).To(Succeed())
 		first := acSecret(ns, firstName)
-		Expect(object.ManageConsumerFinalizer(ctx, placement.h, first, nil, acConsumerFinalizer)).To(Succeed())
+		Expect(first.Finalizers).To(ContainElement(acConsumerFinalizer))
 		Expect(authenticatesWith(first)).To(BeTrue())
 
 		By("a roles change rotates: the old credential keeps working while placement holds its Secret")
@@ -92,14 +93,13 @@ var _ = Describe("A service using its application credential, as the service ope
 		Consistently(func() bool { return authenticatesWith(first) }, 2*time.Second, 500*time.Millisecond).Should(BeTrue())
 
 		By("placement moves its finalizer: the old credential is revoked, its Secret deleted")
-		first = acSecret(ns, firstName)
-		Expect(object.ManageConsumerFinalizer(ctx, placement.h, second, first, acConsumerFinalizer)).To(Succeed())
+		Expect(keystonev1.ManageACSecretFinalizer(ctx, placement.h, ns, secondName, firstName, acConsumerFinalizer)).To(Succeed())
 		Eventually(func() bool { return authenticatesWith(first) }, timeout).Should(BeFalse())
 		Eventually(gone(first)).Should(BeTrue())
 		Expect(authenticatesWith(second)).To(BeTrue())
 
 		By("placement goes away: it lets go of the Secret, the credential is deleted and revoked")
-		Expect(object.RemoveConsumerFinalizer(ctx, placement.h, acSecret(ns, secondName), acConsumerFinalizer)).To(Succeed())
+		Expect(keystonev1.RemoveACSecretConsumerFinalizer(ctx, placement.h, ns, secondName, acConsumerFinalizer)).To(Succeed())
 		Expect(k8sClient.Delete(ctx, ac)).To(Succeed())
 		Eventually(gone(ac)).Should(BeTrue())
 		Expect(authenticatesWith(second)).To(BeFalse())

@@ -170,6 +170,15 @@ py() { python3 -c 'import json, sys; j = json.load(sys.stdin); [print(x) for x i
 # service NAME prints "type enabled" of each service called NAME.
 service() { get "services?name=$1" | py '["%s %s" % (s["type"], s["enabled"]) for s in j["services"]]'; }
 
+# handshake SERVICE [OPENSSL_ARGS] tells whether an openssl client with OPENSSL_ARGS
+# completes a TLS handshake with Keystone through the Service.
+handshake() {
+	local svc=$1
+	shift
+	openssl s_client -connect "$(kubectl -n "$NAMESPACE" get service "$svc" -o jsonpath='{.spec.clusterIP}'):5000" \
+		-servername "$svc.$NAMESPACE.svc" "$@" </dev/null >/dev/null 2>&1
+}
+
 # links [CURL_ARGS] prints the links of Keystone's version document (GET /v3).
 links() { kcurl -sf "$@" "$(url)" | py '[l["href"] for l in j["version"]["links"]]'; }
 
