@@ -6,8 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/applicationcredentials"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/credentials"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 
@@ -431,3 +435,81 @@ func repository(files map[string]string) []string {
 	}
 	return keys
 }
+
+var _ = Describe("Taking over an application credential from keystone-operator, against the real Keystone", Label("real-keystone"), func() {
+	It("keeps the credential and its Secret: the same ID authenticates, nothing new is minted, deletion revokes it", func() {
+		stack := realKeystone()
+		url := stack.Keystone.URL()
+		ns := newNamespace()
+		api := externalKeystoneAPI(ns)
+		api.Spec.Override.Service.Internal.EndpointURL = ptr.To(url)
+		Expect(k8sClient.Create(ctx, api)).To(Succeed())
+		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": realAdminPassword, "ServicePassword": "ac-user-pw"})
+		svc := keystoneService(ns)
+		svc.Spec.ServiceType, svc.Spec.ServiceUser, svc.Spec.PasswordSelector = ns+"-ac", ns+"-ac", "ServicePassword"
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		expectServiceConditions(client.ObjectKeyFromObject(svc), condition{"Ready", "True", "Ready", ""})
+
+		By("keystone-operator made the credential as the user, and its Secret")
+		bg := context.Background()
+		provider, err := openstack.AuthenticatedClient(bg, gophercloud.AuthOptions{IdentityEndpoint: url + "/v3/",
+			Username: svc.Spec.ServiceUser, Password: "ac-user-pw", DomainName: "Default",
+			Scope: &gophercloud.AuthScope{ProjectName: "service", DomainName: "Default"}})
+		Expect(err).NotTo(HaveOccurred())
+		userClient := &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: url + "/v3/", Type: "identity"}
+		userID, err := tokens.Get(bg, userClient, provider.Token()).ExtractUser()
+		Expect(err).NotTo(HaveOccurred())
+		expires := time.Now().Add(365 * 24 * time.Hour).UTC().Truncate(time.Second)
+		made, err := applicationcredentials.Create(bg, userClient, userID.ID, applicationcredentials.CreateOpts{
+			Name: "ac-glance-x7k2q", Roles: []applicationcredentials.Role{{Name: "service"}}, ExpiresAt: &expires}).Extract()
+		Expect(err).NotTo(HaveOccurred())
+
+		ac := applicationCredential(ns)
+		ac.Spec.UserName = svc.Spec.ServiceUser
+		// Its password Secret comes last: the operator waits at InputReady meanwhile.
+		ac.Spec.Secret, ac.Spec.PasswordSelector = "ac-user", "ServicePassword"
+		ac.Finalizers = []string{"openstack.org/applicationcredential"}
+		Expect(k8sClient.Create(ctx, ac)).To(Succeed())
+		key := client.ObjectKeyFromObject(ac)
+		expectAppCredConditions(key, condition{"InputReady", "False", "DependencyNotFound", "Warning"})
+		Expect(k8sClient.Get(ctx, key, ac)).To(Succeed())
+		secretName := "ac-glance-" + strings.ToLower(made.ID[:5]) + "-secret"
+		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: ns,
+			Finalizers:      []string{"openstack.org/ac-secret-protection"},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ac, keystonev1.GroupVersion.WithKind("KeystoneApplicationCredential"))}},
+			StringData: map[string]string{"AC_ID": made.ID, "AC_SECRET": made.Secret}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			a := getAppCred(key)(g)
+			now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+			a.Status.ACID, a.Status.SecretName = made.ID, secretName
+			a.Status.SecurityHash = upstreamDigest(struct {
+				Roles        []string
+				AccessRules  []keystonev1.ACRule
+				Unrestricted bool
+			}{a.Spec.Roles, a.Spec.AccessRules, a.Spec.Unrestricted})
+			a.Status.CreatedAt, a.Status.ExpiresAt = &now, &metav1.Time{Time: expires}
+			a.Status.RotationEligibleAt = &metav1.Time{Time: expires.Add(-time.Duration(a.Spec.GracePeriodDays) * 24 * time.Hour)}
+			g.Expect(k8sClient.Status().Update(ctx, a)).To(Succeed())
+		}).Should(Succeed())
+
+		By("the operator starts on them")
+		createSecret(ns, "ac-user", map[string]string{"ServicePassword": "ac-user-pw"})
+		expectAppCredConditions(key, condition{"Ready", "True", "Ready", ""})
+		Consistently(func(g Gomega) {
+			st := getAppCred(key)(g).Status
+			g.Expect(st.ACID).To(Equal(made.ID), "the same credential")
+			g.Expect(st.SecretName).To(Equal(secretName))
+		}, 2*time.Second).Should(Succeed())
+		Expect(canUseAppCred(url, made.ID, made.Secret)).To(BeTrue(), "the credential still authenticates")
+		pages, err := applicationcredentials.List(adminClient(url), userID.ID, applicationcredentials.ListOpts{}).AllPages(bg)
+		Expect(err).NotTo(HaveOccurred())
+		all, err := applicationcredentials.ExtractApplicationCredentials(pages)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(all).To(HaveLen(1), "nothing new minted")
+
+		By("deleted afterwards: keystone-operator's finalizers released, the credential revoked")
+		Expect(k8sClient.Delete(ctx, getAppCred(key)(Default))).To(Succeed())
+		Eventually(gone(key, &keystonev1.KeystoneApplicationCredential{})).Should(BeTrue())
+		Eventually(func() bool { return canUseAppCred(url, made.ID, made.Secret) }, 20*time.Second).Should(BeFalse())
+	})
+})
