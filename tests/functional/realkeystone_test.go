@@ -378,6 +378,23 @@ func registeredIn(kc *gophercloud.ServiceClient, ns string) []string {
 	return out
 }
 
+// realCredentialUser deploys, in a new namespace ns, an external KeystoneAPI on the real
+// Keystone at url and a KeystoneService whose user (password ac-user-pw, key
+// ServicePassword of osp-secret) application credentials are made for; it returns the
+// KeystoneService once Ready.
+func realCredentialUser(ns, url string) *keystonev1.KeystoneService {
+	GinkgoHelper()
+	api := externalKeystoneAPI(ns)
+	api.Spec.Override.Service.Internal.EndpointURL = ptr.To(url)
+	Expect(k8sClient.Create(ctx, api)).To(Succeed())
+	createSecret(ns, "osp-secret", map[string]string{"AdminPassword": realAdminPassword, "ServicePassword": "ac-user-pw"})
+	svc := keystoneService(ns)
+	svc.Spec.ServiceType, svc.Spec.ServiceUser, svc.Spec.PasswordSelector = ns+"-ac", ns+"-ac", "ServicePassword"
+	Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+	expectServiceConditions(client.ObjectKeyFromObject(svc), condition{"Ready", "True", "Ready", ""})
+	return svc
+}
+
 var _ = Describe("KeystoneApplicationCredential against the real Keystone", Label("real-keystone"), func() {
 	var (
 		ns    string
@@ -393,14 +410,7 @@ var _ = Describe("KeystoneApplicationCredential against the real Keystone", Labe
 		stack = realKeystone()
 		url := stack.Keystone.URL()
 		ns = newNamespace()
-		api := externalKeystoneAPI(ns)
-		api.Spec.Override.Service.Internal.EndpointURL = ptr.To(url)
-		Expect(k8sClient.Create(ctx, api)).To(Succeed())
-		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": realAdminPassword, "ServicePassword": "ac-user-pw"})
-		svc := keystoneService(ns)
-		svc.Spec.ServiceType, svc.Spec.ServiceUser, svc.Spec.PasswordSelector = ns+"-ac", ns+"-ac", "ServicePassword"
-		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
-		expectServiceConditions(client.ObjectKeyFromObject(svc), condition{"Ready", "True", "Ready", ""})
+		svc := realCredentialUser(ns, url)
 
 		ac := applicationCredential(ns)
 		ac.Spec.UserName, ac.Spec.PasswordSelector = svc.Spec.ServiceUser, "ServicePassword"

@@ -441,14 +441,7 @@ var _ = Describe("Taking over an application credential from keystone-operator, 
 		stack := realKeystone()
 		url := stack.Keystone.URL()
 		ns := newNamespace()
-		api := externalKeystoneAPI(ns)
-		api.Spec.Override.Service.Internal.EndpointURL = ptr.To(url)
-		Expect(k8sClient.Create(ctx, api)).To(Succeed())
-		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": realAdminPassword, "ServicePassword": "ac-user-pw"})
-		svc := keystoneService(ns)
-		svc.Spec.ServiceType, svc.Spec.ServiceUser, svc.Spec.PasswordSelector = ns+"-ac", ns+"-ac", "ServicePassword"
-		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
-		expectServiceConditions(client.ObjectKeyFromObject(svc), condition{"Ready", "True", "Ready", ""})
+		svc := realCredentialUser(ns, url)
 
 		By("keystone-operator made the credential as the user, and its Secret")
 		bg := context.Background()
