@@ -46,8 +46,10 @@ func (r *Reconciler) upstreamJobDone(ctx context.Context, s *scope, in jobInputs
 	if !upstreamRecorded(s.api, in.HashKey) {
 		return false, "", nil
 	}
+	// Read from the API server, not the cache: asked once per takeover, and a cache that
+	// has not seen the Deployment yet would run the job again.
 	dep := &appsv1.Deployment{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: s.api.Namespace, Name: s.api.Name}, dep); err != nil {
+	if err := r.Reporter.Reader.Get(ctx, client.ObjectKey{Namespace: s.api.Namespace, Name: s.api.Name}, dep); err != nil {
 		return false, "", client.IgnoreNotFound(err)
 	}
 	containers := dep.Spec.Template.Spec.Containers

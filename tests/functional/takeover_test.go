@@ -101,18 +101,28 @@ func mountedKeys(ns string) map[string]map[string]string {
 	return out
 }
 
-// upstreamKeystoneAPI creates a KeystoneAPI with keystone-operator's finalizer before
-// its admin password Secret: the operator waits at InputReady while the rest of
-// keystone-operator's state is laid out, and starts on it once the Secret exists.
+// upstreamKeystoneAPI creates a KeystoneAPI with keystone-operator's finalizer whose
+// admin password Secret does not exist yet: the operator waits at InputReady while the
+// rest of keystone-operator's state is laid out (its status included).
 func upstreamKeystoneAPI(ns string) (*keystonev1.KeystoneAPI, types.NamespacedName) {
 	GinkgoHelper()
 	api := keystoneAPI(ns)
 	api.Finalizers = []string{upstreamFinalizer}
+	api.Spec.Secret = "osp-secret-pending"
 	Expect(k8sClient.Create(ctx, api)).To(Succeed())
 	key := client.ObjectKeyFromObject(api)
 	expectConditions(key, condition{"InputReady", "False", "DependencyNotFound", "Warning"})
 	Expect(k8sClient.Get(ctx, key, api)).To(Succeed())
 	return api, key
+}
+
+// startOn lets the operator start on what keystone-operator left: the admin password
+// Secret exists and the KeystoneAPI names it. Through a change of the KeystoneAPI, so that
+// no round acts on a copy read before the status keystone-operator left was written.
+func startOn(key types.NamespacedName) {
+	GinkgoHelper()
+	createSecret(key.Namespace, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
+	updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.Secret = "osp-secret" })
 }
 
 var ownDigest = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -155,7 +165,7 @@ var _ = Describe("Taking over a KeystoneAPI from keystone-operator", func() {
 			"internal": "http://keystone-internal." + ns + ".svc:5000"})
 
 		By("the operator starts on them")
-		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
+		startOn(key)
 		Eventually(func(g Gomega) {
 			a := getAPI(key)(g)
 			g.Expect(a.Status.Conditions.IsTrue("BootstrapReady")).To(BeTrue())
@@ -230,7 +240,7 @@ var _ = Describe("Taking over a KeystoneAPI from keystone-operator", func() {
 				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: selector},
 					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "keystone-api", Image: "keystone:older"}}}}}})).To(Succeed())
 		setUpstreamStatus(key, nil)
-		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
+		startOn(key)
 		createMemcached(ns, "memcached")
 		markMemcachedReady(ns, "memcached")
 		markDatabaseReady(ns, galera)
@@ -460,7 +470,7 @@ var _ = Describe("Taking over an application credential from keystone-operator, 
 		ac := applicationCredential(ns)
 		ac.Spec.UserName = svc.Spec.ServiceUser
 		// Its password Secret comes last: the operator waits at InputReady meanwhile.
-		ac.Spec.Secret, ac.Spec.PasswordSelector = "ac-user", "ServicePassword"
+		ac.Spec.Secret, ac.Spec.PasswordSelector = "ac-user-pending", "ServicePassword"
 		ac.Finalizers = []string{"openstack.org/applicationcredential"}
 		Expect(k8sClient.Create(ctx, ac)).To(Succeed())
 		key := client.ObjectKeyFromObject(ac)
@@ -486,7 +496,12 @@ var _ = Describe("Taking over an application credential from keystone-operator, 
 		}).Should(Succeed())
 
 		By("the operator starts on them")
+		// Through a change of the credential, so that no round acts on a copy read before
+		// its status was written.
 		createSecret(ns, "ac-user", map[string]string{"ServicePassword": "ac-user-pw"})
+		update(key, &keystonev1.KeystoneApplicationCredential{}, func(a *keystonev1.KeystoneApplicationCredential) {
+			a.Spec.Secret = "ac-user"
+		})
 		expectAppCredConditions(key, condition{"Ready", "True", "Ready", ""})
 		Consistently(func(g Gomega) {
 			st := getAppCred(key)(g).Status
