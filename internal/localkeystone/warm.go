@@ -54,7 +54,11 @@ func (k *Keystone) Warm(ctx context.Context, user, password, project string) err
 func (k *Keystone) warmOnce(ctx context.Context, user, password, project string) error {
 	var err error
 	for attempt := 1; attempt <= warmAttempts; attempt++ {
-		if err = k.adminRequests(ctx, user, password, project); err == nil || !transient(err) {
+		err = k.adminRequests(ctx, user, password, project)
+		// A request that timed out on its own (one uwsgi worker stuck on a connection,
+		// seen under load over HTTPS) is sent again while the caller still waits.
+		stuck := errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
+		if err == nil || (!transient(err) && !stuck) {
 			return err
 		}
 		select {
@@ -107,9 +111,13 @@ func (k *Keystone) adminRequests(ctx context.Context, user, password, project st
 	return err
 }
 
+// requestTimeout bounds one request: a password check (bcrypt) takes well under a
+// second even on a loaded machine; one that hangs is sent again (warmOnce).
+const requestTimeout = 20 * time.Second
+
 // request sends one request and fails unless Keystone answers with want.
 func (k *Keystone) request(ctx context.Context, method, path, token string, body []byte, want int) (*http.Response, error) {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, k.URL()+path, bytes.NewReader(body))
 	if err != nil {
