@@ -200,7 +200,8 @@ var _ = Describe("KeystoneApplicationCredential", func() {
 		second := ready().Status
 		Expect(second.PreviousSecretName).To(Equal(first.SecretName))
 		Expect(second.LastRotated).NotTo(BeNil())
-		Expect(eventReasons(ns, "ac-glance")).To(ContainElement("ApplicationCredentialRotated"))
+		// Events are recorded asynchronously: the Event may follow the status.
+		Eventually(func() []string { return eventReasons(ns, "ac-glance") }).Should(ContainElement("ApplicationCredentialRotated"))
 		Expect(getAppCred(key)(Default).Status.Conditions.Get("ApplicationCredentialCleanupReady").Message).To(
 			ContainSubstring("secret " + first.SecretName + " is used by " + consumerFinalizer))
 		Expect(canUseAppCred(ks.URL, first.ACID, string(firstSecret.Data["AC_SECRET"]))).To(BeTrue(), "the old one works while in use")
