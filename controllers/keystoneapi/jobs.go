@@ -81,20 +81,6 @@ func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, in jobI
 		s.round.MarkTrue(step, "job %s succeeded for the current inputs", desired.Name)
 		return nil
 	}
-	if s.acting(step) {
-		done, why, err := r.upstreamJobDone(ctx, s, in)
-		if err != nil {
-			return err
-		}
-		if done {
-			if err := r.setPrivateValue(ctx, s, keystone.DoneKey(in.HashKey), in.Secret); err != nil {
-				return err
-			}
-			setHash(s.api, in.HashKey, in.Public)
-			s.round.MarkTrue(step, "job %s not run again: %s", desired.Name, why)
-			return nil
-		}
-	}
 	if !s.acting(step) {
 		job := &batchv1.Job{}
 		if err := r.Get(ctx, client.ObjectKeyFromObject(desired), job); err != nil {
@@ -104,6 +90,17 @@ func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, in jobI
 			return nil // a Job of other inputs: waiting to replace it
 		}
 		return r.observeJob(ctx, s, step, in, job)
+	}
+	done, why, err := r.upstreamJobDone(ctx, s, in)
+	if err != nil {
+		return err
+	}
+	if done {
+		if err := r.recordDone(ctx, s, in); err != nil {
+			return err
+		}
+		s.round.MarkTrue(step, "job %s not run again: %s", desired.Name, why)
+		return nil
 	}
 	job, err := r.jobFor(ctx, s, step, in, desired)
 	if err != nil || job == nil {
@@ -150,10 +147,9 @@ func (r *Reconciler) jobFor(ctx context.Context, s *scope, step lc.Type, in jobI
 func (r *Reconciler) observeJob(ctx context.Context, s *scope, step lc.Type, in jobInputs, job *batchv1.Job) error {
 	switch {
 	case finished(job, batchv1.JobComplete):
-		if err := r.setPrivateValue(ctx, s, keystone.DoneKey(in.HashKey), in.Secret); err != nil {
+		if err := r.recordDone(ctx, s, in); err != nil {
 			return err
 		}
-		setHash(s.api, in.HashKey, in.Public)
 		if !s.api.Spec.PreserveJobs {
 			if err := r.Delete(ctx, job, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
 				return fmt.Errorf("deleting finished job %s: %w", job.Name, err)
@@ -165,6 +161,16 @@ func (r *Reconciler) observeJob(ctx context.Context, s *scope, step lc.Type, in 
 	default:
 		s.round.MarkFalse(step, condition.Created, "job %s running (%d failed attempts so far)", job.Name, job.Status.Failed)
 	}
+	return nil
+}
+
+// recordDone records that the job of in ran for the current inputs: its public digest
+// in status.hash, what it knew of the secret ones in the private state Secret.
+func (r *Reconciler) recordDone(ctx context.Context, s *scope, in jobInputs) error {
+	if err := r.setPrivateValue(ctx, s, keystone.DoneKey(in.HashKey), in.Secret); err != nil {
+		return err
+	}
+	setHash(s.api, in.HashKey, in.Public)
 	return nil
 }
 

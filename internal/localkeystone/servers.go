@@ -274,8 +274,7 @@ func (k *Keystone) Serve(dir string) error {
 	port := k.Port
 	socket := []string{"--http-socket", "127.0.0.1:" + strconv.Itoa(port)}
 	if k.TLS != nil {
-		paths, err := WriteFiles(dir, []string{"keystone.crt", "keystone.key"},
-			map[string]string{"keystone.crt": string(k.TLS.Cert), "keystone.key": string(k.TLS.Key)})
+		paths, err := k.TLS.write(dir, "keystone")
 		if err != nil {
 			return err
 		}

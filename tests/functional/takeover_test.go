@@ -207,9 +207,9 @@ var _ = Describe("Taking over a KeystoneAPI from keystone-operator", func() {
 			g.Expect(dep.Generation).To(Equal(int64(2)), "one rollout")
 			noJobs(ns)(g)
 		}, 2*time.Second).Should(Succeed())
-		for _, obj := range []client.Object{&memcachedv1.Memcached{}, &mariadbv1.MariaDBDatabase{}, &mariadbv1.MariaDBAccount{}} {
+		for _, obj := range usedObjects(ns) {
 			Eventually(func(g Gomega) {
-				g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: map[bool]string{true: "memcached", false: "keystone"}[isMemcached(obj)]}, obj)).To(Succeed())
+				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
 				g.Expect(obj.GetFinalizers()).NotTo(ContainElement(upstreamFinalizer), "%T", obj)
 				g.Expect(obj.GetFinalizers()).To(ContainElement("keystone.openstack.org/keystoneapi-keystone"), "%T", obj)
 			}).Should(Succeed())
@@ -219,9 +219,9 @@ var _ = Describe("Taking over a KeystoneAPI from keystone-operator", func() {
 		Expect(k8sClient.Delete(ctx, getAPI(key)(Default))).To(Succeed())
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneAPI{})) }).Should(BeTrue(),
 			"keystone-operator's finalizer released")
-		for _, obj := range []client.Object{&memcachedv1.Memcached{}, &mariadbv1.MariaDBDatabase{}, &mariadbv1.MariaDBAccount{}} {
+		for _, obj := range usedObjects(ns) {
 			Eventually(func(g Gomega) {
-				err := k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: map[bool]string{true: "memcached", false: "keystone"}[isMemcached(obj)]}, obj)
+				err := k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 				if apierrors.IsNotFound(err) {
 					return
 				}
@@ -281,7 +281,15 @@ func eventMessages(ns string) []string {
 	return out
 }
 
-func isMemcached(obj client.Object) bool { _, ok := obj.(*memcachedv1.Memcached); return ok }
+// usedObjects are, by name, the objects a KeystoneAPI keystone puts its finalizer on:
+// the Memcached memcached, the MariaDBDatabase and the MariaDBAccount keystone.
+func usedObjects(ns string) []client.Object {
+	return []client.Object{
+		&memcachedv1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "memcached"}},
+		&mariadbv1.MariaDBDatabase{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keystone"}},
+		&mariadbv1.MariaDBAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keystone"}},
+	}
+}
 
 var _ = Describe("The adoption of an existing cloud (data-plane-adoption)", func() {
 	It("deploys with the Secret keystone made beforehand: every key kept, the primary still primary, none minted", func() {
