@@ -35,11 +35,6 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result
 		s.round.MarkTrue(step, "configuration in secret %s as rendered before %s", secret.Name, s.afterwards(step))
 		return ctrl.Result{}, nil
 	}
-	if api.NotificationsCluster() == "" {
-		if err := r.dropNotifications(ctx, api); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
 	custom, err := r.httpdCustomization(ctx, api)
 	if err != nil {
 		return ctrl.Result{}, err

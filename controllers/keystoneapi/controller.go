@@ -292,9 +292,6 @@ func skippedSteps(api *keystonev1.KeystoneAPI) []lc.Type {
 	if !keystone.UsesTLS(api) || (api.Spec.ExternalKeystoneAPI && api.Spec.TLS.CaBundleSecretName == "") {
 		skip = append(skip, keystonev1.KeystoneAPITLSInputReady)
 	}
-	if api.NotificationsCluster() == "" {
-		skip = append(skip, keystonev1.KeystoneAPIRabbitMqTransportURLReady)
-	}
 	if api.Spec.TopologyRef == nil || api.Spec.ExternalKeystoneAPI {
 		skip = append(skip, keystonev1.KeystoneAPITopologyReady)
 	}

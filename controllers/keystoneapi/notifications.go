@@ -8,9 +8,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
@@ -25,8 +23,9 @@ const (
 func TransportURLName(api *keystonev1.KeystoneAPI) string { return api.Name + "-keystone-transport" }
 
 // reconcileNotifications marks RabbitMqTransportURLReady: it owns a TransportURL for
-// the notifications' cluster, user and vhost, mirrors its Ready, and reads the URL from
-// the Secret infra-operator writes (status.transportURLSecret).
+// the notifications' cluster, user and vhost (keystone-operator's default cluster when
+// the spec names none), mirrors its Ready, and reads the URL from the Secret
+// infra-operator writes (status.transportURLSecret).
 func (r *Reconciler) reconcileNotifications(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	step := keystonev1.KeystoneAPIRabbitMqTransportURLReady
@@ -66,19 +65,4 @@ func (r *Reconciler) reconcileNotifications(ctx context.Context, s *scope) (ctrl
 	api.Status.TransportURLSecret = tu.Status.SecretName
 	s.round.MarkTrue(step, "notifications go to RabbitMQ cluster %s through TransportURL %s", api.NotificationsCluster(), tu.Name)
 	return ctrl.Result{}, nil
-}
-
-// dropNotifications deletes the TransportURL of notifications turned off (its RabbitMQ
-// user goes with it), and forgets its Secret.
-func (r *Reconciler) dropNotifications(ctx context.Context, api *keystonev1.KeystoneAPI) error {
-	api.Status.TransportURLSecret = ""
-	tu := &rabbitmqv1.TransportURL{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: TransportURLName(api)}, tu)
-	if err != nil || !metav1.IsControlledBy(tu, api) {
-		return client.IgnoreNotFound(err)
-	}
-	if err := r.Delete(ctx, tu); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting TransportURL %s of notifications turned off: %w", tu.Name, err)
-	}
-	return nil
 }

@@ -102,6 +102,7 @@ var _ = Describe("KeystoneAPI with TLS", func() {
 		setSecretKey(ns, "cert-keystone-public-svc", "tls.crt", string(publicCert))
 		expectConditions(key, condition{"TLSInputReady", "True", "Ready", ""})
 		markDatabaseReady(ns, galera)
+		playNotifications(key)
 		finishRollout(key, 1)
 		Expect(message(key, "TLSInputReady")).To(MatchRegexp(`^CA bundle combined-ca-bundle \(1 certificates\), public certificate cert-keystone-public-svc \(valid until \d{4}-\d\d-\d\d\), internal certificate cert-keystone-internal-svc`))
 		Expect(getAPI(key)(Default).Status.APIEndpoints).To(Equal(map[string]string{
@@ -402,10 +403,11 @@ var _ = Describe("KeystoneAPI notifications", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("asks infra-operator for a TransportURL, waits for it, renders the notifier, and drops it when turned off", func() {
+	It("asks infra-operator for a TransportURL, waits for it, renders the notifier, and falls back to the cluster rabbitmq", func() {
 		api := keystoneAPI(ns)
 		api.Spec.NotificationsBus = &keystonev1.NotificationsBus{Cluster: "rabbitmq", User: "keystone", Vhost: "keystone"}
-		key := createWithInputs(api)
+		key := createWithoutDatabase(api)
+		markDatabaseReady(ns, galera)
 		tuKey := types.NamespacedName{Namespace: ns, Name: "keystone-keystone-transport"}
 		expectConditions(key, condition{"Ready", "False", "Requested", "Info"},
 			condition{"RabbitMqTransportURLReady", "False", "Requested", "Info"})
@@ -442,15 +444,20 @@ var _ = Describe("KeystoneAPI notifications", func() {
 			g.Expect(tu.Spec.Username).To(BeEmpty())
 		}).Should(Succeed())
 
-		By("notifications turned off: the TransportURL goes, the notifier leaves the configuration, the step is not listed")
+		By("neither set: keystone-operator's default, the cluster rabbitmq; the same TransportURL, the notifier stays")
+		uid := tu.UID
 		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.RabbitMqClusterName = "" })
-		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, tuKey, tu)) }).Should(BeTrue())
-		Eventually(config).ShouldNot(ContainSubstring("oslo_messaging_notifications"))
 		Eventually(func(g Gomega) {
-			a := getAPI(key)(g)
-			g.Expect(a.Status.Conditions.Get("RabbitMqTransportURLReady")).To(BeNil())
-			g.Expect(a.Status.TransportURLSecret).To(BeEmpty())
+			g.Expect(k8sClient.Get(ctx, tuKey, tu)).To(Succeed())
+			g.Expect(tu.Spec.RabbitmqClusterName).To(Equal("rabbitmq"))
+			g.Expect(tu.Spec.Username).To(BeEmpty())
+			g.Expect(tu.Spec.Vhost).To(BeEmpty())
 		}).Should(Succeed())
+		Expect(tu.UID).To(Equal(uid), "the TransportURL is patched, not replaced")
+		expectConditions(key, condition{"RabbitMqTransportURLReady", "True", "Ready", ""}, condition{"ServiceConfigReady", "True", "Ready", ""})
+		Expect(message(key, "RabbitMqTransportURLReady")).To(Equal(
+			"notifications go to RabbitMQ cluster rabbitmq through TransportURL keystone-keystone-transport"))
+		Expect(config(Default)).To(ContainSubstring("[oslo_messaging_notifications]\ndriver = messagingv2\n"))
 	})
 })
 
@@ -481,6 +488,7 @@ var _ = Describe("KeystoneAPI topologyRef", func() {
 		createTopology("default", "topology.kubernetes.io/zone")
 		expectConditions(key, condition{"TopologyReady", "True", "Ready", ""})
 		markDatabaseReady(ns, galera)
+		playNotifications(key)
 		finishRollout(key, 1)
 		mine := "keystone.openstack.org/keystoneapi-keystone"
 		Expect(finalizersOf("default")(Default)).To(ContainElement(mine))

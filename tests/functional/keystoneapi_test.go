@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
+	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	"github.com/openstack-k8s-operators/lib-common/modules/storage"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
@@ -45,8 +46,8 @@ func message(key types.NamespacedName, t lc.Type) string {
 	return c.Message
 }
 
-// createWithInputs creates api with every input it needs, and plays its database and
-// memcached ready: what remains is the db-sync job.
+// createWithInputs creates api with every input it needs, and plays its database,
+// memcached and notifications' TransportURL ready: what remains is the db-sync job.
 func createWithInputs(api *keystonev1.KeystoneAPI) types.NamespacedName {
 	GinkgoHelper()
 	ns := api.Namespace
@@ -55,7 +56,16 @@ func createWithInputs(api *keystonev1.KeystoneAPI) types.NamespacedName {
 	createMemcached(ns, "memcached")
 	markMemcachedReady(ns, "memcached")
 	markDatabaseReady(ns, galera)
+	playNotifications(client.ObjectKeyFromObject(api))
 	return client.ObjectKeyFromObject(api)
+}
+
+// playNotifications plays infra-operator for the TransportURL of the KeystoneAPI key
+// (asked of the cluster rabbitmq by default): Ready, with the default user's URL.
+func playNotifications(key types.NamespacedName) {
+	GinkgoHelper()
+	playTransportURL(key.Namespace, key.Name+"-keystone-transport",
+		"rabbit://default_user:rabbit-password@rabbitmq."+key.Namespace+".svc:5672/?ssl=0")
 }
 
 // deploy walks a KeystoneAPI from nothing to Ready, playing every dependency.
@@ -130,7 +140,7 @@ var _ = Describe("KeystoneAPI", func() {
 			condition{"Ready", "False", "DependencyNotFound", "Warning"},
 			condition{"InputReady", "False", "DependencyNotFound", "Warning"},
 			condition{"DBReady", "Unknown", "Init", ""})
-		Expect(message(key, "Ready")).To(Equal("InputReady (0/12 ready): secret osp-secret with key AdminPassword not found"))
+		Expect(message(key, "Ready")).To(Equal("InputReady (0/13 ready): secret osp-secret with key AdminPassword not found"))
 
 		By("the secret arrives: the pods' ServiceAccount is made and the database is requested")
 		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
@@ -169,11 +179,22 @@ var _ = Describe("KeystoneAPI", func() {
 		createMemcached(ns, "memcached")
 		expectConditions(key, condition{"MemcachedReady", "False", "Requested", "Info"})
 
-		By("memcached is ready: config, keys, and the db-sync job runs")
+		By("memcached is ready: notifications wait for infra-operator's TransportURL (cluster rabbitmq by default)")
 		markMemcachedReady(ns, "memcached")
 		expectConditions(key,
-			condition{"Ready", "False", "Created", "Info"},
+			condition{"Ready", "False", "Requested", "Info"},
 			condition{"MemcachedReady", "True", "Ready", ""},
+			condition{"RabbitMqTransportURLReady", "False", "Requested", "Info"},
+			condition{"ServiceConfigReady", "Unknown", "Init", ""})
+		tu := &rabbitmqv1.TransportURL{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-keystone-transport"}, tu)).To(Succeed())
+		Expect(tu.Spec.RabbitmqClusterName).To(Equal("rabbitmq"))
+
+		By("the TransportURL is ready: config, keys, and the db-sync job runs")
+		playNotifications(key)
+		expectConditions(key,
+			condition{"Ready", "False", "Created", "Info"},
+			condition{"RabbitMqTransportURLReady", "True", "Ready", ""},
 			condition{"ServiceConfigReady", "True", "Ready", ""},
 			condition{"FernetKeysReady", "True", "Ready", ""},
 			condition{"DBSyncReady", "False", "Created", "Info"},

@@ -21,6 +21,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
+	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/util"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -151,6 +152,10 @@ var _ = Describe("Taking over a KeystoneAPI from keystone-operator", func() {
 			Finalizers: []string{upstreamFinalizer}, Labels: map[string]string{"mariaDBDatabaseName": "keystone"}},
 			Spec: mariadbv1.MariaDBAccountSpec{UserName: "keystone", Secret: "keystone-db-secret", AccountType: mariadbv1.User}})).To(Succeed())
 		markDatabaseReady(ns, galera)
+		transport := &rabbitmqv1.TransportURL{ObjectMeta: metav1.ObjectMeta{Name: "keystone-keystone-transport", Namespace: ns,
+			OwnerReferences: []metav1.OwnerReference{*owner}}, Spec: rabbitmqv1.TransportURLSpec{RabbitmqClusterName: "rabbitmq"}}
+		Expect(k8sClient.Create(ctx, transport)).To(Succeed())
+		playTransportURL(ns, transport.Name, "rabbit://default_user:rabbit-password@rabbitmq."+ns+".svc:5672/?ssl=0")
 
 		selector := map[string]string{"service": "keystone", "owner": "keystone"}
 		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns, OwnerReferences: []metav1.OwnerReference{*owner}},
@@ -200,6 +205,12 @@ var _ = Describe("Taking over a KeystoneAPI from keystone-operator", func() {
 		secret := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, secret)).To(Succeed())
 		Expect(secret.Data).To(Equal(keys), "no key minted, none rotated")
+		kept := &rabbitmqv1.TransportURL{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(transport), kept)).To(Succeed())
+		Expect(kept.UID).To(Equal(transport.UID), "keystone-operator's TransportURL kept (its RabbitMQ user with it)")
+		config := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-config-data"}, config)).To(Succeed())
+		Expect(string(config.Data["keystone.conf"])).To(ContainSubstring("transport_url = rabbit://default_user:rabbit-password@rabbitmq."))
 		Expect(secret.Annotations).To(HaveKeyWithValue("keystone.openstack.org/rotatedat", rotatedAt))
 		touch(key)
 		Consistently(func(g Gomega) {
@@ -244,6 +255,7 @@ var _ = Describe("Taking over a KeystoneAPI from keystone-operator", func() {
 		createMemcached(ns, "memcached")
 		markMemcachedReady(ns, "memcached")
 		markDatabaseReady(ns, galera)
+		playNotifications(key)
 		finishJob(ns, "keystone-db-sync", true, "")
 		finishJob(ns, "keystone-bootstrap", true, "")
 		Eventually(func(g Gomega) {

@@ -163,12 +163,14 @@ type KeystoneAPISpec struct {
 	TrustFlushArgs string `json:"trustFlushArgs,omitempty"`
 
 	// NotificationsBus sends Keystone's notifications (identity.user.created, ...) to a
-	// RabbitMQ cluster, through a TransportURL of infra-operator.
+	// RabbitMQ cluster, through a TransportURL of infra-operator. Unset (and
+	// rabbitMqClusterName unset), they go to the cluster "rabbitmq" with its default
+	// user and vhost, as keystone-operator sends them.
 	// +optional
 	NotificationsBus *NotificationsBus `json:"notificationsBus,omitempty"`
 
 	// RabbitMqClusterName is the cluster of notifications when notificationsBus is not
-	// set. Deprecated: use notificationsBus.cluster.
+	// set ("rabbitmq" when empty). Deprecated: use notificationsBus.cluster.
 	// +optional
 	RabbitMqClusterName string `json:"rabbitMqClusterName,omitempty"`
 
@@ -422,11 +424,19 @@ func (k *KeystoneAPI) EndpointOverrideURL(iface string) string {
 	return *o.EndpointURL
 }
 
+// DefaultNotificationsCluster is the RabbitMQ cluster of notifications when the spec
+// names none, as keystone-operator defaults it.
+const DefaultNotificationsCluster = "rabbitmq"
+
 // NotificationsCluster is the RabbitMQ cluster Keystone sends notifications to:
-// notificationsBus.cluster, else rabbitMqClusterName; "" when notifications are off.
+// notificationsBus.cluster, else rabbitMqClusterName, else DefaultNotificationsCluster.
+// Like keystone-operator, a deployed Keystone always sends notifications.
 func (k *KeystoneAPI) NotificationsCluster() string {
 	if k.Spec.NotificationsBus != nil {
 		return k.Spec.NotificationsBus.Cluster
 	}
-	return k.Spec.RabbitMqClusterName
+	if k.Spec.RabbitMqClusterName != "" {
+		return k.Spec.RabbitMqClusterName
+	}
+	return DefaultNotificationsCluster
 }
