@@ -13,7 +13,6 @@ RUN go mod download
 COPY apis/ apis/
 COPY cmd/ cmd/
 COPY controllers/ controllers/
-COPY internal/ internal/
 COPY pkg/ pkg/
 COPY templates/ templates/
 RUN CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags=-s -o /manager ./cmd

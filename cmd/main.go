@@ -5,8 +5,8 @@ import (
 	"flag"
 	"os"
 
+	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
-	"github.com/keystone-stepwise/keystone-operator/internal/manager"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )

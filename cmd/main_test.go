@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/keystone-stepwise/keystone-operator/internal/manager"
+	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
 	appsv1 "k8s.io/api/apps/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )

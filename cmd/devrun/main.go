@@ -17,8 +17,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/keystone-stepwise/keystone-operator/internal/controlplane"
-	"github.com/keystone-stepwise/keystone-operator/internal/manager"
+	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,7 +27,7 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result
 	api := s.api
 	step := keystonev1.KeystoneAPIServiceConfigReady
 	if !s.acting(step) {
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: keystone.ConfigSecretName(api)}}
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: deploy.ConfigSecretName(api)}}
 		if found, err := r.written(ctx, s, secret); !found {
 			return ctrl.Result{}, err
 		}
@@ -51,7 +51,7 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result
 		s.round.MarkFalse(step, problem.reason, "%s", problem.message)
 		return ctrl.Result{}, nil
 	}
-	files, err := keystone.RenderConfig(api, keystone.ConfigInput{
+	files, err := deploy.RenderConfig(api, deploy.ConfigInput{
 		DatabaseHostname: api.Status.DatabaseHostname, DatabaseUser: s.dbUser, DatabasePassword: s.dbPassword,
 		MemcachedServers: s.memcachedServers, HttpdCustom: custom, TransportURL: s.transportURL, QuorumQueues: s.quorumQueues,
 		FederationFiles: federation, DatabaseTLS: s.databaseTLS, MemcachedTLS: s.memcachedTLS, MemcachedMTLS: s.memcachedMTLSSecret != "",
@@ -60,7 +60,7 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result
 		s.round.MarkFalse(step, condition.CreationFailed, "rendering the configuration: %v", err)
 		return ctrl.Result{}, nil
 	}
-	secret, err := r.writeSecret(ctx, api, keystone.ConfigSecretName(api), files)
+	secret, err := r.writeSecret(ctx, api, deploy.ConfigSecretName(api), files)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -126,8 +126,8 @@ func (r *Reconciler) federationFiles(ctx context.Context, api *keystonev1.Keysto
 // identity and resourceVersion, which change with its contents. The files hold
 // passwords, so no digest of them is published.
 func (s *scope) setConfigRevision(secret *corev1.Secret) {
-	s.configRevision = keystone.Hash(map[string]string{"uid": string(secret.UID), "resourceVersion": secret.ResourceVersion})
-	setHash(s.api, keystone.HashConfig, s.configRevision)
+	s.configRevision = deploy.Hash(map[string]string{"uid": string(secret.UID), "resourceVersion": secret.ResourceVersion})
+	setHash(s.api, deploy.HashConfig, s.configRevision)
 }
 
 // writeSecret makes the owned Secret name hold exactly files; it writes only what differs.
@@ -141,7 +141,7 @@ func (r *Reconciler) writeSecret(ctx context.Context, api *keystonev1.KeystoneAP
 			// patched with an optimistic lock (internal/finalizers), not here.
 			secret.Finalizers = createFinalizers
 		}
-		secret.Labels = mergeLabels(secret.Labels, keystone.Labels(api))
+		secret.Labels = mergeLabels(secret.Labels, deploy.Labels(api))
 		data := make(map[string][]byte, len(files))
 		for k, v := range files {
 			data[k] = []byte(v)
@@ -168,27 +168,27 @@ func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Re
 	maxActive := int(ptr.Deref(api.Spec.FernetMaxActiveKeys, 5))
 	now := r.Clock.Now()
 	secret := &corev1.Secret{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: keystone.KeysSecretName(api)}, secret)
+	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: deploy.KeysSecretName(api)}, secret)
 	switch {
 	case apierrors.IsNotFound(err) && s.acting(step):
 		from, err := r.createKeysSecret(ctx, api, maxActive, now)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		s.round.MarkFalse(step, fernetCreated, "fernet and credential keys %s secret %s", from, keystone.KeysSecretName(api))
+		s.round.MarkFalse(step, fernetCreated, "fernet and credential keys %s secret %s", from, deploy.KeysSecretName(api))
 		return ctrl.Result{}, nil
 	case err != nil:
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if n := len(keystone.CredentialKeys(secret.Data)); n < keystone.CredentialKeyCount {
+	if n := len(deploy.CredentialKeys(secret.Data)); n < deploy.CredentialKeyCount {
 		// Never made up: new credential keys could not decrypt the credential table.
 		s.round.MarkFalse(step, condition.InvalidInput, "secret %s holds %d of the %d credential keys "+
 			"(CredentialKeys0..%d): add the keys of the repository Keystone's credentials were encrypted with",
-			secret.Name, n, keystone.CredentialKeyCount, keystone.CredentialKeyCount-1)
+			secret.Name, n, deploy.CredentialKeyCount, deploy.CredentialKeyCount-1)
 		return ctrl.Result{}, nil
 	}
 	sched := fernetScheduleOf(secret, ptr.Deref(api.Spec.FernetRotationDays, 1), now)
-	keys := keystone.FernetKeys(secret.Data)
+	keys := deploy.FernetKeys(secret.Data)
 	if !s.acting(step) {
 		s.round.MarkTrue(step, "%d fernet keys in secret %s, next rotation at %s %s", len(keys), secret.Name,
 			sched.due.UTC().Format(time.RFC3339), s.afterwards(step))
@@ -202,7 +202,7 @@ func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Re
 	s.requeueAt(sched.due.Sub(now))
 	if sched.malformed {
 		s.round.MarkFalse(step, invalidAnnotation, "annotation %s=%q of secret %s is not an RFC 3339 time (such as %s): "+
-			"the keys were rotated now, and the next rotation is at %s", keystone.RotatedAtAnnotation, sched.raw, secret.Name,
+			"the keys were rotated now, and the next rotation is at %s", deploy.RotatedAtAnnotation, sched.raw, secret.Name,
 			now.UTC().Format(time.RFC3339), sched.due.UTC().Format(time.RFC3339))
 		return ctrl.Result{}, nil
 	}
@@ -223,9 +223,9 @@ type fernetSchedule struct {
 }
 
 func fernetScheduleOf(secret *corev1.Secret, days int32, now time.Time) fernetSchedule {
-	sched := fernetSchedule{raw: secret.Annotations[keystone.RotatedAtAnnotation], days: days}
+	sched := fernetSchedule{raw: secret.Annotations[deploy.RotatedAtAnnotation], days: days}
 	if sched.raw == "" {
-		sched.raw = secret.Annotations[keystone.LegacyRotatedAtAnnotation]
+		sched.raw = secret.Annotations[deploy.LegacyRotatedAtAnnotation]
 		sched.stale = true
 	}
 	rotatedAt, err := time.Parse(time.RFC3339, sched.raw)
@@ -241,7 +241,7 @@ func fernetScheduleOf(secret *corev1.Secret, days int32, now time.Time) fernetSc
 		rotatedAt = now
 	}
 	sched.rotatedAt = rotatedAt
-	sched.due = keystone.RotationDue(rotatedAt, days)
+	sched.due = deploy.RotationDue(rotatedAt, days)
 	sched.rotate = !now.Before(sched.due)
 	return sched
 }
@@ -252,22 +252,22 @@ func (r *Reconciler) writeKeys(ctx context.Context, secret *corev1.Secret, keys 
 	sched *fernetSchedule, now time.Time) ([]string, error) {
 	var err error
 	if sched.rotate {
-		keys, err = keystone.Rotate(keys, maxActive)
+		keys, err = deploy.Rotate(keys, maxActive)
 		sched.rotatedAt = now
 	} else {
-		keys, err = keystone.Resize(keys, maxActive)
+		keys, err = deploy.Resize(keys, maxActive)
 	}
 	if err != nil {
 		return nil, err
 	}
 	patch := client.MergeFrom(secret.DeepCopy())
-	secret.Data = keystone.WithFernetKeys(secret.Data, keys)
-	metav1.SetMetaDataAnnotation(&secret.ObjectMeta, keystone.RotatedAtAnnotation, sched.rotatedAt.UTC().Format(time.RFC3339))
-	delete(secret.Annotations, keystone.LegacyRotatedAtAnnotation)
+	secret.Data = deploy.WithFernetKeys(secret.Data, keys)
+	metav1.SetMetaDataAnnotation(&secret.ObjectMeta, deploy.RotatedAtAnnotation, sched.rotatedAt.UTC().Format(time.RFC3339))
+	delete(secret.Annotations, deploy.LegacyRotatedAtAnnotation)
 	if err := r.Patch(ctx, secret, patch); err != nil {
 		return nil, fmt.Errorf("rotating fernet keys: %w", err)
 	}
-	sched.due = keystone.RotationDue(sched.rotatedAt, sched.days)
+	sched.due = deploy.RotationDue(sched.rotatedAt, sched.days)
 	return keys, nil
 }
 
@@ -275,23 +275,23 @@ func (r *Reconciler) writeKeys(ctx context.Context, secret *corev1.Secret, keys 
 // Secret (<name>-keys) when there is one, else with new keys. It says which.
 func (r *Reconciler) createKeysSecret(ctx context.Context, api *keystonev1.KeystoneAPI, maxActive int, now time.Time) (string, error) {
 	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: keystone.KeysSecretName(api), Namespace: api.Namespace, Labels: keystone.Labels(api),
-			Annotations: map[string]string{keystone.RotatedAtAnnotation: now.UTC().Format(time.RFC3339)}},
+		ObjectMeta: metav1.ObjectMeta{Name: deploy.KeysSecretName(api), Namespace: api.Namespace, Labels: deploy.Labels(api),
+			Annotations: map[string]string{deploy.RotatedAtAnnotation: now.UTC().Format(time.RFC3339)}},
 	}
 	from := "created in"
 	legacy := &corev1.Secret{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: keystone.LegacyKeysSecretName(api)}, legacy)
+	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: deploy.LegacyKeysSecretName(api)}, legacy)
 	switch {
 	case err == nil:
 		secret.Data = legacy.Data
-		for _, a := range []string{keystone.LegacyRotatedAtAnnotation, keystone.RotatedAtAnnotation} {
+		for _, a := range []string{deploy.LegacyRotatedAtAnnotation, deploy.RotatedAtAnnotation} {
 			if v := legacy.Annotations[a]; v != "" {
-				secret.Annotations[keystone.RotatedAtAnnotation] = v
+				secret.Annotations[deploy.RotatedAtAnnotation] = v
 			}
 		}
 		from = fmt.Sprintf("copied from secret %s to", legacy.Name)
 	case apierrors.IsNotFound(err):
-		if secret.Data, err = keystone.NewKeysData(maxActive); err != nil {
+		if secret.Data, err = deploy.NewKeysData(maxActive); err != nil {
 			return "", err
 		}
 	default:
@@ -310,11 +310,11 @@ func (r *Reconciler) createKeysSecret(ctx context.Context, api *keystonev1.Keyst
 // template mounts it: the Deployment and the trust flush CronJob roll with "keystone".
 func (r *Reconciler) removeLegacyKeys(ctx context.Context, api *keystonev1.KeystoneAPI) error {
 	legacy := &corev1.Secret{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: keystone.LegacyKeysSecretName(api)}, legacy); err != nil {
+	if err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: deploy.LegacyKeysSecretName(api)}, legacy); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	if err := r.Delete(ctx, legacy, client.Preconditions{UID: &legacy.UID}); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting secret %s, whose keys moved to secret %s: %w", legacy.Name, keystone.KeysSecretName(api), err)
+		return fmt.Errorf("deleting secret %s, whose keys moved to secret %s: %w", legacy.Name, deploy.KeysSecretName(api), err)
 	}
 	return nil
 }

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
 	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
@@ -50,7 +50,7 @@ var steps = condition.Steps(keystonev1.KeystoneAPISteps)
 // Reconciler reconciles a KeystoneAPI.
 type Reconciler struct {
 	client.Client
-	Reporter condition.Reporter
+	Reporter reconciler.Reporter
 	Clock    clock.PassiveClock
 	// KeystoneTransport carries the external-mode check's requests; http.DefaultTransport when nil.
 	KeystoneTransport http.RoundTripper
@@ -155,7 +155,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("indexing MariaDBAccount by %s: %w", accountSecretIndex, err)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&keystonev1.KeystoneAPI{}, builder.WithPredicates(condition.IgnoreStatusUpdates)).
+		For(&keystonev1.KeystoneAPI{}, builder.WithPredicates(reconciler.IgnoreStatusUpdates)).
 		Owns(&corev1.Secret{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
@@ -170,7 +170,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// The account is watched by name, not ownership: an existing one is adopted.
 		Watches(&mariadbv1.MariaDBAccount{}, r.enqueueBy(accountIndex, func(o client.Object) string { return o.GetName() })).
 		// A KeystoneAPI created or deleted changes which one of the namespace is the first.
-		Watches(&keystonev1.KeystoneAPI{}, registration.EnqueueInNamespace(r.Client, &keystonev1.KeystoneAPIList{}, nil),
+		Watches(&keystonev1.KeystoneAPI{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneAPIList{}, nil),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
 		Watches(&corev1.Secret{}, r.enqueueBy(secretIndex, func(o client.Object) string { return o.GetName() })).
 		Watches(&corev1.Secret{}, r.enqueueForAccountSecret()).
@@ -182,7 +182,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			}
 			return trimPrefix(o.GetLabels()["cr"], "mariadb-")
 		})).
-		Complete(condition.NewReconciler(r.Client, r.Reporter, r.Clock, r.kind()))
+		Complete(reconciler.NewReconciler(r.Client, r.Reporter, r.Clock, r.kind()))
 }
 
 // inputSecrets are the Secrets a KeystoneAPI reads and does not own: the admin
@@ -190,8 +190,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // realms' metadata and the notifications' transport URL.
 func inputSecrets(a *keystonev1.KeystoneAPI) []string {
 	names := []string{a.Spec.Secret}
-	for _, iface := range keystone.Interfaces {
-		if name := keystone.TLSSecretName(a, iface); name != "" {
+	for _, iface := range deploy.Interfaces {
+		if name := deploy.TLSSecretName(a, iface); name != "" {
 			names = append(names, name)
 		}
 	}
@@ -260,12 +260,12 @@ func trimPrefix(s, prefix string) string {
 }
 
 // kind declares the KeystoneAPI to the reconcile skeleton.
-func (r *Reconciler) kind() condition.Kind[*keystonev1.KeystoneAPI, *scope] {
-	return condition.Kind[*keystonev1.KeystoneAPI, *scope]{
+func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneAPI, *scope] {
+	return reconciler.Kind[*keystonev1.KeystoneAPI, *scope]{
 		Name: Kind,
 		New:  func() *keystonev1.KeystoneAPI { return &keystonev1.KeystoneAPI{} },
-		Status: func(api *keystonev1.KeystoneAPI) condition.Status {
-			return condition.Status{Conditions: &api.Status.Conditions, ObservedGeneration: &api.Status.ObservedGeneration}
+		Status: func(api *keystonev1.KeystoneAPI) reconciler.Status {
+			return reconciler.Status{Conditions: &api.Status.Conditions, ObservedGeneration: &api.Status.ObservedGeneration}
 		},
 		Steps:     steps,
 		Skip:      skippedSteps,
@@ -289,7 +289,7 @@ func (r *Reconciler) kind() condition.Kind[*keystonev1.KeystoneAPI, *scope] {
 // check is the deployment's own readiness.
 func skippedSteps(api *keystonev1.KeystoneAPI) []lc.Type {
 	var skip []lc.Type
-	if !keystone.UsesTLS(api) || (api.Spec.ExternalKeystoneAPI && api.Spec.TLS.CaBundleSecretName == "") {
+	if !deploy.UsesTLS(api) || (api.Spec.ExternalKeystoneAPI && api.Spec.TLS.CaBundleSecretName == "") {
 		skip = append(skip, keystonev1.KeystoneAPITLSInputReady)
 	}
 	if api.Spec.TopologyRef == nil || api.Spec.ExternalKeystoneAPI {

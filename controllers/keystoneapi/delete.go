@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
@@ -35,7 +35,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 			"deleting: waiting for %s to remove their registrations", strings.Join(holders, ", "))
 		return ctrl.Result{}, nil
 	}
-	cleanup := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: api.Namespace, Name: keystone.CleanupSecretName(api)}}
+	cleanup := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: api.Namespace, Name: deploy.CleanupSecretName(api)}}
 	if err := finalizers.Remove(ctx, r.Client, cleanup, Finalizer); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -48,7 +48,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 func dependencyName(api *keystonev1.KeystoneAPI, obj client.Object) string {
 	switch obj.(type) {
 	case *mariadbv1.MariaDBDatabase:
-		return keystone.DatabaseName
+		return deploy.DatabaseName
 	case *mariadbv1.MariaDBAccount:
 		return api.Spec.DatabaseAccount
 	case *topologyv1.Topology:

@@ -9,9 +9,9 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -24,7 +24,7 @@ const ExternalRecheckInterval = 10 * time.Second
 func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	step := keystonev1.KeystoneAPIEndpointReady
-	api.Status.APIEndpoints = keystone.Endpoints(api)
+	api.Status.APIEndpoints = deploy.Endpoints(api)
 	api.Status.Region = api.Spec.Region
 	url := api.Status.APIEndpoints[keystonev1.EndpointInternal]
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -38,10 +38,10 @@ func (r *Reconciler) reconcileDBSync(ctx context.Context, s *scope) (ctrl.Result
 	if s.configRevision == "" {
 		return ctrl.Result{}, nil // no configuration yet: waiting for ServiceConfigReady
 	}
-	s.dbSyncHash = keystone.Hash(map[string]string{"config": s.configRevision, "image": s.api.Spec.ContainerImage})
-	in := jobInputs{HashKey: keystone.HashDBSync, Public: s.dbSyncHash}
-	job := keystone.DBSyncJob(s.api, s.dbSyncHash)
-	keystone.WithMemcachedMTLS(&job.Spec.Template.Spec, s.memcachedMTLSSecret)
+	s.dbSyncHash = deploy.Hash(map[string]string{"config": s.configRevision, "image": s.api.Spec.ContainerImage})
+	in := jobInputs{HashKey: deploy.HashDBSync, Public: s.dbSyncHash}
+	job := deploy.DBSyncJob(s.api, s.dbSyncHash)
+	deploy.WithMemcachedMTLS(&job.Spec.Template.Spec, s.memcachedMTLSSecret)
 	return ctrl.Result{}, r.runJob(ctx, s, keystonev1.KeystoneAPIDBSyncReady, in, job)
 }
 
@@ -65,10 +65,10 @@ func (r *Reconciler) reconcileBootstrap(ctx context.Context, s *scope) (ctrl.Res
 	if err := r.loadPrivateState(ctx, s, s.acting(step)); err != nil || s.private == nil {
 		return ctrl.Result{}, err
 	}
-	in := jobInputs{HashKey: keystone.HashBootstrap, Public: keystone.Hash(inputs),
-		Secret: keystone.PrivateMAC(s.private.Data, map[string]string{"adminPassword": s.adminPassword})}
-	job := keystone.BootstrapJob(api, in.Public, api.Status.APIEndpoints)
-	keystone.WithMemcachedMTLS(&job.Spec.Template.Spec, s.memcachedMTLSSecret)
+	in := jobInputs{HashKey: deploy.HashBootstrap, Public: deploy.Hash(inputs),
+		Secret: deploy.PrivateMAC(s.private.Data, map[string]string{"adminPassword": s.adminPassword})}
+	job := deploy.BootstrapJob(api, in.Public, api.Status.APIEndpoints)
+	deploy.WithMemcachedMTLS(&job.Spec.Template.Spec, s.memcachedMTLSSecret)
 	return ctrl.Result{}, r.runJob(ctx, s, step, in, job)
 }
 
@@ -77,7 +77,7 @@ func (r *Reconciler) reconcileBootstrap(ctx context.Context, s *scope) (ctrl.Res
 // termination reason) or succeeded. A Job built for other inputs is replaced. While
 // the step may not act, only a Job for in that exists already is observed.
 func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, in jobInputs, desired *batchv1.Job) error {
-	if s.api.Status.Hash[in.HashKey] == in.Public && s.privateValue(keystone.DoneKey(in.HashKey)) == in.Secret {
+	if s.api.Status.Hash[in.HashKey] == in.Public && s.privateValue(deploy.DoneKey(in.HashKey)) == in.Secret {
 		s.round.MarkTrue(step, "job %s succeeded for the current inputs", desired.Name)
 		return nil
 	}
@@ -86,7 +86,7 @@ func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, in jobI
 		if err := r.Get(ctx, client.ObjectKeyFromObject(desired), job); err != nil {
 			return client.IgnoreNotFound(err)
 		}
-		if job.Annotations[keystone.HashAnnotation] != in.Public || s.privateValue(keystone.PendingKey(in.HashKey)) != in.Secret {
+		if job.Annotations[deploy.HashAnnotation] != in.Public || s.privateValue(deploy.PendingKey(in.HashKey)) != in.Secret {
 			return nil // a Job of other inputs: waiting to replace it
 		}
 		return r.observeJob(ctx, s, step, in, job)
@@ -118,7 +118,7 @@ func (r *Reconciler) jobFor(ctx context.Context, s *scope, step lc.Type, in jobI
 	case apierrors.IsNotFound(err):
 		// The pending record comes first: a crash before the create leaves no Job
 		// that could be taken for another input's.
-		if err := r.setPrivateValue(ctx, s, keystone.PendingKey(in.HashKey), in.Secret); err != nil {
+		if err := r.setPrivateValue(ctx, s, deploy.PendingKey(in.HashKey), in.Secret); err != nil {
 			return nil, err
 		}
 		if err := controllerutil.SetControllerReference(s.api, desired, r.Scheme()); err != nil {
@@ -132,7 +132,7 @@ func (r *Reconciler) jobFor(ctx context.Context, s *scope, step lc.Type, in jobI
 	case err != nil:
 		return nil, fmt.Errorf("reading job %s: %w", desired.Name, err)
 	}
-	if job.Annotations[keystone.HashAnnotation] != in.Public || s.privateValue(keystone.PendingKey(in.HashKey)) != in.Secret {
+	if job.Annotations[deploy.HashAnnotation] != in.Public || s.privateValue(deploy.PendingKey(in.HashKey)) != in.Secret {
 		if err := r.Delete(ctx, job, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
 			return nil, fmt.Errorf("replacing job %s: %w", job.Name, err)
 		}
@@ -167,7 +167,7 @@ func (r *Reconciler) observeJob(ctx context.Context, s *scope, step lc.Type, in 
 // recordDone records that the job of in ran for the current inputs: its public digest
 // in status.hash, what it knew of the secret ones in the private state Secret.
 func (r *Reconciler) recordDone(ctx context.Context, s *scope, in jobInputs) error {
-	if err := r.setPrivateValue(ctx, s, keystone.DoneKey(in.HashKey), in.Secret); err != nil {
+	if err := r.setPrivateValue(ctx, s, deploy.DoneKey(in.HashKey), in.Secret); err != nil {
 		return err
 	}
 	setHash(s.api, in.HashKey, in.Public)

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/networkattachment"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -62,11 +62,11 @@ func (r *Reconciler) reconcileNetworks(ctx context.Context, s *scope) (ctrl.Resu
 	step := keystonev1.KeystoneAPINetworkAttachmentsReady
 	// Pods are not cached (a cluster holds many). ResourceVersion 0 lets the API server
 	// answer from its watch cache, milliseconds behind etcd, instead of making the list
-	// consistent first (about 85 ms each round on envtest's 1.31 API server: make bench,
-	// row 1b); the step is observed again on every change of the Deployment and every
+	// consistent first (about 85 ms each round on envtest's 1.31 API server: BENCHMARKS.md,
+	// time to Ready with every optional step); the step is observed again on every change of the Deployment and every
 	// NetworkRecheckInterval while it is not True.
 	pods := &corev1.PodList{}
-	if err := r.Reporter.Reader.List(ctx, pods, client.InNamespace(api.Namespace), client.MatchingLabels(keystone.Labels(api)),
+	if err := r.Reporter.Reader.List(ctx, pods, client.InNamespace(api.Namespace), client.MatchingLabels(deploy.Labels(api)),
 		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing Keystone's pods: %w", err)
 	}

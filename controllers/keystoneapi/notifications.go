@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -36,7 +36,7 @@ func (r *Reconciler) reconcileNotifications(ctx context.Context, s *scope) (ctrl
 			return ctrl.Result{}, err
 		}
 	} else if _, err := controllerutil.CreateOrPatch(ctx, r.Client, tu, func() error {
-		tu.Labels = mergeLabels(tu.Labels, keystone.Labels(api))
+		tu.Labels = mergeLabels(tu.Labels, deploy.Labels(api))
 		tu.Spec.RabbitmqClusterName = api.NotificationsCluster()
 		tu.Spec.Username, tu.Spec.Vhost = "", ""
 		if bus := api.Spec.NotificationsBus; bus != nil {

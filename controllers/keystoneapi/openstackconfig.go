@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,34 +23,34 @@ func (r *Reconciler) reconcileOpenStackConfig(ctx context.Context, s *scope) (ct
 	step := keystonev1.KeystoneAPIOpenStackConfigReady
 	if !s.acting(step) {
 		if found, err := r.written(ctx, s,
-			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: keystone.OpenStackConfigName}},
-			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: keystone.OpenStackConfigSecretName}}); !found {
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: deploy.OpenStackConfigName}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: deploy.OpenStackConfigSecretName}}); !found {
 			return ctrl.Result{}, err
 		}
-		s.round.MarkTrue(step, "ConfigMap %s and Secret %s as written before %s", keystone.OpenStackConfigName,
-			keystone.OpenStackConfigSecretName, s.afterwards(step))
+		s.round.MarkTrue(step, "ConfigMap %s and Secret %s as written before %s", deploy.OpenStackConfigName,
+			deploy.OpenStackConfigSecretName, s.afterwards(step))
 		return ctrl.Result{}, nil
 	}
 	authURL := api.Status.APIEndpoints[keystonev1.EndpointPublic]
-	public, err := keystone.OpenStackConfig(api, authURL)
+	public, err := deploy.OpenStackConfig(api, authURL)
 	if err == nil {
 		var private map[string]string
-		if private, err = keystone.OpenStackConfigSecret(api, authURL, s.adminPassword); err == nil {
+		if private, err = deploy.OpenStackConfigSecret(api, authURL, s.adminPassword); err == nil {
 			err = r.writeOpenStackConfig(ctx, api, public, private)
 		}
 	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	s.round.MarkTrue(step, "ConfigMap %s and Secret %s hold the cloud %q of user %s", keystone.OpenStackConfigName,
-		keystone.OpenStackConfigSecretName, keystone.CloudName, api.Spec.AdminUser)
+	s.round.MarkTrue(step, "ConfigMap %s and Secret %s hold the cloud %q of user %s", deploy.OpenStackConfigName,
+		deploy.OpenStackConfigSecretName, deploy.CloudName, api.Spec.AdminUser)
 	return ctrl.Result{}, nil
 }
 
 func (r *Reconciler) writeOpenStackConfig(ctx context.Context, api *keystonev1.KeystoneAPI, public, private map[string]string) error {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: keystone.OpenStackConfigName, Namespace: api.Namespace}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: deploy.OpenStackConfigName, Namespace: api.Namespace}}
 	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, cm, func() error {
-		cm.Labels = mergeLabels(cm.Labels, keystone.Labels(api))
+		cm.Labels = mergeLabels(cm.Labels, deploy.Labels(api))
 		if !equality.Semantic.DeepEqual(cm.Data, public) {
 			cm.Data = public
 		}
@@ -58,6 +58,6 @@ func (r *Reconciler) writeOpenStackConfig(ctx context.Context, api *keystonev1.K
 	}); err != nil {
 		return fmt.Errorf("writing ConfigMap %s: %w", cm.Name, err)
 	}
-	_, err := r.writeSecret(ctx, api, keystone.OpenStackConfigSecretName, private)
+	_, err := r.writeSecret(ctx, api, deploy.OpenStackConfigSecretName, private)
 	return err
 }

@@ -5,13 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
@@ -28,8 +29,8 @@ import (
 // round: it reports them as they are, and acts (creates, renders, runs a job, rolls
 // the pods) only once every step before it is True (scope.acting). The external
 // endpoint check has nothing to observe but Keystone, with the admin's password.
-func (r *Reconciler) phases() []condition.Phase[*scope] {
-	return []condition.Phase[*scope]{
+func (r *Reconciler) phases() []reconciler.Phase[*scope] {
+	return []reconciler.Phase[*scope]{
 		{Step: keystonev1.KeystoneAPIInputReady, Run: r.reconcileInput, Observes: true},
 		{Step: keystonev1.KeystoneAPIServiceAccountReady, Run: r.reconcileServiceAccount, Observes: true},
 		{Step: keystonev1.KeystoneAPITLSInputReady, Run: r.reconcileTLS, Observes: true},
@@ -71,7 +72,7 @@ func (r *Reconciler) written(ctx context.Context, s *scope, objs ...client.Objec
 }
 
 // reconcileInput marks InputReady: this is the namespace's first KeystoneAPI, its spec
-// can make objects (keystone.SpecProblems), and the admin password Secret and key exist. Any other KeystoneAPI of the namespace is
+// can make objects (deploy.SpecProblems), and the admin password Secret and key exist. Any other KeystoneAPI of the namespace is
 // refused and the round halted: the database, the KeystoneServices and openstack-config
 // are the namespace's, and its objects would be the first's.
 func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result, error) {
@@ -79,19 +80,19 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 	if err := r.List(ctx, list, client.InNamespace(s.api.Namespace)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing KeystoneAPIs: %w", err)
 	}
-	if first := registration.FirstKeystoneAPI(list.Items); first != nil && first.UID != s.api.UID {
+	if first := access.First(list.Items); first != nil && first.UID != s.api.UID {
 		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.InvalidInput,
 			"KeystoneAPI %s already deploys Keystone in namespace %s; one KeystoneAPI per namespace: delete this one",
 			first.Name, s.api.Namespace)
 		s.round.Halt()
 		return ctrl.Result{}, nil
 	}
-	if problems := keystone.SpecProblems(s.api); len(problems) > 0 {
+	if problems := deploy.SpecProblems(s.api); len(problems) > 0 {
 		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.InvalidInput, "%s", strings.Join(problems, "; "))
 		s.round.Halt()
 		return ctrl.Result{}, nil
 	}
-	if pending := keystone.PendingEndpoints(s.api); len(pending) > 0 {
+	if pending := deploy.PendingEndpoints(s.api); len(pending) > 0 {
 		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.Requested,
 			"waiting for a host in %s (openstack-operator sets it once its Route has one)", strings.Join(pending, " and "))
 		s.round.Halt()
@@ -113,7 +114,7 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	cleanup, err := r.writeSecret(ctx, s.api, keystone.CleanupSecretName(s.api), saved, Finalizer)
+	cleanup, err := r.writeSecret(ctx, s.api, deploy.CleanupSecretName(s.api), saved, Finalizer)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -129,21 +130,21 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 // bundle of tls.caBundleSecretName. A bundle that cannot be read now keeps its earlier
 // copy (TLSInputReady reports the bundle's absence).
 func (r *Reconciler) cleanupData(ctx context.Context, api *keystonev1.KeystoneAPI, password string) (map[string]string, error) {
-	data := map[string]string{keystone.CleanupPasswordKey: password}
+	data := map[string]string{deploy.CleanupPasswordKey: password}
 	if api.Spec.TLS.CaBundleSecretName == "" {
 		return data, nil
 	}
-	if ca, err := registration.CABundle(ctx, r.Client, api); err == nil {
-		data[keystone.CleanupCABundleKey] = string(ca)
+	if ca, err := access.CABundle(ctx, r.Client, api); err == nil {
+		data[deploy.CleanupCABundleKey] = string(ca)
 		return data, nil
 	}
 	previous := &corev1.Secret{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: keystone.CleanupSecretName(api)}, previous)
+	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: deploy.CleanupSecretName(api)}, previous)
 	if client.IgnoreNotFound(err) != nil {
-		return nil, fmt.Errorf("reading secret %s: %w", keystone.CleanupSecretName(api), err)
+		return nil, fmt.Errorf("reading secret %s: %w", deploy.CleanupSecretName(api), err)
 	}
-	if ca, ok := previous.Data[keystone.CleanupCABundleKey]; ok {
-		data[keystone.CleanupCABundleKey] = string(ca)
+	if ca, ok := previous.Data[deploy.CleanupCABundleKey]; ok {
+		data[deploy.CleanupCABundleKey] = string(ca)
 	}
 	return data, nil
 }
@@ -196,7 +197,7 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, s *scope) (ctrl.Resu
 	}
 	s.dbUser, s.dbPassword, s.databaseTLS = account.Spec.UserName, password, db.Status.TLSSupport
 	api.Status.DatabaseHostname = host
-	s.round.MarkTrue(step, "database %s ready at %s", keystone.DatabaseName, host)
+	s.round.MarkTrue(step, "database %s ready at %s", deploy.DatabaseName, host)
 	return ctrl.Result{}, nil
 }
 
@@ -204,7 +205,7 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, s *scope) (ctrl.Resu
 // them when ensure is set; otherwise either is nil when it does not exist.
 func (r *Reconciler) databaseObjects(ctx context.Context, api *keystonev1.KeystoneAPI, ensure bool) (
 	*mariadbv1.MariaDBAccount, *mariadbv1.MariaDBDatabase, error) {
-	db := &mariadbv1.MariaDBDatabase{ObjectMeta: metav1.ObjectMeta{Name: keystone.DatabaseName, Namespace: api.Namespace}}
+	db := &mariadbv1.MariaDBDatabase{ObjectMeta: metav1.ObjectMeta{Name: deploy.DatabaseName, Namespace: api.Namespace}}
 	if !ensure {
 		account := &mariadbv1.MariaDBAccount{}
 		if err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: api.Spec.DatabaseAccount}, account); err != nil {
@@ -220,7 +221,7 @@ func (r *Reconciler) databaseObjects(ctx context.Context, api *keystonev1.Keysto
 		return nil, nil, err
 	}
 	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, db, func() error {
-		db.Spec.Name = keystone.DatabaseName
+		db.Spec.Name = deploy.DatabaseName
 		db.Labels = mergeLabels(db.Labels, map[string]string{"dbName": api.Spec.DatabaseInstance})
 		controllerutil.AddFinalizer(db, finalizerFor(api))
 		return controllerutil.SetControllerReference(api, db, r.Scheme())
@@ -239,13 +240,13 @@ func (r *Reconciler) ensureDatabaseAccount(ctx context.Context, api *keystonev1.
 		if err := r.ensureDBPasswordSecret(ctx, api); err != nil {
 			return nil, err
 		}
-		account.Spec = mariadbv1.MariaDBAccountSpec{UserName: api.Spec.DatabaseAccount, Secret: keystone.DBSecretName(api),
+		account.Spec = mariadbv1.MariaDBAccountSpec{UserName: api.Spec.DatabaseAccount, Secret: deploy.DBSecretName(api),
 			AccountType: mariadbv1.User}
 	} else if err != nil {
 		return nil, fmt.Errorf("reading MariaDBAccount %s: %w", account.Name, err)
 	}
 	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, account, func() error {
-		account.Labels = mergeLabels(account.Labels, map[string]string{"mariaDBDatabaseName": keystone.DatabaseName})
+		account.Labels = mergeLabels(account.Labels, map[string]string{"mariaDBDatabaseName": deploy.DatabaseName})
 		controllerutil.AddFinalizer(account, finalizerFor(api))
 		if metav1.GetControllerOf(account) == nil && account.CreationTimestamp.IsZero() {
 			return controllerutil.SetControllerReference(api, account, r.Scheme())
@@ -260,7 +261,7 @@ func (r *Reconciler) ensureDatabaseAccount(ctx context.Context, api *keystonev1.
 // ensureDBPasswordSecret creates the database password Secret once; it never changes it.
 func (r *Reconciler) ensureDBPasswordSecret(ctx context.Context, api *keystonev1.KeystoneAPI) error {
 	secret := &corev1.Secret{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: keystone.DBSecretName(api)}, secret)
+	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: deploy.DBSecretName(api)}, secret)
 	if !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -269,7 +270,7 @@ func (r *Reconciler) ensureDBPasswordSecret(ctx context.Context, api *keystonev1
 		return fmt.Errorf("generating the database password: %w", err)
 	}
 	secret = &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: keystone.DBSecretName(api), Namespace: api.Namespace, Labels: keystone.Labels(api)},
+		ObjectMeta: metav1.ObjectMeta{Name: deploy.DBSecretName(api), Namespace: api.Namespace, Labels: deploy.Labels(api)},
 		Data:       map[string][]byte{mariadbv1.DatabasePasswordSelector: []byte(hex.EncodeToString(b))},
 	}
 	if err := controllerutil.SetControllerReference(api, secret, r.Scheme()); err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,11 +15,11 @@ import (
 // loadPrivateState reads the private state Secret into the scope; when it is missing
 // and create is set, it prepares a new one (with a new MAC key) that its first record
 // creates, in one write (setPrivateValue): until a MAC is recorded, nothing depends on
-// the key. See pkg/keystone/private.go for why it exists. Without create, s.private
+// the key. See internal/deploy/private.go for why it exists. Without create, s.private
 // stays nil when the Secret does not exist.
 func (r *Reconciler) loadPrivateState(ctx context.Context, s *scope, create bool) error {
 	api := s.api
-	key := client.ObjectKey{Namespace: api.Namespace, Name: keystone.PrivateStateSecretName(api)}
+	key := client.ObjectKey{Namespace: api.Namespace, Name: deploy.PrivateStateSecretName(api)}
 	secret := &corev1.Secret{}
 	err := r.Get(ctx, key, secret)
 	if apierrors.IsNotFound(err) {
@@ -30,12 +30,12 @@ func (r *Reconciler) loadPrivateState(ctx context.Context, s *scope, create bool
 	case apierrors.IsNotFound(err) && !create:
 		return nil
 	case apierrors.IsNotFound(err):
-		data, err := keystone.NewPrivateState()
+		data, err := deploy.NewPrivateState()
 		if err != nil {
 			return err
 		}
 		secret = &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: keystone.Labels(api)},
+			ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: deploy.Labels(api)},
 			Type:       corev1.SecretTypeOpaque,
 			Data:       data,
 		}
@@ -45,10 +45,10 @@ func (r *Reconciler) loadPrivateState(ctx context.Context, s *scope, create bool
 		s.privateUnsaved = true
 	case err != nil:
 		return fmt.Errorf("reading secret %s: %w", key.Name, err)
-	case len(secret.Data[keystone.PrivateMACKey]) == 0 && create:
+	case len(secret.Data[deploy.PrivateMACKey]) == 0 && create:
 		// Someone removed the key: a new one makes every record stale, so the steps
 		// that depend on secret values run once more.
-		data, err := keystone.NewPrivateState()
+		data, err := deploy.NewPrivateState()
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,14 +21,14 @@ import (
 func (r *Reconciler) reconcileServiceAccount(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	step := keystonev1.KeystoneAPIServiceAccountReady
-	sa, role, binding := keystone.ServiceAccount(api), keystone.Role(api), keystone.RoleBinding(api)
+	sa, role, binding := deploy.ServiceAccount(api), deploy.Role(api), deploy.RoleBinding(api)
 	if !s.acting(step) {
 		if ok, err := r.written(ctx, s, &corev1.ServiceAccount{ObjectMeta: sa.ObjectMeta}, &rbacv1.Role{ObjectMeta: role.ObjectMeta},
 			&rbacv1.RoleBinding{ObjectMeta: binding.ObjectMeta}); err != nil || !ok {
 			return ctrl.Result{}, err
 		}
 		s.round.MarkTrue(step, "pods run as ServiceAccount %s, which may use SecurityContextConstraints %s %s",
-			sa.Name, keystone.AnyUIDSCC, s.afterwards(step))
+			sa.Name, deploy.AnyUIDSCC, s.afterwards(step))
 		return ctrl.Result{}, nil
 	}
 	ensure := func(obj client.Object, apply func()) error {
@@ -64,6 +64,6 @@ func (r *Reconciler) reconcileServiceAccount(ctx context.Context, s *scope) (ctr
 		return ctrl.Result{}, fmt.Errorf("RoleBinding %s refers to %s %s, not Role %s: delete it and it is made anew",
 			binding.Name, binding.RoleRef.Kind, binding.RoleRef.Name, role.Name)
 	}
-	s.round.MarkTrue(step, "pods run as ServiceAccount %s, which may use SecurityContextConstraints %s", sa.Name, keystone.AnyUIDSCC)
+	s.round.MarkTrue(step, "pods run as ServiceAccount %s, which may use SecurityContextConstraints %s", sa.Name, deploy.AnyUIDSCC)
 	return ctrl.Result{}, nil
 }

@@ -7,8 +7,8 @@ import (
 	"regexp"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -30,7 +30,7 @@ import (
 // the objects it uses.
 var UpstreamFinalizer = finalizers.UpstreamOwn("keystoneapi")
 
-// ownDigest matches a digest of this suite's (keystone.Hash): 64 hexadecimal digits.
+// ownDigest matches a digest of this suite's (deploy.Hash): 64 hexadecimal digits.
 // keystone-operator's are lib-common's ObjectHash, longer and not hexadecimal.
 var ownDigest = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
@@ -56,7 +56,7 @@ func (r *Reconciler) upstreamJobDone(ctx context.Context, s *scope, in jobInputs
 	if len(containers) == 0 || containers[0].Image != s.api.Spec.ContainerImage {
 		return false, "", nil // a new image: db-sync has to run for it
 	}
-	if in.HashKey == keystone.HashBootstrap && !maps.Equal(s.previousEndpoints, s.api.Status.APIEndpoints) {
+	if in.HashKey == deploy.HashBootstrap && !maps.Equal(s.previousEndpoints, s.api.Status.APIEndpoints) {
 		return false, "", nil // Keystone moves: bootstrap registers it at its new endpoints
 	}
 	return true, fmt.Sprintf("keystone-operator ran it for image %s, which deployment %s runs", s.api.Spec.ContainerImage, dep.Name), nil

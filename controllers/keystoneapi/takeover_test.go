@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/util"
 )
 
@@ -18,12 +18,12 @@ func TestUpstreamRecorded(t *testing.T) {
 		want           bool
 	}{
 		{"nothing recorded", "", false},
-		{"this suite's digest", keystone.Hash(map[string]string{"config": "c", "image": "i"}), false},
+		{"this suite's digest", deploy.Hash(map[string]string{"config": "c", "image": "i"}), false},
 		{"keystone-operator's digest", upstream, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			api := &keystonev1.KeystoneAPI{Status: keystonev1.KeystoneAPIStatus{Hash: map[string]string{keystone.HashDBSync: tc.recorded}}}
-			if got := upstreamRecorded(api, keystone.HashDBSync); got != tc.want {
+			api := &keystonev1.KeystoneAPI{Status: keystonev1.KeystoneAPIStatus{Hash: map[string]string{deploy.HashDBSync: tc.recorded}}}
+			if got := upstreamRecorded(api, deploy.HashDBSync); got != tc.want {
 				t.Errorf("upstreamRecorded(%q) = %v, want %v", tc.recorded, got, tc.want)
 			}
 		})

@@ -6,16 +6,14 @@ import (
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	libtls "github.com/openstack-k8s-operators/lib-common/modules/common/tls"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
-
-var invalidCertificate = reason(keystonev1.InvalidCertificateReason)
 
 // reconcileTLS marks TLSInputReady: the CA bundle Secret holds PEM certificates, and
 // each interface's certificate Secret a certificate and the key that matches it. httpd
@@ -32,7 +30,7 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, s *scope) (ctrl.Result, e
 		if err != nil || msg != "" {
 			return ctrl.Result{}, markTLSMissing(s, msg, err)
 		}
-		_, n, err := keystone.ParseCABundle(secret.Data[libtls.CABundleKey])
+		_, n, err := deploy.ParseCABundle(secret.Data[libtls.CABundleKey])
 		if err != nil {
 			s.round.MarkFalse(step, invalidCertificate, "CA bundle secret %s, key %s: %v", name, libtls.CABundleKey, err)
 			return ctrl.Result{}, nil
@@ -42,14 +40,14 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, s *scope) (ctrl.Result, e
 		found = append(found, fmt.Sprintf("CA bundle %s (%d certificates)", name, n))
 	}
 	if !api.Spec.ExternalKeystoneAPI {
-		public, internal := keystone.TLSEnabled(api, keystonev1.EndpointPublic), keystone.TLSEnabled(api, keystonev1.EndpointInternal)
+		public, internal := deploy.TLSEnabled(api, keystonev1.EndpointPublic), deploy.TLSEnabled(api, keystonev1.EndpointInternal)
 		if public != internal {
 			s.round.MarkFalse(step, condition.InvalidInput, "tls.api.public.secretName and tls.api.internal.secretName: "+
-				"both interfaces are served on port %d, so both need a certificate or neither", keystone.Port)
+				"both interfaces are served on port %d, so both need a certificate or neither", deploy.Port)
 			return ctrl.Result{}, nil
 		}
-		for _, iface := range keystone.Interfaces {
-			name := keystone.TLSSecretName(api, iface)
+		for _, iface := range deploy.Interfaces {
+			name := deploy.TLSSecretName(api, iface)
 			if name == "" {
 				continue
 			}
@@ -57,7 +55,7 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, s *scope) (ctrl.Result, e
 			if err != nil || msg != "" {
 				return ctrl.Result{}, markTLSMissing(s, msg, err)
 			}
-			cert, err := keystone.ParseKeyPair(secret.Data[libtls.CertKey], secret.Data[libtls.PrivateKey])
+			cert, err := deploy.ParseKeyPair(secret.Data[libtls.CertKey], secret.Data[libtls.PrivateKey])
 			if err != nil {
 				s.round.MarkFalse(step, invalidCertificate, "certificate secret %s of the %s interface: %v", name, iface, err)
 				return ctrl.Result{}, nil
@@ -66,7 +64,7 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, s *scope) (ctrl.Result, e
 			found = append(found, fmt.Sprintf("%s certificate %s (valid until %s)", iface, name, cert.NotAfter.UTC().Format("2006-01-02")))
 		}
 	}
-	s.tlsRevision = keystone.Hash(revisions)
+	s.tlsRevision = deploy.Hash(revisions)
 	s.round.MarkTrue(step, "%s", strings.Join(found, ", "))
 	return ctrl.Result{}, nil
 }

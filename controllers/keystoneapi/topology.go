@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,7 +64,7 @@ func applyTopology(api *keystonev1.KeystoneAPI, topology *topologyv1.Topology, p
 	if c := t.Spec.TopologySpreadConstraints; c != nil {
 		for i := range *c {
 			if (*c)[i].LabelSelector == nil {
-				(*c)[i].LabelSelector = &metav1.LabelSelector{MatchLabels: keystone.Labels(api)}
+				(*c)[i].LabelSelector = &metav1.LabelSelector{MatchLabels: deploy.Labels(api)}
 			}
 		}
 	}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,8 +21,8 @@ func (r *Reconciler) reconcileTrustFlush(ctx context.Context, s *scope) (ctrl.Re
 	api := s.api
 	step := keystonev1.KeystoneAPICronJobReady
 	cron := &batchv1.CronJob{}
-	cron.Name, cron.Namespace = keystone.TrustFlushCronJobName(api), api.Namespace
-	if problem := keystone.TrustFlushScheduleProblem(api); problem != "" {
+	cron.Name, cron.Namespace = deploy.TrustFlushCronJobName(api), api.Namespace
+	if problem := deploy.TrustFlushScheduleProblem(api); problem != "" {
 		s.round.MarkFalse(step, condition.InvalidInput, "%s", problem)
 		return ctrl.Result{}, nil
 	}
@@ -33,8 +33,8 @@ func (r *Reconciler) reconcileTrustFlush(ctx context.Context, s *scope) (ctrl.Re
 		s.round.MarkTrue(step, "%s %s", describeCronJob(cron), s.afterwards(step))
 		return ctrl.Result{}, nil
 	}
-	desired := keystone.TrustFlushCronJob(api)
-	keystone.WithMemcachedMTLS(&desired.Spec.JobTemplate.Spec.Template.Spec, s.memcachedMTLSSecret)
+	desired := deploy.TrustFlushCronJob(api)
+	deploy.WithMemcachedMTLS(&desired.Spec.JobTemplate.Spec.Template.Spec, s.memcachedMTLSSecret)
 	template, err := templateDigest(&desired.Spec.JobTemplate.Spec.Template)
 	if err != nil {
 		return ctrl.Result{}, err

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -38,7 +38,7 @@ const OverrideAnnotation = "keystone.openstack.org/override-applied"
 func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	step := keystonev1.KeystoneAPIExposeServiceReady
-	services, err := keystone.Services(api)
+	services, err := deploy.Services(api)
 	if err != nil {
 		s.round.MarkFalse(step, condition.InvalidInput, "%v", err)
 		return ctrl.Result{}, nil
@@ -65,14 +65,14 @@ func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Resu
 			pending = append(pending, svc.Name)
 		}
 	}
-	api.Status.APIEndpoints = keystone.Endpoints(api)
+	api.Status.APIEndpoints = deploy.Endpoints(api)
 	api.Status.Region = api.Spec.Region
 	if len(pending) > 0 {
 		s.round.MarkFalse(step, condition.Requested, "LoadBalancer service %s has no address yet", strings.Join(pending, " and "))
 		return ctrl.Result{}, nil
 	}
-	msg := fmt.Sprintf("services %s and %s expose port %d", keystone.ServiceName(api, keystonev1.EndpointPublic),
-		keystone.ServiceName(api, keystonev1.EndpointInternal), keystone.Port)
+	msg := fmt.Sprintf("services %s and %s expose port %d", deploy.ServiceName(api, keystonev1.EndpointPublic),
+		deploy.ServiceName(api, keystonev1.EndpointInternal), deploy.Port)
 	if !s.acting(step) {
 		msg += " " + s.afterwards(step)
 	}
@@ -89,7 +89,7 @@ func (r *Reconciler) podSelector(ctx context.Context, api *keystonev1.KeystoneAP
 		return nil, fmt.Errorf("reading deployment %s: %w", api.Name, err)
 	}
 	if err != nil || dep.Spec.Selector == nil || len(dep.Spec.Selector.MatchLabels) == 0 {
-		return keystone.SelectorLabels(api), nil
+		return deploy.SelectorLabels(api), nil
 	}
 	return dep.Spec.Selector.MatchLabels, nil
 }
@@ -206,9 +206,9 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Re
 		if err := r.Get(ctx, client.ObjectKeyFromObject(dep), dep); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, fmt.Errorf("reading deployment %s: %w", dep.Name, err)
 		}
-		desired := keystone.Deployment(api, s.podRevision())
+		desired := deploy.Deployment(api, s.podRevision())
 		keepSelector(desired, dep)
-		keystone.WithMemcachedMTLS(&desired.Spec.Template.Spec, s.memcachedMTLSSecret)
+		deploy.WithMemcachedMTLS(&desired.Spec.Template.Spec, s.memcachedMTLSSecret)
 		applyTopology(api, s.topology, &desired.Spec.Template)
 		networks, err := networksAnnotation(api)
 		if err != nil {
@@ -266,7 +266,7 @@ func (s *scope) podRevision() string {
 	if s.tlsRevision == "" {
 		return s.configRevision
 	}
-	return keystone.Hash(map[string]string{"config": s.configRevision, "tls": s.tlsRevision})
+	return deploy.Hash(map[string]string{"config": s.configRevision, "tls": s.tlsRevision})
 }
 
 // markRollout marks step from the Deployment's rollout.
@@ -305,7 +305,7 @@ func templateDigest(t *corev1.PodTemplateSpec) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encoding the pod template: %w", err)
 	}
-	return keystone.Hash(map[string]string{"template": string(data)}), nil
+	return deploy.Hash(map[string]string{"template": string(data)}), nil
 }
 
 // deadlineExceeded returns the message of a Progressing=False/ProgressDeadlineExceeded

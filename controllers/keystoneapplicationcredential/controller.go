@@ -7,8 +7,9 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/clock"
@@ -38,7 +39,7 @@ var steps = condition.Steps(keystonev1.KeystoneApplicationCredentialSteps)
 // Reconciler reconciles a KeystoneApplicationCredential.
 type Reconciler struct {
 	client.Client
-	Reporter condition.Reporter
+	Reporter reconciler.Reporter
 	// Clock dates credentials and their rotation; tests move it.
 	Clock clock.PassiveClock
 	// Keystone shares authenticated clients between reconciles.
@@ -54,10 +55,8 @@ type Reconciler struct {
 
 // scope is what one reconcile of a KeystoneApplicationCredential has seen so far.
 type scope struct {
-	ac    *keystonev1.KeystoneApplicationCredential
-	round *condition.Round
-	api   *keystonev1.KeystoneAPI
-	admin identity.Credentials
+	registration.Session
+	ac *keystonev1.KeystoneApplicationCredential
 	// user is the service user's credentials, scoped to the service project.
 	user identity.Credentials
 	// userClient is authenticated as user.
@@ -91,25 +90,25 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	list := &keystonev1.KeystoneApplicationCredentialList{}
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(&keystonev1.KeystoneApplicationCredential{}, builder.WithPredicates(condition.IgnoreStatusUpdates)).
+		For(&keystonev1.KeystoneApplicationCredential{}, builder.WithPredicates(reconciler.IgnoreStatusUpdates)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: registration.Concurrency(r.Concurrency)}).
 		Owns(&corev1.Secret{}).
-		Watches(&keystonev1.KeystoneAPI{}, registration.EnqueueInNamespace(r.Client, list, nil),
+		Watches(&keystonev1.KeystoneAPI{}, reconciler.EnqueueInNamespace(r.Client, list, nil),
 			builder.WithPredicates(registration.KeystoneAPIChanged)).
-		Watches(&corev1.Secret{}, registration.EnqueueInNamespace(r.Client, list, func(o client.Object) []client.ListOption {
+		Watches(&corev1.Secret{}, reconciler.EnqueueInNamespace(r.Client, list, func(o client.Object) []client.ListOption {
 			return []client.ListOption{client.MatchingFields{secretIndex: o.GetName()}}
 		})).
-		Watches(&keystonev1.KeystoneService{}, registration.EnqueueInNamespace(r.Client, list, func(o client.Object) []client.ListOption {
+		Watches(&keystonev1.KeystoneService{}, reconciler.EnqueueInNamespace(r.Client, list, func(o client.Object) []client.ListOption {
 			return []client.ListOption{client.MatchingFields{userIndex: o.(*keystonev1.KeystoneService).Spec.ServiceUser}}
 		}), builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, readyChanged)))
 	r.NodeSets = nodeSetsInstalled(mgr.GetRESTMapper())
 	if r.NodeSets {
 		nodeSet := &unstructured.Unstructured{}
 		nodeSet.SetGroupVersionKind(nodeSetGVK)
-		b = b.Watches(nodeSet, registration.EnqueueInNamespace(r.Client, list, nil),
+		b = b.Watches(nodeSet, reconciler.EnqueueInNamespace(r.Client, list, nil),
 			builder.WithPredicates(predicate.ResourceVersionChangedPredicate{}))
 	}
-	return b.Complete(condition.NewReconciler(r.Client, r.Reporter, r.Clock, r.kind()))
+	return b.Complete(reconciler.NewReconciler(r.Client, r.Reporter, r.Clock, r.kind()))
 }
 
 // readyChanged passes updates that change an object's Ready condition.
@@ -126,19 +125,19 @@ var readyChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 }}
 
 // kind declares the KeystoneApplicationCredential to the reconcile skeleton.
-func (r *Reconciler) kind() condition.Kind[*keystonev1.KeystoneApplicationCredential, *scope] {
-	return condition.Kind[*keystonev1.KeystoneApplicationCredential, *scope]{
+func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneApplicationCredential, *scope] {
+	return reconciler.Kind[*keystonev1.KeystoneApplicationCredential, *scope]{
 		Name: Kind,
 		New:  func() *keystonev1.KeystoneApplicationCredential { return &keystonev1.KeystoneApplicationCredential{} },
-		Status: func(ac *keystonev1.KeystoneApplicationCredential) condition.Status {
-			return condition.Status{Conditions: &ac.Status.Conditions, ObservedGeneration: &ac.Status.ObservedGeneration}
+		Status: func(ac *keystonev1.KeystoneApplicationCredential) reconciler.Status {
+			return reconciler.Status{Conditions: &ac.Status.Conditions, ObservedGeneration: &ac.Status.ObservedGeneration}
 		},
 		Steps:     steps,
 		Finalizer: Finalizer,
 		Scope: func(ac *keystonev1.KeystoneApplicationCredential, round *condition.Round) *scope {
-			return &scope{ac: ac, round: round}
+			return &scope{Session: registration.Session{Round: round, Clients: r.Keystone}, ac: ac}
 		},
-		Phases: []condition.Phase[*scope]{
+		Phases: []reconciler.Phase[*scope]{
 			{Step: keystonev1.KeystoneApplicationCredentialKeystoneAPIReady, Run: r.reconcileKeystoneAPI},
 			{Step: keystonev1.KeystoneApplicationCredentialInputReady, Run: r.reconcileInput},
 			{Step: keystonev1.KeystoneApplicationCredentialCredentialReady, Run: r.reconcileCredential},
@@ -148,7 +147,7 @@ func (r *Reconciler) kind() condition.Kind[*keystonev1.KeystoneApplicationCreden
 		},
 		Delete: r.reconcileDelete,
 		Requeue: func(s *scope, result ctrl.Result) ctrl.Result {
-			result = registration.RequeueUnconfirmed(s.round, result)
+			result = registration.RequeueUnconfirmed(s.Round, result)
 			if result.IsZero() && s.requeueAfter > 0 {
 				result.RequeueAfter = s.requeueAfter
 			}

@@ -3,13 +3,14 @@ package keystoneapplicationcredential
 import (
 	"context"
 	"fmt"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
@@ -27,11 +28,11 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	ac := s.ac
 	if why, err := r.dataPlaneLag(ctx, ac); err != nil || why != "" {
 		if why != "" {
-			s.round.MarkFalse(keystonev1.KeystoneApplicationCredentialCleanupReady, condition.Requested, "deleting: %s", why)
+			s.Round.MarkFalse(keystonev1.KeystoneApplicationCredentialCleanupReady, condition.Requested, "deleting: %s", why)
 		}
 		return ctrl.Result{RequeueAfter: DataPlaneRecheckInterval}, err
 	}
-	api, _, _, err := registration.KeystoneAPI(ctx, r.Client, ac.Namespace)
+	api, _, _, err := access.Lookup(ctx, r.Client, ac.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -60,7 +61,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 // and any marked as its own. done is false, with a step saying why, when it cannot yet.
 func (r *Reconciler) revokeAll(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI) (done bool, err error) {
 	step := keystonev1.KeystoneApplicationCredentialCleanupReady
-	admin, ok, err := registration.CleanupCredentials(ctx, r.Client, api)
+	admin, ok, err := access.CleanupCredentials(ctx, r.Client, api)
 	if err != nil {
 		return false, err
 	}
@@ -68,15 +69,15 @@ func (r *Reconciler) revokeAll(ctx context.Context, s *scope, api *keystonev1.Ke
 	// is every credential this object made.
 	giveUp := func(err error) (bool, error) {
 		what := fmt.Sprintf("application credentials of user %s (current %s)", s.ac.Spec.UserName, s.ac.Status.ACID)
-		err = registration.GiveUp(r.Reporter.Recorder, s.round, step, s.ac, api, r.Clock.Now(), what, err)
+		err = registration.GiveUp(r.Reporter.Recorder, s.Round, step, s.ac, api, r.Clock.Now(), what, err)
 		return err == nil, err
 	}
 	if !ok {
-		s.round.MarkFalse(step, condition.DependencyNotFound, "revoking: %s", registration.AdminMissing(api))
-		return giveUp(fmt.Errorf("revoking the credentials of %s: %s", s.ac.Name, registration.AdminMissing(api)))
+		s.Round.MarkFalse(step, condition.DependencyNotFound, "revoking: %s", access.Missing(api))
+		return giveUp(fmt.Errorf("revoking the credentials of %s: %s", s.ac.Name, access.Missing(api)))
 	}
 	fail := func(err error) (bool, error) {
-		_, err = registration.Failed(s.round, r.Keystone, admin, step, credentialFailed, err)
+		_, err = s.FailedAs(admin, step, credentialFailed, err)
 		return giveUp(fmt.Errorf("revoking the credentials of %s: %w", s.ac.Name, err))
 	}
 	kc, err := r.Keystone.Get(ctx, admin)

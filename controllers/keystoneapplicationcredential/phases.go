@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"net/http"
 	"strings"
 	"time"
@@ -14,8 +15,8 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/util"
 	corev1 "k8s.io/api/core/v1"
@@ -40,16 +41,6 @@ const (
 	// serviceProject is where service users and their credentials live.
 	serviceProject = "service"
 	day            = 24 * time.Hour
-)
-
-var (
-	credentialCreated        = registration.Reason(keystonev1.ApplicationCredentialCreatedReason)
-	credentialFailed         = registration.Reason(keystonev1.ApplicationCredentialFailedReason)
-	userAuthenticationFailed = registration.Reason(keystonev1.UserAuthenticationFailedReason)
-	roleNotAssigned          = registration.Reason(keystonev1.RoleNotAssignedReason)
-	rotatedReason            = registration.Reason(keystonev1.ApplicationCredentialRotatedReason)
-	revokedReason            = registration.Reason(keystonev1.ApplicationCredentialRevokedReason)
-	secretCreatedReason      = registration.Reason(keystonev1.SecretCreatedReason)
 )
 
 // holdFinalizer is the finalizer a KeystoneApplicationCredential puts on its KeystoneAPI.
@@ -116,7 +107,7 @@ func rotationDue(ac *keystonev1.KeystoneApplicationCredential) time.Time {
 // (external mode), and the finalizer released.
 func (r *Reconciler) reconcileKeystoneAPI(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneApplicationCredentialKeystoneAPIReady
-	api, usable, err := registration.MirrorKeystoneAPI(ctx, r.Client, s.round, step, s.ac.Namespace)
+	api, usable, err := registration.MirrorKeystoneAPI(ctx, r.Client, s.Round, step, s.ac.Namespace)
 	switch {
 	case err != nil:
 		return ctrl.Result{}, err
@@ -130,15 +121,15 @@ func (r *Reconciler) reconcileKeystoneAPI(ctx context.Context, s *scope) (ctrl.R
 	case !usable:
 		return ctrl.Result{}, nil
 	}
-	admin, ok, err := registration.AdminCredentials(ctx, r.Client, api)
+	admin, ok, err := access.Credentials(ctx, r.Client, api)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if !ok {
-		s.round.MarkFalse(step, condition.DependencyNotFound, "%s", registration.AdminMissing(api))
+		s.Round.MarkFalse(step, condition.DependencyNotFound, "%s", access.Missing(api))
 		return ctrl.Result{}, nil
 	}
-	s.api, s.admin = api, admin
+	s.API, s.Admin = api, admin
 	return ctrl.Result{}, finalizers.Add(ctx, r.Client, api, holdFinalizer(s.ac))
 }
 
@@ -153,12 +144,12 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 	}
 	password := secret.Data[spec.PasswordSelector]
 	if err != nil || len(password) == 0 {
-		s.round.MarkFalse(step, condition.DependencyNotFound, "secret %s with key %s not found", spec.Secret, spec.PasswordSelector)
+		s.Round.MarkFalse(step, condition.DependencyNotFound, "secret %s with key %s not found", spec.Secret, spec.PasswordSelector)
 		return ctrl.Result{}, nil
 	}
-	s.user = identity.Credentials{URL: s.admin.URL, User: spec.UserName, Password: string(password),
-		Project: serviceProject, Domain: "Default", CABundle: s.admin.CABundle}
-	s.round.MarkTrue(step, "password of user %s found in secret %s", spec.UserName, spec.Secret)
+	s.user = identity.Credentials{URL: s.Admin.URL, User: spec.UserName, Password: string(password),
+		Project: serviceProject, Domain: "Default", CABundle: s.Admin.CABundle}
+	s.Round.MarkTrue(step, "password of user %s found in secret %s", spec.UserName, spec.Secret)
 	return ctrl.Result{}, nil
 }
 
@@ -175,11 +166,11 @@ func (r *Reconciler) reconcileCredential(ctx context.Context, s *scope) (ctrl.Re
 	s.userClient = kc
 	why, err := r.replacementReason(ctx, s)
 	if err != nil {
-		return registration.Failed(s.round, r.Keystone, s.user, step, credentialFailed, err)
+		return s.FailedAs(s.user, step, credentialFailed, err)
 	}
 	st := &s.ac.Status
 	if why == "" {
-		s.round.MarkTrue(step, "credential %s of user %s expires at %s", st.ACID, s.ac.Spec.UserName, st.ExpiresAt.UTC().Format(time.RFC3339))
+		s.Round.MarkTrue(step, "credential %s of user %s expires at %s", st.ACID, s.ac.Spec.UserName, st.ExpiresAt.UTC().Format(time.RFC3339))
 		return ctrl.Result{}, nil
 	}
 	return r.createCredential(ctx, s, why)
@@ -219,7 +210,7 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 	step := keystonev1.KeystoneApplicationCredentialCredentialReady
 	kc, userID, spec := s.userClient, s.userClient.UserID(), s.ac.Spec
 	if err := r.sweepOrphans(ctx, s); err != nil {
-		return registration.Failed(s.round, r.Keystone, s.user, step, credentialFailed, err)
+		return s.FailedAs(s.user, step, credentialFailed, err)
 	}
 	now := r.Clock.Now()
 	want := identity.AppCredSpec{Name: fmt.Sprintf("%s-%s", s.ac.Name, rand.String(5)), Owner: r.owner(s.ac), Roles: spec.Roles,
@@ -230,12 +221,12 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 	created, err := kc.CreateAppCred(ctx, want)
 	if identity.StatusCode(err) == http.StatusBadRequest && strings.Contains(identity.Message(err), "unassigned role") {
 		// The user's KeystoneService may be assigning the role right now: retried.
-		s.round.MarkFalse(step, roleNotAssigned, "Keystone at %s refused: %s: user %s needs roles %v on project %s",
+		s.Round.MarkFalse(step, roleNotAssigned, "Keystone at %s refused: %s: user %s needs roles %v on project %s",
 			s.user.URL, identity.Message(err), spec.UserName, spec.Roles, serviceProject)
 		return ctrl.Result{}, err
 	}
 	if err != nil {
-		return registration.Failed(s.round, r.Keystone, s.user, step, credentialFailed, err)
+		return s.FailedAs(s.user, step, credentialFailed, err)
 	}
 	secret, err := r.createSecret(ctx, s.ac, created, userID)
 	if err != nil {
@@ -261,11 +252,11 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 	st.CreatedAt, st.ExpiresAt = &metav1.Time{Time: now.UTC().Truncate(time.Second)}, &metav1.Time{Time: expires.UTC().Truncate(time.Second)}
 	st.RotationEligibleAt = &metav1.Time{Time: rotationDue(s.ac)}
 	s.created = true
-	s.round.MarkDone(step, credentialCreated, "credential %s created for user %s (%s); it expires at %s", created.ID,
+	s.Round.MarkDone(step, credentialCreated, "credential %s created for user %s (%s); it expires at %s", created.ID,
 		spec.UserName, why, st.ExpiresAt.UTC().Format(time.RFC3339))
 	if rotation {
 		st.LastRotated = &metav1.Time{Time: now.UTC().Truncate(time.Second)}
-		s.round.MarkDone(keystonev1.KeystoneApplicationCredentialRotationReady, rotatedReason, "credential %s replaced: %s", created.ID, why)
+		s.Round.MarkDone(keystonev1.KeystoneApplicationCredentialRotationReady, rotatedReason, "credential %s replaced: %s", created.ID, why)
 	}
 	return ctrl.Result{}, nil
 }
@@ -276,16 +267,16 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 // user and sets its password may not have yet): a Warning, retried.
 func (r *Reconciler) userFailed(ctx context.Context, s *scope, step lc.Type, err error) (ctrl.Result, error) {
 	if identity.StatusCode(err) != 401 {
-		return registration.Failed(s.round, r.Keystone, s.user, step, credentialFailed, err)
+		return s.FailedAs(s.user, step, credentialFailed, err)
 	}
 	user := s.ac.Spec.UserName
 	why := fmt.Sprintf("Keystone refused the password of user %s from secret %s", user, s.ac.Spec.Secret)
-	if admin, aerr := r.Keystone.Get(ctx, s.admin); aerr == nil {
+	if admin, aerr := r.Keystone.Get(ctx, s.Admin); aerr == nil {
 		if id, ferr := admin.FindUserID(ctx, "default", user); ferr == nil && id == "" {
 			why = fmt.Sprintf("user %s does not exist in Keystone (yet)", user)
 		}
 	}
-	s.round.MarkFalse(step, userAuthenticationFailed, "%s", why)
+	s.Round.MarkFalse(step, userAuthenticationFailed, "%s", why)
 	return ctrl.Result{}, fmt.Errorf("authenticating as %s: %w", user, err)
 }
 
@@ -359,7 +350,7 @@ func (r *Reconciler) reconcileSecret(ctx context.Context, s *scope) (ctrl.Result
 	step := keystonev1.KeystoneApplicationCredentialSecretReady
 	st := s.ac.Status
 	if s.created {
-		s.round.MarkDone(step, secretCreatedReason, "secret %s holds AC_ID and AC_SECRET of credential %s", st.SecretName, st.ACID)
+		s.Round.MarkDone(step, secretCreatedReason, "secret %s holds AC_ID and AC_SECRET of credential %s", st.SecretName, st.ACID)
 		return ctrl.Result{}, nil
 	}
 	secret := &corev1.Secret{}
@@ -367,10 +358,10 @@ func (r *Reconciler) reconcileSecret(ctx context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{}, fmt.Errorf("reading secret %s: %w", st.SecretName, err)
 	}
 	if got := string(secret.Data[keystonev1.ACIDSecretKey]); got != st.ACID {
-		s.round.MarkFalse(step, condition.InvalidInput, "secret %s holds AC_ID %s, not the current credential %s", secret.Name, got, st.ACID)
+		s.Round.MarkFalse(step, condition.InvalidInput, "secret %s holds AC_ID %s, not the current credential %s", secret.Name, got, st.ACID)
 		return ctrl.Result{}, nil
 	}
-	s.round.MarkTrue(step, "secret %s holds AC_ID and AC_SECRET of credential %s", st.SecretName, st.ACID)
+	s.Round.MarkTrue(step, "secret %s holds AC_ID and AC_SECRET of credential %s", st.SecretName, st.ACID)
 	return ctrl.Result{}, nil
 }
 
@@ -378,7 +369,7 @@ func (r *Reconciler) reconcileSecret(ctx context.Context, s *scope) (ctrl.Result
 // scheduled (a rotation made this round was reported by the credential's phase).
 func (r *Reconciler) reconcileRotation(_ context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneApplicationCredentialRotationReady
-	if c := s.round.Get(step); c != nil && c.Reason == rotatedReason.Name {
+	if c := s.Round.Get(step); c != nil && c.Reason == rotatedReason.Name {
 		return ctrl.Result{}, nil
 	}
 	due := rotationDue(s.ac)
@@ -386,7 +377,7 @@ func (r *Reconciler) reconcileRotation(_ context.Context, s *scope) (ctrl.Result
 	if wait := due.Sub(r.Clock.Now()); wait > 0 {
 		s.requeueAfter = wait
 	}
-	s.round.MarkTrue(step, "the next credential replaces %s at %s, %d days before it expires", s.ac.Status.ACID,
+	s.Round.MarkTrue(step, "the next credential replaces %s at %s, %d days before it expires", s.ac.Status.ACID,
 		due.UTC().Format(time.RFC3339), s.ac.Spec.GracePeriodDays)
 	return ctrl.Result{}, nil
 }
@@ -423,7 +414,7 @@ func (r *Reconciler) reconcileCleanup(ctx context.Context, s *scope) (ctrl.Resul
 			continue
 		}
 		if err := r.revokeSecret(ctx, s, secret); err != nil {
-			return registration.Failed(s.round, r.Keystone, s.user, step, credentialFailed, err)
+			return s.FailedAs(s.user, step, credentialFailed, err)
 		}
 		revoked = append(revoked, fmt.Sprintf("%s (secret %s)", secret.Data[keystonev1.ACIDSecretKey], secret.Name))
 		if secret.Name == ac.Status.PreviousSecretName {
@@ -435,11 +426,11 @@ func (r *Reconciler) reconcileCleanup(ctx context.Context, s *scope) (ctrl.Resul
 	}
 	switch {
 	case len(revoked) > 0:
-		s.round.MarkDone(step, revokedReason, "revoked credential %s", strings.Join(revoked, ", "))
+		s.Round.MarkDone(step, revokedReason, "revoked credential %s", strings.Join(revoked, ", "))
 	case len(kept) > 0:
-		s.round.MarkTrue(step, "earlier credentials kept while in use: %s", strings.Join(kept, "; "))
+		s.Round.MarkTrue(step, "earlier credentials kept while in use: %s", strings.Join(kept, "; "))
 	default:
-		s.round.MarkTrue(step, "no earlier credential to revoke")
+		s.Round.MarkTrue(step, "no earlier credential to revoke")
 	}
 	return ctrl.Result{}, nil
 }
@@ -476,7 +467,7 @@ func (r *Reconciler) revokeSecret(ctx context.Context, s *scope, secret *corev1.
 	if id := string(secret.Data[keystonev1.ACIDSecretKey]); id != "" {
 		kc, userID := s.userClient, s.userClient.UserID()
 		if recorded := secret.Annotations[UserIDAnnotation]; recorded != "" && recorded != userID {
-			admin, err := r.Keystone.Get(ctx, s.admin)
+			admin, err := r.Keystone.Get(ctx, s.Admin)
 			if err != nil {
 				return err
 			}

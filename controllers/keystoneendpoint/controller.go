@@ -6,8 +6,9 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,7 +36,7 @@ var steps = condition.Steps(keystonev1.KeystoneEndpointSteps)
 // Reconciler reconciles a KeystoneEndpoint.
 type Reconciler struct {
 	client.Client
-	Reporter condition.Reporter
+	Reporter reconciler.Reporter
 	Clock    clock.PassiveClock
 	// Keystone shares authenticated clients between reconciles.
 	Keystone *identity.Clients
@@ -50,14 +51,12 @@ type Reconciler struct {
 
 // scope is what one reconcile of a KeystoneEndpoint has seen so far.
 type scope struct {
+	// Session.API is the namespace's KeystoneAPI once usable (KeystoneAPIReady True);
+	// found is it however it is, nil when there is none.
+	registration.Session
 	endpoint *keystonev1.KeystoneEndpoint
-	round    *condition.Round
-	// api is the namespace's KeystoneAPI once usable (KeystoneAPIReady True); found is
-	// it however it is, nil when there is none.
-	api     *keystonev1.KeystoneAPI
-	found   *keystonev1.KeystoneAPI
-	admin   identity.Credentials
-	service *keystonev1.KeystoneService
+	found    *keystonev1.KeystoneAPI
+	service  *keystonev1.KeystoneService
 }
 
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneendpoints,verbs=get;list;watch;create;update;patch;delete
@@ -81,14 +80,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	list := &keystonev1.KeystoneEndpointList{}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&keystonev1.KeystoneEndpoint{}, builder.WithPredicates(condition.IgnoreStatusUpdates)).
+		For(&keystonev1.KeystoneEndpoint{}, builder.WithPredicates(reconciler.IgnoreStatusUpdates)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: registration.Concurrency(r.Concurrency)}).
-		Watches(&keystonev1.KeystoneAPI{}, registration.EnqueueInNamespace(r.Client, list, nil),
+		Watches(&keystonev1.KeystoneAPI{}, reconciler.EnqueueInNamespace(r.Client, list, nil),
 			builder.WithPredicates(registration.KeystoneAPIChanged)).
-		Watches(&keystonev1.KeystoneService{}, registration.EnqueueInNamespace(r.Client, list, r.ofService),
+		Watches(&keystonev1.KeystoneService{}, reconciler.EnqueueInNamespace(r.Client, list, r.ofService),
 			builder.WithPredicates(keystoneServiceChanged)).
-		Watches(&corev1.Secret{}, registration.EnqueueInNamespace(r.Client, list, r.ifAdminSecret)).
-		Complete(condition.NewReconciler(r.Client, r.Reporter, r.Clock, r.kind()))
+		Watches(&corev1.Secret{}, reconciler.EnqueueInNamespace(r.Client, list, r.ifAdminSecret)).
+		Complete(reconciler.NewReconciler(r.Client, r.Reporter, r.Clock, r.kind()))
 }
 
 // ofService selects the KeystoneEndpoints of a KeystoneService: those naming it, by its
@@ -134,19 +133,19 @@ var keystoneServiceChanged = predicate.Funcs{
 }
 
 // kind declares the KeystoneEndpoint to the reconcile skeleton.
-func (r *Reconciler) kind() condition.Kind[*keystonev1.KeystoneEndpoint, *scope] {
-	return condition.Kind[*keystonev1.KeystoneEndpoint, *scope]{
+func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneEndpoint, *scope] {
+	return reconciler.Kind[*keystonev1.KeystoneEndpoint, *scope]{
 		Name: Kind,
 		New:  func() *keystonev1.KeystoneEndpoint { return &keystonev1.KeystoneEndpoint{} },
-		Status: func(ep *keystonev1.KeystoneEndpoint) condition.Status {
-			return condition.Status{Conditions: &ep.Status.Conditions, ObservedGeneration: &ep.Status.ObservedGeneration}
+		Status: func(ep *keystonev1.KeystoneEndpoint) reconciler.Status {
+			return reconciler.Status{Conditions: &ep.Status.Conditions, ObservedGeneration: &ep.Status.ObservedGeneration}
 		},
 		Steps:     steps,
 		Finalizer: Finalizer,
 		Scope: func(ep *keystonev1.KeystoneEndpoint, round *condition.Round) *scope {
-			return &scope{endpoint: ep, round: round}
+			return &scope{Session: registration.Session{Round: round, Clients: r.Keystone}, endpoint: ep}
 		},
-		Phases: []condition.Phase[*scope]{
+		Phases: []reconciler.Phase[*scope]{
 			{Step: keystonev1.KeystoneEndpointKeystoneAPIReady, Run: r.reconcileKeystoneAPI},
 			// Observes: a KeystoneService being deleted, or no longer named, is let go
 			// whatever the KeystoneAPI's state.

@@ -3,13 +3,14 @@ package keystoneendpoint
 import (
 	"context"
 	"fmt"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -19,7 +20,7 @@ import (
 // its own. A KeystoneAPI that is gone, or being deleted with its Keystone, takes the
 // endpoints with it.
 func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
-	api, _, _, err := registration.KeystoneAPI(ctx, r.Client, s.endpoint.Namespace)
+	api, _, _, err := access.Lookup(ctx, r.Client, s.endpoint.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -42,21 +43,21 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	if serviceID == "" {
 		return nil
 	}
-	admin, ok, err := registration.CleanupCredentials(ctx, r.Client, api)
+	admin, ok, err := access.CleanupCredentials(ctx, r.Client, api)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		s.round.MarkFalse(step, condition.DependencyNotFound, "removing the endpoints: %s", registration.AdminMissing(api))
-		return r.giveUp(s, api, svc, serviceID, fmt.Errorf("removing the endpoints of %s: %s", ep.Name, registration.AdminMissing(api)))
+		s.Round.MarkFalse(step, condition.DependencyNotFound, "removing the endpoints: %s", access.Missing(api))
+		return r.giveUp(s, api, svc, serviceID, fmt.Errorf("removing the endpoints of %s: %s", ep.Name, access.Missing(api)))
 	}
-	s.admin = admin
+	s.Admin = admin
 	kc, err := r.Keystone.Get(ctx, admin)
 	if err == nil {
 		err = kc.DeleteEndpoints(ctx, identity.EndpointSet{ServiceID: serviceID, Owner: r.owner(ep), Known: ep.Status.EndpointIDs})
 	}
 	if err != nil {
-		_, err = registration.Failed(s.round, r.Keystone, admin, step, endpointFailed, err)
+		_, err = s.FailedAs(admin, step, endpointFailed, err)
 		return r.giveUp(s, api, svc, serviceID, fmt.Errorf("removing the endpoints of %s: %w", ep.Name, err))
 	}
 	return nil
@@ -72,7 +73,7 @@ func (r *Reconciler) giveUp(s *scope, api *keystonev1.KeystoneAPI, svc *keystone
 	if svc != nil {
 		also = append(also, svc)
 	}
-	return registration.GiveUp(r.Reporter.Recorder, s.round, keystonev1.KeystoneEndpointEndpointsReady, ep, api, r.Clock.Now(), what, err, also...)
+	return registration.GiveUp(r.Reporter.Recorder, s.Round, keystonev1.KeystoneEndpointEndpointsReady, ep, api, r.Clock.Now(), what, err, also...)
 }
 
 // describeIDs lists endpoint IDs by interface, sorted: "internal=ID1, public=ID2"; "(IDs

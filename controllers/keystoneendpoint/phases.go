@@ -3,24 +3,22 @@ package keystoneendpoint
 import (
 	"context"
 	"fmt"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"sort"
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
-
-// endpointFailed is the registration step's reason (Error) for a request Keystone refused.
-var endpointFailed = registration.Reason(keystonev1.EndpointFailedReason)
 
 // holdFinalizer is the finalizer a KeystoneEndpoint puts on its KeystoneService before
 // its first request to Keystone, so that the KeystoneService (which keeps the
@@ -48,7 +46,7 @@ func (r *Reconciler) owner(ep *keystonev1.KeystoneEndpoint) string {
 // (external mode), and the finalizers released.
 func (r *Reconciler) reconcileKeystoneAPI(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneEndpointKeystoneAPIReady
-	api, usable, err := registration.MirrorKeystoneAPI(ctx, r.Client, s.round, step, s.endpoint.Namespace)
+	api, usable, err := registration.MirrorKeystoneAPI(ctx, r.Client, s.Round, step, s.endpoint.Namespace)
 	s.found = api
 	switch {
 	case err != nil:
@@ -58,15 +56,15 @@ func (r *Reconciler) reconcileKeystoneAPI(ctx context.Context, s *scope) (ctrl.R
 	case !usable:
 		return ctrl.Result{}, nil
 	}
-	admin, ok, err := registration.AdminCredentials(ctx, r.Client, api)
+	admin, ok, err := access.Credentials(ctx, r.Client, api)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if !ok {
-		s.round.MarkFalse(step, condition.DependencyNotFound, "%s", registration.AdminMissing(api))
+		s.Round.MarkFalse(step, condition.DependencyNotFound, "%s", access.Missing(api))
 		return ctrl.Result{}, nil
 	}
-	s.api, s.admin = api, admin
+	s.API, s.Admin = api, admin
 	return ctrl.Result{}, nil
 }
 
@@ -148,19 +146,19 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 		if err := r.leaveService(ctx, s, svc); err != nil {
 			return ctrl.Result{}, err
 		}
-		s.round.MarkFalse(step, condition.DependencyNotFound, "KeystoneService %s is being deleted; its endpoints are removed", svc.Name)
+		s.Round.MarkFalse(step, condition.DependencyNotFound, "KeystoneService %s is being deleted; its endpoints are removed", svc.Name)
 		return ctrl.Result{}, nil
-	case s.round.WaitingFor(step) != "":
+	case s.Round.WaitingFor(step) != "":
 		return ctrl.Result{}, nil
 	case svc == nil:
-		s.round.MarkFalse(step, condition.DependencyNotFound, "KeystoneService %s not found", ep.Spec.ServiceName)
+		s.Round.MarkFalse(step, condition.DependencyNotFound, "KeystoneService %s not found", ep.Spec.ServiceName)
 		return ctrl.Result{}, nil
 	}
-	if s.round.MirrorSteady(step, "KeystoneService", svc.Name, svc.Status.Conditions); !s.round.IsTrue(step) {
+	if s.Round.MirrorSteady(step, "KeystoneService", svc.Name, svc.Status.Conditions); !s.Round.IsTrue(step) {
 		return ctrl.Result{}, nil
 	}
 	if !svc.IsReady() || svc.Status.ServiceID == "" {
-		s.round.MarkFalse(step, condition.Requested, "KeystoneService %s: waiting for its current generation to be registered", svc.Name)
+		s.Round.MarkFalse(step, condition.Requested, "KeystoneService %s: waiting for its current generation to be registered", svc.Name)
 		return ctrl.Result{}, nil
 	}
 	s.service = svc
@@ -250,20 +248,20 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 		if pending {
 			reason = condition.Requested
 		}
-		s.round.MarkFalse(step, reason, "%s", problem)
+		s.Round.MarkFalse(step, reason, "%s", problem)
 		return ctrl.Result{}, nil
 	}
-	region := registration.Region(s.api)
+	region := registration.Region(s.API)
 	message := fmt.Sprintf("%s in region %s", describe(ep.Spec.Endpoints), region)
 	inputs := r.inputs(s, region)
 	if r.Recent.Matches(ep.UID, inputs, r.Clock.Now()) {
-		s.round.MarkTrue(step, "%s", message)
+		s.Round.MarkTrue(step, "%s", message)
 		return ctrl.Result{}, nil
 	}
 	r.Recent.Forget(ep.UID)
-	kc, err := r.Keystone.Get(ctx, s.admin)
+	kc, err := r.Keystone.Get(ctx, s.Admin)
 	if err != nil {
-		return registration.Failed(s.round, r.Keystone, s.admin, step, endpointFailed, err)
+		return s.Failed(step, endpointFailed, err)
 	}
 	changedService := false
 	if previous := ep.Status.ServiceID; previous != "" && previous != s.service.Status.ServiceID {
@@ -271,7 +269,7 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 		// endpoints of the previous one go, unless they went with it.
 		err := kc.DeleteEndpoints(ctx, identity.EndpointSet{ServiceID: previous, Owner: r.owner(ep), Known: ep.Status.EndpointIDs})
 		if err != nil {
-			return registration.Failed(s.round, r.Keystone, s.admin, step, endpointFailed, err)
+			return s.Failed(step, endpointFailed, err)
 		}
 		changedService = true
 	}
@@ -280,7 +278,7 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 		Known: knownIDs(ep, s.service.Status.ServiceID),
 	})
 	if err != nil {
-		return registration.Failed(s.round, r.Keystone, s.admin, step, endpointFailed, err)
+		return s.Failed(step, endpointFailed, err)
 	}
 	setStatus(ep, s.service.Status.ServiceID, ids)
 	if changedService {
@@ -289,7 +287,7 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 			return ctrl.Result{}, err
 		}
 	}
-	registration.Mark(ctx, s.round, step, changed || changedService, "%s", message)
+	s.Mark(ctx, step, changed || changedService, "%s", message)
 	r.Recent.Record(ep.UID, r.inputs(s, region), r.Clock.Now())
 	return ctrl.Result{}, nil
 }
@@ -300,11 +298,11 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 func (r *Reconciler) inputs(s *scope, region string) string {
 	ep := s.endpoint
 	var readySince int64
-	if ready := s.api.Status.Conditions.Get(condition.ReadyCondition); ready != nil {
+	if ready := s.API.Status.Conditions.Get(condition.ReadyCondition); ready != nil {
 		readySince = ready.LastTransitionTime.UnixNano()
 	}
 	return fmt.Sprint(ep.Generation, ep.Annotations, ep.Status.ServiceID, ep.Status.EndpointIDs, s.service.UID,
-		s.service.Status.ServiceID, region, s.api.UID, readySince, s.admin.Fingerprint())
+		s.service.Status.ServiceID, region, s.API.UID, readySince, s.Admin.Fingerprint())
 }
 
 // knownIDs are the endpoint IDs recorded for the current service: none when the
@@ -357,9 +355,9 @@ func invalidEndpoints(urls map[string]string) (problem string, pending bool) {
 			return fmt.Sprintf("endpoint interface %q is not public, internal or admin", iface), false
 		}
 		switch {
-		case keystone.HostlessURL(urls[iface]):
+		case deploy.HostlessURL(urls[iface]):
 			hostless = append(hostless, fmt.Sprintf("the %s endpoint %q", iface, urls[iface]))
-		case !keystone.AbsoluteHTTP(urls[iface]):
+		case !deploy.AbsoluteHTTP(urls[iface]):
 			return fmt.Sprintf("the %s endpoint %q is not an absolute http or https URL, for example http://glance-internal.openstack.svc:9292",
 				iface, urls[iface]), false
 		}

@@ -7,8 +7,9 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -32,7 +33,7 @@ var steps = condition.Steps(keystonev1.KeystoneServiceSteps)
 // Reconciler reconciles a KeystoneService.
 type Reconciler struct {
 	client.Client
-	Reporter condition.Reporter
+	Reporter reconciler.Reporter
 	Clock    clock.PassiveClock
 	// Keystone shares authenticated clients between reconciles.
 	Keystone *identity.Clients
@@ -45,10 +46,8 @@ type Reconciler struct {
 
 // scope is what one reconcile of a KeystoneService has seen so far.
 type scope struct {
+	registration.Session
 	service  *keystonev1.KeystoneService
-	round    *condition.Round
-	api      *keystonev1.KeystoneAPI
-	admin    identity.Credentials
 	password string
 	// passwordVersion identifies the Secret version the password was read from.
 	passwordVersion string
@@ -75,15 +74,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		// The annotations a round records (recordUser) are its own writes, like its status.
 		For(&keystonev1.KeystoneService{}, builder.WithPredicates(predicate.Or[client.Object](
-			condition.IgnoreOwnUpdates(UserAnnotation, legacyUserIDAnnotation, legacyPasswordFromAnnotation), endpointReleased))).
+			reconciler.IgnoreOwnUpdates(UserAnnotation, legacyUserIDAnnotation, legacyPasswordFromAnnotation), endpointReleased))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: registration.Concurrency(r.Concurrency)}).
-		Watches(&keystonev1.KeystoneAPI{}, registration.EnqueueInNamespace(r.Client, &keystonev1.KeystoneServiceList{}, nil),
+		Watches(&keystonev1.KeystoneAPI{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneServiceList{}, nil),
 			builder.WithPredicates(registration.KeystoneAPIChanged)).
-		Watches(&corev1.Secret{}, registration.EnqueueInNamespace(r.Client, &keystonev1.KeystoneServiceList{},
+		Watches(&corev1.Secret{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneServiceList{},
 			func(o client.Object) []client.ListOption {
 				return []client.ListOption{client.MatchingFields{secretIndex: o.GetName()}}
 			})).
-		Complete(condition.NewReconciler(r.Client, r.Reporter, r.Clock, r.kind()))
+		Complete(reconciler.NewReconciler(r.Client, r.Reporter, r.Clock, r.kind()))
 }
 
 // endpointReleased passes an update in which a KeystoneEndpoint released its hold on
@@ -99,12 +98,12 @@ var endpointReleased = predicate.Funcs{
 }
 
 // kind declares the KeystoneService to the reconcile skeleton.
-func (r *Reconciler) kind() condition.Kind[*keystonev1.KeystoneService, *scope] {
-	return condition.Kind[*keystonev1.KeystoneService, *scope]{
+func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneService, *scope] {
+	return reconciler.Kind[*keystonev1.KeystoneService, *scope]{
 		Name: Kind,
 		New:  func() *keystonev1.KeystoneService { return &keystonev1.KeystoneService{} },
-		Status: func(svc *keystonev1.KeystoneService) condition.Status {
-			return condition.Status{Conditions: &svc.Status.Conditions, ObservedGeneration: &svc.Status.ObservedGeneration}
+		Status: func(svc *keystonev1.KeystoneService) reconciler.Status {
+			return reconciler.Status{Conditions: &svc.Status.Conditions, ObservedGeneration: &svc.Status.ObservedGeneration}
 		},
 		Steps:     steps,
 		Finalizer: Finalizer,
@@ -113,7 +112,7 @@ func (r *Reconciler) kind() condition.Kind[*keystonev1.KeystoneService, *scope] 
 			return map[string]string{UserAnnotation: svc.Spec.ServiceUser}
 		},
 		Scope: func(svc *keystonev1.KeystoneService, round *condition.Round) *scope {
-			return &scope{service: svc, round: round}
+			return &scope{Session: registration.Session{Round: round, Clients: r.Keystone}, service: svc}
 		},
 		Phases: r.phases(),
 		Delete: r.reconcileDelete,

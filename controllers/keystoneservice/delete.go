@@ -3,13 +3,14 @@ package keystoneservice
 import (
 	"context"
 	"fmt"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -23,7 +24,7 @@ import (
 // deregistering.
 func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
 	svc := s.service
-	api, _, _, err := registration.KeystoneAPI(ctx, r.Client, svc.Namespace)
+	api, _, _, err := access.Lookup(ctx, r.Client, svc.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -53,7 +54,7 @@ func waitForEndpoints(s *scope, step lc.Type, why string) bool {
 	if len(holders) == 0 {
 		return false
 	}
-	s.round.MarkFalse(step, condition.Requested, "%s: waiting for KeystoneEndpoints %s to remove their endpoints", why, strings.Join(holders, ", "))
+	s.Round.MarkFalse(step, condition.Requested, "%s: waiting for KeystoneEndpoints %s to remove their endpoints", why, strings.Join(holders, ", "))
 	return true
 }
 
@@ -70,19 +71,19 @@ func registered(s *scope, api *keystonev1.KeystoneAPI) bool {
 // when it cannot yet.
 func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI) (done bool, err error) {
 	step := keystonev1.KeystoneServiceServiceReady
-	admin, ok, err := registration.CleanupCredentials(ctx, r.Client, api)
+	admin, ok, err := access.CleanupCredentials(ctx, r.Client, api)
 	if err != nil {
 		return false, err
 	}
 	if !ok {
-		s.round.MarkFalse(step, condition.DependencyNotFound, "deleting: %s", registration.AdminMissing(api))
-		err := r.giveUp(s, api, fmt.Errorf("deregistering %s: %s", s.service.Spec.ServiceName, registration.AdminMissing(api)))
+		s.Round.MarkFalse(step, condition.DependencyNotFound, "deleting: %s", access.Missing(api))
+		err := r.giveUp(s, api, fmt.Errorf("deregistering %s: %s", s.service.Spec.ServiceName, access.Missing(api)))
 		return err == nil, err
 	}
-	s.admin = admin
+	s.Admin = admin
 	kc, err := r.Keystone.Get(ctx, admin)
 	if err != nil {
-		_, err = registration.Failed(s.round, r.Keystone, admin, step, failedReasons[step], err)
+		_, err = s.FailedAs(admin, step, failedReasons[step], err)
 		err = r.giveUp(s, api, err)
 		return err == nil, err
 	}
@@ -103,7 +104,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 			svc.Annotations[legacyUserIDAnnotation], user)
 	}
 	if err != nil {
-		_, err = registration.Failed(s.round, r.Keystone, admin, step, failedReasons[step], err)
+		_, err = s.FailedAs(admin, step, failedReasons[step], err)
 		err = r.giveUp(s, api, fmt.Errorf("deregistering %s: %w", spec.ServiceName, err))
 		return err == nil, err
 	}
@@ -115,7 +116,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 func (r *Reconciler) giveUp(s *scope, api *keystonev1.KeystoneAPI, err error) error {
 	spec := s.service.Spec
 	what := fmt.Sprintf("service %s (%s) %s and user %s", spec.ServiceName, spec.ServiceType, s.service.Status.ServiceID, spec.ServiceUser)
-	return registration.GiveUp(r.Reporter.Recorder, s.round, keystonev1.KeystoneServiceServiceReady, s.service, api, r.Clock.Now(), what, err)
+	return registration.GiveUp(r.Reporter.Recorder, s.Round, keystonev1.KeystoneServiceServiceReady, s.service, api, r.Clock.Now(), what, err)
 }
 
 // release removes this KeystoneService's finalizers (its own and keystone-operator's

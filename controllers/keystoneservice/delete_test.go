@@ -7,8 +7,8 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,9 +48,9 @@ func TestReleaseIsRetried(t *testing.T) {
 			},
 		}).Build()
 	r := &Reconciler{Client: c, Keystone: &identity.Clients{}}
-	reporter := condition.Reporter{Client: c, Recorder: record.NewFakeRecorder(100),
-		Metrics: condition.NewMetrics(prometheus.NewRegistry(), time.Now), Versions: condition.NewVersions()}
-	reconciler := condition.NewReconciler(c, reporter, clocktesting.NewFakePassiveClock(now.Time), r.kind())
+	reporter := reconciler.Reporter{Client: c, Recorder: record.NewFakeRecorder(100),
+		Metrics: reconciler.NewMetrics(prometheus.NewRegistry(), time.Now), Versions: reconciler.NewVersions()}
+	reconciler := reconciler.NewReconciler(c, reporter, clocktesting.NewFakePassiveClock(now.Time), r.kind())
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(svc)}
 
 	_, err := reconciler.Reconcile(context.Background(), req)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -80,8 +82,8 @@ func (r *Reconciler) recordUser(ctx context.Context, svc *keystonev1.KeystoneSer
 }
 
 // phases lists the steps of a KeystoneService in declared order.
-func (r *Reconciler) phases() []condition.Phase[*scope] {
-	return []condition.Phase[*scope]{
+func (r *Reconciler) phases() []reconciler.Phase[*scope] {
+	return []reconciler.Phase[*scope]{
 		{Step: keystonev1.KeystoneServiceKeystoneAPIReady, Run: r.reconcileKeystoneAPI},
 		{Step: keystonev1.KeystoneServiceInputReady, Run: r.reconcileInput},
 		{Step: keystonev1.KeystoneServiceServiceReady, Run: r.reconcileService},
@@ -100,7 +102,7 @@ func apiFinalizer(svc *keystonev1.KeystoneService) string {
 // being deleted waits for nobody: the registration is removed where its Keystone
 // stays (external mode), and the finalizer released.
 func (r *Reconciler) reconcileKeystoneAPI(ctx context.Context, s *scope) (ctrl.Result, error) {
-	api, usable, err := registration.MirrorKeystoneAPI(ctx, r.Client, s.round, keystonev1.KeystoneServiceKeystoneAPIReady, s.service.Namespace)
+	api, usable, err := registration.MirrorKeystoneAPI(ctx, r.Client, s.Round, keystonev1.KeystoneServiceKeystoneAPIReady, s.service.Namespace)
 	switch {
 	case err != nil:
 		return ctrl.Result{}, err
@@ -117,7 +119,7 @@ func (r *Reconciler) reconcileKeystoneAPI(ctx context.Context, s *scope) (ctrl.R
 	case !usable:
 		return ctrl.Result{}, nil
 	}
-	s.api = api
+	s.API = api
 	return ctrl.Result{}, finalizers.Add(ctx, r.Client, api, apiFinalizer(s.service))
 }
 
@@ -130,26 +132,26 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 		return ctrl.Result{}, err
 	}
 	if secret == nil || len(secret.Data[spec.PasswordSelector]) == 0 {
-		s.round.MarkFalse(step, condition.DependencyNotFound, "secret %s with key %s not found", spec.Secret, spec.PasswordSelector)
+		s.Round.MarkFalse(step, condition.DependencyNotFound, "secret %s with key %s not found", spec.Secret, spec.PasswordSelector)
 		return ctrl.Result{}, nil
 	}
 	s.password = string(secret.Data[spec.PasswordSelector])
 	s.passwordVersion = string(secret.UID) + "/" + secret.ResourceVersion
-	admin, ok, err := registration.AdminCredentials(ctx, r.Client, s.api)
+	admin, ok, err := access.Credentials(ctx, r.Client, s.API)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if !ok {
-		s.round.MarkFalse(step, condition.DependencyNotFound, "%s", registration.AdminMissing(s.api))
+		s.Round.MarkFalse(step, condition.DependencyNotFound, "%s", access.Missing(s.API))
 		return ctrl.Result{}, nil
 	}
-	s.admin = admin
-	if spec.ServiceUser == s.api.Spec.AdminUser {
-		s.round.MarkFalse(step, condition.InvalidInput, "serviceUser %s is the admin user of KeystoneAPI %s; a service needs a user of its own",
-			spec.ServiceUser, s.api.Name)
+	s.Admin = admin
+	if spec.ServiceUser == s.API.Spec.AdminUser {
+		s.Round.MarkFalse(step, condition.InvalidInput, "serviceUser %s is the admin user of KeystoneAPI %s; a service needs a user of its own",
+			spec.ServiceUser, s.API.Name)
 		return ctrl.Result{}, nil
 	}
-	s.round.MarkTrue(step, "password of user %s found in secret %s", spec.ServiceUser, spec.Secret)
+	s.Round.MarkTrue(step, "password of user %s found in secret %s", spec.ServiceUser, spec.Secret)
 	return ctrl.Result{}, nil
 }
 
@@ -170,7 +172,7 @@ func (r *Reconciler) secret(ctx context.Context, ns, name string) (*corev1.Secre
 // serviceName the previous one is removed when it was ours.
 func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceServiceReady
-	kc, err := r.Keystone.Get(ctx, s.admin)
+	kc, err := r.Keystone.Get(ctx, s.Admin)
 	if err != nil {
 		return r.failed(s, step, err)
 	}
@@ -183,7 +185,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 	})
 	var foreign *identity.ForeignError
 	if errors.As(err, &foreign) {
-		s.round.MarkFalse(step, condition.InvalidInput, "%v; choose another serviceType or serviceName", foreign)
+		s.Round.MarkFalse(step, condition.InvalidInput, "%v; choose another serviceType or serviceName", foreign)
 		return ctrl.Result{}, nil
 	}
 	if err != nil {
@@ -196,7 +198,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 		changed = true
 	}
 	svc.Status.ServiceID = reg.ID
-	r.mark(ctx, s, step, changed, "service %s (%s) registered as %s%s", spec.ServiceName, spec.ServiceType, reg.ID, adoptedNote(reg))
+	s.Mark(ctx, step, changed, "service %s (%s) registered as %s%s", spec.ServiceName, spec.ServiceType, reg.ID, adoptedNote(reg))
 	return ctrl.Result{}, nil
 }
 
@@ -236,14 +238,14 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 	})
 	var foreign *identity.ForeignError
 	if errors.As(err, &foreign) {
-		s.round.MarkFalse(step, condition.InvalidInput, "%v; choose another serviceUser", foreign)
+		s.Round.MarkFalse(step, condition.InvalidInput, "%v; choose another serviceUser", foreign)
 		return ctrl.Result{}, nil
 	}
 	if err != nil {
 		return r.failed(s, step, err)
 	}
 	s.user = reg
-	r.mark(ctx, s, step, changed || replaced, "user %s (%s) has the password of secret %s%s", svc.Spec.ServiceUser, reg.ID, svc.Spec.Secret, adoptedNote(reg))
+	s.Mark(ctx, step, changed || replaced, "user %s (%s) has the password of secret %s%s", svc.Spec.ServiceUser, reg.ID, svc.Spec.Secret, adoptedNote(reg))
 	return ctrl.Result{}, nil
 }
 
@@ -265,7 +267,7 @@ func (r *Reconciler) removePreviousUser(ctx context.Context, s *scope) (bool, er
 	want, recorded := svc.Spec.ServiceUser, svc.Annotations[UserAnnotation]
 	removed := false
 	if recorded != "" && recorded != want {
-		if err := s.keystone.DeleteUserNamed(ctx, defaultDomainID, recorded, r.owner(svc), claimsUnmarked(svc, s.api, recorded)); err != nil {
+		if err := s.keystone.DeleteUserNamed(ctx, defaultDomainID, recorded, r.owner(svc), claimsUnmarked(svc, s.API, recorded)); err != nil {
 			return false, err
 		}
 		removed = true
@@ -276,7 +278,7 @@ func (r *Reconciler) removePreviousUser(ctx context.Context, s *scope) (bool, er
 			return false, err
 		}
 		if previous != nil && previous.Name != want {
-			if err := s.keystone.DeleteOwnedUser(ctx, previous, r.owner(svc), claimsUnmarked(svc, s.api, previous.Name)); err != nil {
+			if err := s.keystone.DeleteOwnedUser(ctx, previous, r.owner(svc), claimsUnmarked(svc, s.API, previous.Name)); err != nil {
 				return false, err
 			}
 			removed = true
@@ -293,7 +295,7 @@ func (r *Reconciler) reconcileRoles(ctx context.Context, s *scope) (ctrl.Result,
 		return r.failed(s, step, err)
 	}
 	s.roleIDs = ids
-	r.mark(ctx, s, step, changed, "roles %v exist", s.service.Spec.ServiceRoles())
+	s.Mark(ctx, step, changed, "roles %v exist", s.service.Spec.ServiceRoles())
 	return ctrl.Result{}, nil
 }
 
@@ -320,7 +322,7 @@ func (r *Reconciler) reconcileAssignment(ctx context.Context, s *scope) (ctrl.Re
 	if exclusive {
 		only = " (and no other)"
 	}
-	r.mark(ctx, s, step, changed, "user %s has roles %v%s on project %s", s.service.Spec.ServiceUser, roles, only, ServiceProject)
+	s.Mark(ctx, step, changed, "user %s has roles %v%s on project %s", s.service.Spec.ServiceUser, roles, only, ServiceProject)
 	return ctrl.Result{}, nil
 }
 
@@ -334,12 +336,7 @@ func (r *Reconciler) assign(ctx context.Context, s *scope, exclusive bool) (bool
 		Exclusive: exclusive, NewUser: s.user.Created})
 }
 
-// mark marks a registration step (registration.Mark).
-func (r *Reconciler) mark(ctx context.Context, s *scope, step lc.Type, changed bool, format string, args ...any) {
-	registration.Mark(ctx, s.round, step, changed, format, args...)
-}
-
-// failed reports a Keystone error on step (registration.Failed).
+// failed reports a Keystone error on step with the step's failed reason (Session.Failed).
 func (r *Reconciler) failed(s *scope, step lc.Type, err error) (ctrl.Result, error) {
-	return registration.Failed(s.round, r.Keystone, s.admin, step, failedReasons[step], err)
+	return s.Failed(step, failedReasons[step], err)
 }

@@ -49,8 +49,8 @@ type Round struct {
 }
 
 // Halt runs no phase after the current one this round, observing ones included: the
-// object is not to be acted on or observed further (a second KeystoneAPI in a
-// namespace, whose objects' names would be the first's). The steps after it stay
+// object is not to be acted on or observed further (for example a second object of a
+// kind that allows one per namespace). The steps after it stay
 // Unknown and say which step they wait for.
 func (r *Round) Halt() { r.halted = true }
 
@@ -73,6 +73,27 @@ func (s Steps) Begin(saved lc.Conditions, now time.Time, skip ...lc.Type) *Round
 	}
 	return r
 }
+
+// WaitingFor returns the first applicable step before t that is neither True nor done
+// this round: what t's actions wait for. "" when there is none.
+func (r *Round) WaitingFor(t lc.Type) lc.Type {
+	for _, step := range r.steps {
+		if step == t {
+			return ""
+		}
+		if !r.IsTrue(step) && !r.done[step] {
+			return step
+		}
+	}
+	return ""
+}
+
+// Halted reports whether a phase halted the round (Halt): no later phase runs.
+func (r *Round) Halted() bool { return r.halted }
+
+// Applies reports whether step t applies to the object this round (declared and not
+// skipped).
+func (r *Round) Applies(t lc.Type) bool { return r.current[t] != nil }
 
 // Steps returns the applicable steps in declared order.
 func (r *Round) Steps() []lc.Type { return append([]lc.Type(nil), r.steps...) }
@@ -150,7 +171,7 @@ func (r *Round) Mirror(t lc.Type, kind, name string, other lc.Conditions) {
 }
 
 // MirrorSteady is Mirror for a dependency that many objects mirror at once (every
-// registration of a namespace mirrors its KeystoneAPI): while the dependency merely
+// object of a namespace mirroring one shared dependency): while the dependency merely
 // progresses (Info), the message does not repeat the dependency's, which changes with
 // every step it takes, so that its progress rewrites no status here; its reason and
 // severity still are mirrored. A Warning or Error keeps the dependency's message.

@@ -353,3 +353,11 @@ func TestMarkDone(t *testing.T) {
 	g.Expect(r2.Unconfirmed()).To(BeFalse(), "a later mark replaces MarkDone")
 	g.Expect(func() { r2.MarkDone(stepA, CreationFailed, "x") }).To(Panic(), "only Info reasons")
 }
+
+func TestCatalogue(t *testing.T) {
+	g := NewWithT(t)
+	c := Catalogue{"WidgetFailed": lc.SeverityError, "WidgetCreated": lc.SeverityInfo}
+	g.Expect(c.Reason("WidgetFailed")).To(Equal(Reason{Name: "WidgetFailed", Severity: lc.SeverityError}))
+	g.Expect(c.Reason("WidgetCreated")).To(Equal(Reason{Name: "WidgetCreated", Severity: lc.SeverityInfo}))
+	g.Expect(func() { c.Reason("WidgetFiled") }).To(PanicWith("condition: reason WidgetFiled is not in the catalogue"))
+}

@@ -1,6 +1,8 @@
 package condition
 
 import (
+	"fmt"
+
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 )
 
@@ -45,3 +47,16 @@ var (
 	// InvalidInput: the spec or an input holds a value a webhook could not reject (Error).
 	InvalidInput = ErrorReason("InvalidInput")
 )
+
+// Catalogue gives each reason of a project its one severity. Reason panics on a name
+// the catalogue lacks: reasons are declared once, at start-up, so a typo fails at once.
+type Catalogue map[lc.Reason]lc.Severity
+
+// Reason declares the reason name with the catalogue's severity.
+func (c Catalogue) Reason(name lc.Reason) Reason {
+	severity, ok := c[name]
+	if !ok {
+		panic(fmt.Sprintf("condition: reason %s is not in the catalogue", name))
+	}
+	return Reason{Name: name, Severity: severity}
+}

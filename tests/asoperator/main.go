@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/keystone-stepwise/keystone-operator/internal/controlplane"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 )
 
 func main() {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"golang.org/x/sync/errgroup"
 )
 

@@ -4,7 +4,7 @@ package bench
 
 import (
 	"context"
-	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
 	"time"
 
 	"github.com/go-logr/logr"

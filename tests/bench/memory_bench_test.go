@@ -18,10 +18,10 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/internal/controlplane"
-	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
-	"github.com/keystone-stepwise/keystone-operator/internal/localkeystone"
-	"github.com/keystone-stepwise/keystone-operator/internal/manager"
+	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/localkeystone"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )

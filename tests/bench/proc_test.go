@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/keystone-stepwise/keystone-operator/internal/procstat"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/procstat"
 )
 
 // processCPU returns the processor time (user and system) a process has used so far.

@@ -2,7 +2,7 @@ package functional
 
 import (
 	"context"
-	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"

@@ -2,7 +2,7 @@ package functional
 
 import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
@@ -22,7 +22,7 @@ var _ = Describe("KeystoneAPI with a database and a Memcached that serve TLS", f
 		ca, err := testutil.NewCA("rootca-internal")
 		Expect(err).NotTo(HaveOccurred())
 		createSecret(ns, "combined-ca-bundle", map[string]string{"tls-ca-bundle.pem": string(ca.PEM)})
-		key := deploy(ns, func(a *keystonev1.KeystoneAPI) { a.Spec.TLS.CaBundleSecretName = "combined-ca-bundle" })
+		key := deployReady(ns, func(a *keystonev1.KeystoneAPI) { a.Spec.TLS.CaBundleSecretName = "combined-ca-bundle" })
 		config := func(g Gomega, file string) string {
 			s := &corev1.Secret{}
 			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-config-data"}, s)).To(Succeed())

@@ -5,9 +5,9 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
-	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
@@ -119,14 +119,14 @@ var _ = Describe("KeystoneAPI with TLS", func() {
 		Expect(string(config.Data["httpd.conf"])).To(ContainSubstring(`SSLCertificateFile "/var/lib/config-data/tls/certs/public.crt"`))
 
 		By("a renewed certificate rolls the pods")
-		before := pod.Annotations[keystone.HashAnnotation]
+		before := pod.Annotations[deploy.HashAnnotation]
 		renewed, renewedKey, err := ca.Issue("keystone-internal." + ns + ".svc")
 		Expect(err).NotTo(HaveOccurred())
 		update(types.NamespacedName{Namespace: ns, Name: "cert-keystone-internal-svc"}, &corev1.Secret{}, func(s *corev1.Secret) {
 			s.Data["tls.crt"], s.Data["tls.key"] = renewed, renewedKey
 		})
 		Eventually(func(g Gomega) {
-			g.Expect(podTemplate(key)(g).Annotations[keystone.HashAnnotation]).NotTo(Equal(before))
+			g.Expect(podTemplate(key)(g).Annotations[deploy.HashAnnotation]).NotTo(Equal(before))
 		}).Should(Succeed())
 
 		By("the certificate Secret deleted: the step goes back, the pods keep serving")
@@ -198,7 +198,7 @@ var _ = Describe("KeystoneAPI override.service", func() {
 	BeforeEach(func() { ns = newNamespace() })
 
 	It("exposes the internal interface as a LoadBalancer with MetalLB's annotations, and takes back what the override drops", func() {
-		key := deploy(ns)
+		key := deployReady(ns)
 		internal := types.NamespacedName{Namespace: ns, Name: "keystone-internal"}
 		getSvc := func(g Gomega) *corev1.Service {
 			svc := &corev1.Service{}
@@ -254,7 +254,7 @@ var _ = Describe("KeystoneAPI trust flush, httpd and policy fields", func() {
 	BeforeEach(func() { ns = newNamespace() })
 
 	It("runs keystone-manage trust_flush from a CronJob that follows the spec", func() {
-		key := deploy(ns)
+		key := deployReady(ns)
 		cronKey := types.NamespacedName{Namespace: ns, Name: "keystone-cron"}
 		cron := &batchv1.CronJob{}
 		Expect(k8sClient.Get(ctx, cronKey, cron)).To(Succeed())
@@ -275,7 +275,7 @@ var _ = Describe("KeystoneAPI trust flush, httpd and policy fields", func() {
 	})
 
 	It("runs containerImage, and bootstraps adminUser, adminProject and region; a new image re-runs db-sync and rolls the pods", func() {
-		key := deploy(ns, func(a *keystonev1.KeystoneAPI) {
+		key := deployReady(ns, func(a *keystonev1.KeystoneAPI) {
 			a.Spec.ContainerImage, a.Spec.PreserveJobs = "registry.example.com/keystone:1", true
 			a.Spec.AdminUser, a.Spec.AdminProject, a.Spec.Region = "root", "operators", "regionTwo"
 		})
@@ -331,7 +331,7 @@ var _ = Describe("KeystoneAPI trust flush, httpd and policy fields", func() {
 	})
 
 	It("mounts extraMounts into the API pods, and takes them out when removed", func() {
-		key := deploy(ns)
+		key := deployReady(ns)
 		updateAPI(key, func(a *keystonev1.KeystoneAPI) {
 			a.Spec.ExtraMounts = []keystonev1.KeystoneExtraMounts{{Name: "ldap", VolMounts: []storage.VolMounts{{
 				Propagation: []storage.PropagationType{keystonev1.KeystonePropagation},
@@ -496,7 +496,7 @@ var _ = Describe("KeystoneAPI topologyRef", func() {
 		c := podTemplate(key)(Default).Spec.TopologySpreadConstraints
 		Expect(c).To(HaveLen(1))
 		Expect(c[0].TopologyKey).To(Equal("topology.kubernetes.io/zone"))
-		Expect(c[0].LabelSelector.MatchLabels).To(Equal(keystone.Labels(getAPI(key)(Default))), "the constraint selects Keystone's pods")
+		Expect(c[0].LabelSelector.MatchLabels).To(Equal(deploy.Labels(getAPI(key)(Default))), "the constraint selects Keystone's pods")
 
 		By("another Topology: the first is released once the pods use the second")
 		createTopology("hosts", "kubernetes.io/hostname")
@@ -552,7 +552,7 @@ var _ = Describe("KeystoneAPI networkAttachments", func() {
 		rollOut(ns, "keystone", 1)
 
 		By("a pod without its address on the network yet")
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keystone-0", Labels: keystone.Labels(getAPI(key)(Default))},
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keystone-0", Labels: deploy.Labels(getAPI(key)(Default))},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "keystone-api", Image: "keystone"}}}}
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 		touch(key)

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,11 +24,11 @@ import (
 var _ = Describe("KeystoneAPI fernet keys", func() {
 	It("rotate after fernetRotationDays the way keystone-manage does, without restarting pods", func() {
 		ns := newNamespace()
-		key := deploy(ns)
+		key := deployReady(ns)
 		keysKey := types.NamespacedName{Namespace: ns, Name: "keystone"}
 		before := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, keysKey, before)).To(Succeed())
-		oldKeys := keystone.FernetKeys(before.Data)
+		oldKeys := deploy.FernetKeys(before.Data)
 		dep := &appsv1.Deployment{}
 		Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
 		template := dep.Spec.Template.DeepCopy()
@@ -38,7 +38,7 @@ var _ = Describe("KeystoneAPI fernet keys", func() {
 		Consistently(func(g Gomega) {
 			s := &corev1.Secret{}
 			g.Expect(k8sClient.Get(ctx, keysKey, s)).To(Succeed())
-			g.Expect(keystone.FernetKeys(s.Data)).To(Equal(oldKeys))
+			g.Expect(deploy.FernetKeys(s.Data)).To(Equal(oldKeys))
 		}, time.Second).Should(Succeed())
 
 		By("a day later")
@@ -49,12 +49,12 @@ var _ = Describe("KeystoneAPI fernet keys", func() {
 		Eventually(func(g Gomega) {
 			s := &corev1.Secret{}
 			g.Expect(k8sClient.Get(ctx, keysKey, s)).To(Succeed())
-			keys := keystone.FernetKeys(s.Data)
+			keys := deploy.FernetKeys(s.Data)
 			g.Expect(keys).To(HaveLen(5))
 			g.Expect(keys[4]).To(Equal(oldKeys[0]), "the staged key is the new primary")
 			g.Expect(keys[1:4]).To(Equal(oldKeys[2:5]), "the oldest secondary key is dropped")
 			g.Expect(keys[0]).NotTo(BeElementOf(oldKeys))
-			g.Expect(keystone.CredentialKeys(s.Data)).To(Equal(keystone.CredentialKeys(before.Data)))
+			g.Expect(deploy.CredentialKeys(s.Data)).To(Equal(deploy.CredentialKeys(before.Data)))
 		}).Should(Succeed())
 		expectConditions(key, condition{"Ready", "True", "Ready", ""}, condition{"FernetKeysReady", "True", "Ready", ""})
 		Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
@@ -65,7 +65,7 @@ var _ = Describe("KeystoneAPI fernet keys", func() {
 		Eventually(func(g Gomega) {
 			s := &corev1.Secret{}
 			g.Expect(k8sClient.Get(ctx, keysKey, s)).To(Succeed())
-			g.Expect(keystone.FernetKeys(s.Data)).To(HaveLen(3))
+			g.Expect(deploy.FernetKeys(s.Data)).To(HaveLen(3))
 		}).Should(Succeed())
 	})
 })
@@ -73,12 +73,12 @@ var _ = Describe("KeystoneAPI fernet keys", func() {
 var _ = Describe("KeystoneAPI fernet rotation annotation", func() {
 	It("reports a malformed value as a Warning naming it, and keeps rotating", func() {
 		ns := newNamespace()
-		key := deploy(ns)
+		key := deployReady(ns)
 		keysKey := types.NamespacedName{Namespace: ns, Name: "keystone"}
 		before := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, keysKey, before)).To(Succeed())
 		update(keysKey, &corev1.Secret{}, func(s *corev1.Secret) {
-			s.Annotations[keystone.RotatedAtAnnotation] = "yesterday"
+			s.Annotations[deploy.RotatedAtAnnotation] = "yesterday"
 		})
 		Eventually(func(g Gomega) {
 			events := &corev1.EventList{}
@@ -93,9 +93,9 @@ var _ = Describe("KeystoneAPI fernet rotation annotation", func() {
 		Eventually(func(g Gomega) {
 			s := &corev1.Secret{}
 			g.Expect(k8sClient.Get(ctx, keysKey, s)).To(Succeed())
-			_, err := time.Parse(time.RFC3339, s.Annotations[keystone.RotatedAtAnnotation])
+			_, err := time.Parse(time.RFC3339, s.Annotations[deploy.RotatedAtAnnotation])
 			g.Expect(err).NotTo(HaveOccurred(), "a valid time is back: the schedule goes on")
-			g.Expect(keystone.FernetKeys(s.Data)[4]).To(Equal(keystone.FernetKeys(before.Data)[0]), "rotated: the staged key is primary")
+			g.Expect(deploy.FernetKeys(s.Data)[4]).To(Equal(deploy.FernetKeys(before.Data)[0]), "rotated: the staged key is primary")
 		}).Should(Succeed())
 		expectConditions(key, condition{"Ready", "True", "Ready", ""}, condition{"FernetKeysReady", "True", "Ready", ""})
 	})

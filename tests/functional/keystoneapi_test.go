@@ -6,8 +6,8 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
@@ -68,8 +68,8 @@ func playNotifications(key types.NamespacedName) {
 		"rabbit://default_user:rabbit-password@rabbitmq."+key.Namespace+".svc:5672/?ssl=0")
 }
 
-// deploy walks a KeystoneAPI from nothing to Ready, playing every dependency.
-func deploy(ns string, mutate ...func(*keystonev1.KeystoneAPI)) types.NamespacedName {
+// deployReady walks a KeystoneAPI from nothing to Ready, playing every dependency.
+func deployReady(ns string, mutate ...func(*keystonev1.KeystoneAPI)) types.NamespacedName {
 	GinkgoHelper()
 	api := keystoneAPI(ns)
 	for _, m := range mutate {
@@ -97,7 +97,7 @@ var _ = Describe("KeystoneAPI", func() {
 	It("reports in a condition, not in a retry loop, what no object can be made from", func() {
 		By("a name too long for the trust flush CronJob: nothing is created")
 		long := keystoneAPI(ns)
-		long.Name = strings.Repeat("k", keystone.MaxNameLength+1)
+		long.Name = strings.Repeat("k", deploy.MaxNameLength+1)
 		Expect(k8sClient.Create(ctx, long)).To(Succeed())
 		longKey := client.ObjectKeyFromObject(long)
 		expectConditions(longKey, condition{"Ready", "False", "InvalidInput", "Error"},
@@ -122,7 +122,7 @@ var _ = Describe("KeystoneAPI", func() {
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(host), host)) }).Should(BeTrue())
 
 		By("a trust flush schedule no CronJob accepts: that step says so, the rest rolls out")
-		key := deploy(ns)
+		key := deployReady(ns)
 		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.TrustFlushSchedule = "every hour" })
 		expectConditions(key, condition{"Ready", "False", "InvalidInput", "Error"},
 			condition{"DeploymentReady", "True", "Ready", ""}, condition{"CronJobReady", "False", "InvalidInput", "Error"})
@@ -206,8 +206,8 @@ var _ = Describe("KeystoneAPI", func() {
 		Expect(string(cfg.Data["my.cnf"])).To(MatchRegexp(`password = "[0-9a-f]{32}"`), "the generated database password")
 		keys := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, keys)).To(Succeed())
-		Expect(keystone.FernetKeys(keys.Data)).To(HaveLen(5))
-		Expect(keystone.CredentialKeys(keys.Data)).To(HaveLen(2))
+		Expect(deploy.FernetKeys(keys.Data)).To(HaveLen(5))
+		Expect(deploy.CredentialKeys(keys.Data)).To(HaveLen(2))
 		Expect(getAPI(key)(Default).Status.Hash).To(HaveKey("config"))
 
 		By("db-sync succeeds: services exposed, bootstrap runs")
@@ -299,7 +299,7 @@ var _ = Describe("KeystoneAPI", func() {
 	})
 
 	It("reports a rollout past its progress deadline as an Error", func() {
-		key := deploy(ns)
+		key := deployReady(ns)
 		exceedDeadline(ns, "keystone")
 		expectConditions(key,
 			condition{"Ready", "False", "CreationFailed", "Error"},
@@ -310,7 +310,7 @@ var _ = Describe("KeystoneAPI", func() {
 	})
 
 	It("goes back to not Ready when the admin secret is deleted, and forward when it returns", func() {
-		key := deploy(ns)
+		key := deployReady(ns)
 		Expect(k8sClient.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "osp-secret"}})).To(Succeed())
 		expectConditions(key,
 			condition{"Ready", "False", "DependencyNotFound", "Warning"},
@@ -320,7 +320,7 @@ var _ = Describe("KeystoneAPI", func() {
 	})
 
 	It("follows a new generation; the steps the change cannot affect stay True, as a watch sees them", func() {
-		key := deploy(ns)
+		key := deployReady(ns)
 		before := getAPI(key)(Default)
 		oldHash := before.Status.Hash["config"]
 		unaffected := []lc.Type{"InputReady", "DBReady", "MemcachedReady", "FernetKeysReady", "ExposeServiceReady",
@@ -345,7 +345,7 @@ var _ = Describe("KeystoneAPI", func() {
 		Eventually(func(g Gomega) {
 			dep := &appsv1.Deployment{}
 			g.Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
-			g.Expect(dep.Spec.Template.Annotations).To(HaveKeyWithValue(keystone.HashAnnotation, after.Status.Hash["config"]))
+			g.Expect(dep.Spec.Template.Annotations).To(HaveKeyWithValue(deploy.HashAnnotation, after.Status.Hash["config"]))
 		}).Should(Succeed())
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-bootstrap"}, &batchv1.Job{})).NotTo(Succeed(),
 			"a new configuration alone does not bootstrap again")
@@ -362,7 +362,7 @@ var _ = Describe("KeystoneAPI", func() {
 	})
 
 	It("keeps serving, and scales, while Memcached blips", func() {
-		key := deploy(ns)
+		key := deployReady(ns)
 		seen := watchConditions(key)
 		unmarkMemcachedReady(ns, "memcached")
 		expectConditions(key,
@@ -388,7 +388,7 @@ var _ = Describe("KeystoneAPI", func() {
 	})
 
 	It("is Ready scaled to 0, with readyCount 0", func() {
-		key := deploy(ns)
+		key := deployReady(ns)
 		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.Replicas = ptr.To[int32](0) })
 		Eventually(func(g Gomega) {
 			dep := &appsv1.Deployment{}
@@ -401,7 +401,7 @@ var _ = Describe("KeystoneAPI", func() {
 	})
 
 	It("removes from the pods what is removed from the spec: a nodeSelector key, a resource limit", func() {
-		key := deploy(ns)
+		key := deployReady(ns)
 		updateAPI(key, func(a *keystonev1.KeystoneAPI) {
 			a.Spec.NodeSelector = &map[string]string{"zone": "a", "disk": "ssd"}
 			a.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
@@ -428,7 +428,7 @@ var _ = Describe("KeystoneAPI", func() {
 	})
 
 	It("performs no API write when a converged KeystoneAPI is reconciled again", func() {
-		key := deploy(ns)
+		key := deployReady(ns)
 		before := settledWrites(ns)
 		for i := 0; i < 5; i++ {
 			reconciledAfter("keystoneapi", func() { touch(key) })
@@ -437,7 +437,7 @@ var _ = Describe("KeystoneAPI", func() {
 	})
 
 	It("moves its finalizer to a new Memcached and MariaDBAccount once its pods use them", func() {
-		key := deploy(ns)
+		key := deployReady(ns)
 		mine := "keystone.openstack.org/keystoneapi-keystone"
 		holds := func(obj client.Object, name string) []string {
 			GinkgoHelper()
@@ -494,7 +494,7 @@ var _ = Describe("KeystoneAPI", func() {
 	})
 
 	It("releases its finalizers on deletion, with its dependencies present or already gone", func() {
-		key := deploy(ns)
+		key := deployReady(ns)
 		Expect(k8sClient.Delete(ctx, getAPI(key)(Default))).To(Succeed())
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneAPI{})) }).Should(BeTrue())
 		mc := &memcachedv1.Memcached{}

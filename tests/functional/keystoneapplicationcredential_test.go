@@ -9,7 +9,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneapplicationcredential"
-	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"

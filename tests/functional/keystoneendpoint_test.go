@@ -5,8 +5,8 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
-	"github.com/keystone-stepwise/keystone-operator/pkg/identity"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/internal/fakekeystone"
-	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
@@ -87,11 +87,11 @@ var _ = Describe("Nothing leaked", func() {
 
 		By("a KeystoneAPI rolled out, its admin password changed, its fernet keys rotated, its configuration changed")
 		deployed := newNamespace()
-		key := deploy(deployed)
+		key := deployReady(deployed)
 		values["the first admin password"] = "secret-admin"
-		values.addSecret(deployed, keystone.DBSecretName(getAPI(key)(Default)))
-		values.addSecret(deployed, keystone.KeysSecretName(getAPI(key)(Default)))
-		values.addSecret(deployed, keystone.PrivateStateSecretName(getAPI(key)(Default)))
+		values.addSecret(deployed, deploy.DBSecretName(getAPI(key)(Default)))
+		values.addSecret(deployed, deploy.KeysSecretName(getAPI(key)(Default)))
+		values.addSecret(deployed, deploy.PrivateStateSecretName(getAPI(key)(Default)))
 		look(deployed)
 		setSecretKey(deployed, "osp-secret", "AdminPassword", "Admin-"+probe)
 		values["the second admin password"] = "Admin-" + probe
@@ -101,7 +101,7 @@ var _ = Describe("Nothing leaked", func() {
 		keys := func(g Gomega) []string {
 			s := &corev1.Secret{}
 			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: deployed, Name: "keystone"}, s)).To(Succeed())
-			return keystone.FernetKeys(s.Data)
+			return deploy.FernetKeys(s.Data)
 		}
 		before := keys(Default)
 		testClock.Advance(25 * time.Hour)
@@ -136,7 +136,7 @@ var _ = Describe("Nothing leaked", func() {
 		expectServiceConditions(svcKey, condition{"Ready", "True", "Ready", ""})
 		expectAppCredConditions(acKey, condition{"Ready", "True", "Ready", ""})
 		values.addSecret(registered, getAppCred(acKey)(Default).Status.SecretName, keystonev1.ACIDSecretKey)
-		values.addSecret(registered, keystone.CleanupSecretName(api))
+		values.addSecret(registered, deploy.CleanupSecretName(api))
 		look(registered)
 		setSecretKey(registered, "osp-secret", "GlancePassword", "Glance-2-"+probe)
 		values["the second service password"] = "Glance-2-" + probe
@@ -169,7 +169,7 @@ var _ = Describe("Nothing leaked", func() {
 		playTransportURL(secured, "keystone-keystone-transport", "rabbit://keystone:Rabbit-"+probe+"@rabbitmq."+secured+".svc:5671/?ssl=1")
 		values["the RabbitMQ password"] = "Rabbit-" + probe
 		finishRollout(tlsKey, 1)
-		values.addSecret(secured, keystone.DBSecretName(getAPI(tlsKey)(Default)))
+		values.addSecret(secured, deploy.DBSecretName(getAPI(tlsKey)(Default)))
 		look(secured)
 
 		By("httpd customization snippets that try to print the database password and the transport URL")

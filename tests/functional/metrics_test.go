@@ -8,7 +8,7 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/keystone-stepwise/keystone-operator/internal/manager"
+	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	authenticationv1 "k8s.io/api/authentication/v1"

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,7 +16,7 @@ var _ = Describe("The keystone.openstack.org schema", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	// atRuntime is what InputReady says of the same mistake (keystone.SpecProblems), for
+	// atRuntime is what InputReady says of the same mistake (deploy.SpecProblems), for
 	// clusters that run keystone-operator's CRDs, which lack this suite's rules; "" where
 	// keystone-operator's schema refuses it too.
 	DescribeTable("rejects an invalid KeystoneAPI with a message the user understands, and says the same at run time",
@@ -29,7 +29,7 @@ var _ = Describe("The keystone.openstack.org schema", func() {
 			err := k8sClient.Create(context.Background(), api)
 			Expect(err).To(HaveOccurred())
 			Expect(err.Error()).To(ContainSubstring(want))
-			problems := strings.Join(keystone.SpecProblems(api), "; ")
+			problems := strings.Join(deploy.SpecProblems(api), "; ")
 			if len(atRuntime) == 0 {
 				Expect(problems).To(BeEmpty())
 				return
@@ -57,8 +57,8 @@ var _ = Describe("The keystone.openstack.org schema", func() {
 
 	// What keystone-operator's schema accepts is accepted (a client may write it, even
 	// for a moment, as openstack-operator writes "http://" before its Route has a host),
-	// and InputReady reports it: as a problem (keystone.SpecProblems) or as a wait
-	// (keystone.PendingEndpoints).
+	// and InputReady reports it: as a problem (deploy.SpecProblems) or as a wait
+	// (deploy.PendingEndpoints).
 	DescribeTable("accepts what keystone-operator's schema accepts, and reports it at run time",
 		func(mutate func(*keystonev1.KeystoneAPI), external bool, problem, pending string) {
 			api := keystoneAPI(ns)
@@ -67,8 +67,8 @@ var _ = Describe("The keystone.openstack.org schema", func() {
 			}
 			mutate(api)
 			Expect(k8sClient.Create(context.Background(), api)).To(Succeed())
-			problems := strings.Join(keystone.SpecProblems(api), "; ")
-			waits := strings.Join(keystone.PendingEndpoints(api), "; ")
+			problems := strings.Join(deploy.SpecProblems(api), "; ")
+			waits := strings.Join(deploy.PendingEndpoints(api), "; ")
 			if problem == "" {
 				Expect(problems).To(BeEmpty())
 			} else {

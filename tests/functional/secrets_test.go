@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -105,7 +105,7 @@ func (p published) hashes() map[string]string {
 		out["status.hash."+k] = v
 	}
 	for k, v := range p.Annotations {
-		if strings.HasSuffix(k, ":"+keystone.HashAnnotation) {
+		if strings.HasSuffix(k, ":"+deploy.HashAnnotation) {
 			out[k] = v
 		}
 	}
@@ -115,7 +115,7 @@ func (p published) hashes() map[string]string {
 var _ = Describe("Secret values", func() {
 	It("are never published, not even as a digest an offline guess could be checked against", func() {
 		ns := newNamespace()
-		key := deploy(ns, func(a *keystonev1.KeystoneAPI) { a.Spec.PreserveJobs = true })
+		key := deployReady(ns, func(a *keystonev1.KeystoneAPI) { a.Spec.PreserveJobs = true })
 		api := getAPI(key)(Default)
 		config := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-config-data"}, config)).To(Succeed())
@@ -132,16 +132,16 @@ var _ = Describe("Secret values", func() {
 		// password alone, of the rendered files, and of the bootstrap's inputs with it.
 		bootstrapInputs := map[string]string{
 			"dbsync": api.Status.Hash["dbsync"], "user": "admin", "project": "admin", "region": "regionOne",
-			"password": keystone.Hash(map[string]string{"p": "secret-admin"}),
+			"password": deploy.Hash(map[string]string{"p": "secret-admin"}),
 		}
 		for iface, url := range api.Status.APIEndpoints {
 			bootstrapInputs["endpoint-"+iface] = url
 		}
 		p := publishedIn(ns, key)
 		for name, digest := range map[string]string{
-			"the admin password":          keystone.Hash(map[string]string{"p": "secret-admin"}),
-			"the rendered configuration":  keystone.Hash(files),
-			"the bootstrap's inputs":      keystone.Hash(bootstrapInputs),
+			"the admin password":          deploy.Hash(map[string]string{"p": "secret-admin"}),
+			"the rendered configuration":  deploy.Hash(files),
+			"the bootstrap's inputs":      deploy.Hash(bootstrapInputs),
 			"the admin password, plainly": "secret-admin",
 			"the database password":       dbPassword,
 		} {

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keystone-stepwise/keystone-operator/internal/controlplane"
-	"github.com/keystone-stepwise/keystone-operator/internal/manager"
-	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
+	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"

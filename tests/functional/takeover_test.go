@@ -16,8 +16,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/internal/localkeystone"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/localkeystone"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
@@ -47,12 +47,12 @@ func upstreamKeys(fernet int) map[string][]byte {
 	GinkgoHelper()
 	data := map[string][]byte{}
 	for i := 0; i < fernet; i++ {
-		k, err := keystone.NewKey()
+		k, err := deploy.NewKey()
 		Expect(err).NotTo(HaveOccurred())
 		data[fmt.Sprintf("FernetKeys%d", i)] = []byte(k)
 	}
 	for i := 0; i < 2; i++ {
-		k, err := keystone.NewKey()
+		k, err := deploy.NewKey()
 		Expect(err).NotTo(HaveOccurred())
 		data[fmt.Sprintf("CredentialKeys%d", i)] = []byte(k)
 	}
@@ -310,15 +310,15 @@ var _ = Describe("The adoption of an existing cloud (data-plane-adoption)", func
 		// file by file (0 is the staged key, the highest the primary), no annotation.
 		keys := upstreamKeys(2)
 		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns}, Data: keys})).To(Succeed())
-		key := deploy(ns)
+		key := deployReady(ns)
 
 		secret := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, secret)).To(Succeed())
-		fernet := keystone.FernetKeys(secret.Data)
+		fernet := deploy.FernetKeys(secret.Data)
 		Expect(fernet).To(HaveLen(5), "padded to fernetMaxActiveKeys, as keystone-operator pads")
 		Expect(fernet[0]).To(Equal(string(keys["FernetKeys0"])), "the staged key")
 		Expect(fernet[4]).To(Equal(string(keys["FernetKeys1"])), "the primary key is still the primary (the highest)")
-		Expect(keystone.CredentialKeys(secret.Data)).To(Equal([]string{string(keys["CredentialKeys0"]), string(keys["CredentialKeys1"])}))
+		Expect(deploy.CredentialKeys(secret.Data)).To(Equal([]string{string(keys["CredentialKeys0"]), string(keys["CredentialKeys1"])}))
 		_, err := time.Parse(time.RFC3339, secret.Annotations["keystone.openstack.org/rotatedat"])
 		Expect(err).NotTo(HaveOccurred(), "the rotation time is recorded, not taken as overdue")
 		Expect(secret.OwnerReferences).To(BeEmpty(), "a Secret the user made stays the user's")
@@ -350,12 +350,12 @@ var _ = Describe("The adoption of an existing cloud (data-plane-adoption)", func
 var _ = Describe("This suite's former keys Secret", func() {
 	It("is copied to the Secret keystone, keys and rotation time, and removed once no pod mounts it", func() {
 		ns := newNamespace()
-		data, err := keystone.NewKeysData(5)
+		data, err := deploy.NewKeysData(5)
 		Expect(err).NotTo(HaveOccurred())
 		rotatedAt := time.Now().Add(-2 * time.Hour).UTC().Format(time.RFC3339)
 		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "keystone-keys", Namespace: ns,
 			Annotations: map[string]string{"keystone.openstack.org/fernet-rotated-at": rotatedAt}}, Data: data})).To(Succeed())
-		deploy(ns)
+		deployReady(ns)
 		secret := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, secret)).To(Succeed())
 		Expect(secret.Data).To(Equal(data))
@@ -370,7 +370,7 @@ var _ = Describe("This suite's former keys Secret", func() {
 var _ = Describe("An override URL without a host yet", func() {
 	It("is accepted and waited for, as openstack-operator writes it before its Route has a host", func() {
 		ns := newNamespace()
-		key := deploy(ns)
+		key := deployReady(ns)
 		dep := &appsv1.Deployment{}
 		Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
 		generation := dep.Generation
@@ -407,7 +407,7 @@ var _ = Describe("The adoption of an existing cloud, against the real Keystone",
 		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns},
 			StringData: map[string]string{"FernetKeys0": fernet[0], "FernetKeys1": fernet[len(fernet)-1],
 				"CredentialKeys0": credential[0], "CredentialKeys1": credential[1]}})).To(Succeed())
-		deploy(ns)
+		deployReady(ns)
 		mounted := mountedKeys(ns)
 
 		serve := func(fernetKeys, credentialKeys []string) {
@@ -431,9 +431,9 @@ var _ = Describe("The adoption of an existing cloud, against the real Keystone",
 		Expect(got.Blob).To(Equal("adopted-cloud-credential"))
 
 		By("the same checks fail with keys the cloud never had (what minting new keys did)")
-		minted, err := keystone.NewKeysData(5)
+		minted, err := deploy.NewKeysData(5)
 		Expect(err).NotTo(HaveOccurred())
-		serve(keystone.FernetKeys(minted), keystone.CredentialKeys(minted))
+		serve(deploy.FernetKeys(minted), deploy.CredentialKeys(minted))
 		// The admin authenticates anew: its own token was signed with the old keys too.
 		other := adminClient(st.Keystone.URL())
 		_, err = tokens.Get(bg, other, oldToken).Extract()

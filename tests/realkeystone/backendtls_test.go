@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keystone-stepwise/keystone-operator/internal/localkeystone"
-	"github.com/keystone-stepwise/keystone-operator/internal/testutil"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/localkeystone"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
 	. "github.com/onsi/gomega"
 )
 
@@ -32,8 +32,8 @@ func TestBackendTLSServesRealKeystone(t *testing.T) {
 		localkeystone.WithBackendTLS(localkeystone.TLS{Cert: cert, Key: key, CA: ca.PEM}))
 	g.Expect(err).NotTo(HaveOccurred())
 	defer stack.Stop()
-	g.Expect(stack.Files[keystone.MyCnf]).To(ContainSubstring("ssl-ca = "))
-	g.Expect(stack.Files[keystone.KeystoneConf]).To(ContainSubstring("tls_enabled = true"))
+	g.Expect(stack.Files[deploy.MyCnf]).To(ContainSubstring("ssl-ca = "))
+	g.Expect(stack.Files[deploy.KeystoneConf]).To(ContainSubstring("tls_enabled = true"))
 
 	client, token := authenticate(ctx, g, stack.Keystone.URL())
 	g.Expect(validate(ctx, client, token)).To(Succeed())

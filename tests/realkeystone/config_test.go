@@ -13,8 +13,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/internal/localkeystone"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/localkeystone"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -48,8 +48,8 @@ func TestRenderedConfigServesRealKeystone(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	defer stack.Stop()
 	url := stack.Keystone.URL()
-	g.Expect(stack.Files[keystone.KeystoneConf]).To(ContainSubstring("backend = " + keystone.CacheBackend))
-	g.Expect(stack.Files[keystone.KeystoneConf]).NotTo(ContainSubstring(localkeystone.StackDatabasePassword))
+	g.Expect(stack.Files[deploy.KeystoneConf]).To(ContainSubstring("backend = " + deploy.CacheBackend))
+	g.Expect(stack.Files[deploy.KeystoneConf]).NotTo(ContainSubstring(localkeystone.StackDatabasePassword))
 
 	client, token := authenticate(ctx, g, url)
 	g.Expect(validate(ctx, client, token)).To(Succeed())
@@ -71,7 +71,7 @@ func TestRenderedConfigServesRealKeystone(t *testing.T) {
 		"bootstrap registered Keystone in the spec's region at apiEndpoints, and no admin endpoint (as keystone-operator)")
 
 	t.Log("rotating the fernet keys as the operator does")
-	rotated, err := keystone.Rotate(fernet, 5)
+	rotated, err := deploy.Rotate(fernet, 5)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(localkeystone.WriteKeyRepository(stack.FernetDir, rotated)).To(Succeed())
 	g.Expect(validate(ctx, client, token)).To(Succeed(), "a token issued before the rotation still validates")

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keystone-stepwise/keystone-operator/internal/localkeystone"
-	"github.com/keystone-stepwise/keystone-operator/pkg/keystone"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/localkeystone"
 	. "github.com/onsi/gomega"
 )
 
@@ -26,16 +26,16 @@ func TestDBSyncGivesUpOnUnreachableDatabase(t *testing.T) {
 	port, err := localkeystone.FreePort()
 	g.Expect(err).NotTo(HaveOccurred())
 	api := testKeystoneAPI()
-	files, err := keystone.RenderConfig(api, keystone.ConfigInput{
+	files, err := deploy.RenderConfig(api, deploy.ConfigInput{
 		DatabaseHostname: fmt.Sprintf("127.0.0.1:%d", port), DatabaseUser: "keystone", DatabasePassword: "unused",
-		MyCnfPath: filepath.Join(dir, keystone.MyCnf),
+		MyCnfPath: filepath.Join(dir, deploy.MyCnf),
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	files["fast-retries.conf"] = "[database]\nretry_interval = 1\n"
-	paths, err := localkeystone.WriteFiles(dir, []string{keystone.KeystoneConf, keystone.CustomConf, keystone.ManageConf,
-		keystone.MyCnf, "fast-retries.conf"}, files)
+	paths, err := localkeystone.WriteFiles(dir, []string{deploy.KeystoneConf, deploy.CustomConf, deploy.ManageConf,
+		deploy.MyCnf, "fast-retries.conf"}, files)
 	g.Expect(err).NotTo(HaveOccurred())
-	sync := localkeystone.JobShell(keystone.DBSyncJob(api, "h").Spec.Template.Spec.Containers[0].Command[2])
+	sync := localkeystone.JobShell(deploy.DBSyncJob(api, "h").Spec.Template.Spec.Containers[0].Command[2])
 
 	bounded := &localkeystone.Keystone{ConfigFiles: paths[:2], ManageFiles: []string{paths[2], paths[4]}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -46,10 +46,10 @@ func TestDBSyncGivesUpOnUnreachableDatabase(t *testing.T) {
 	g.Expect(err).To(HaveOccurred(), "db_sync cannot succeed without a database")
 	g.Expect(ctx.Err()).NotTo(HaveOccurred(), "db_sync gave up by itself, after %s", elapsed)
 	g.Expect(err.Error()).To(ContainSubstring("Can't connect to"), "the cause is in the output the operator reports")
-	t.Logf("db_sync gave up after %s (%d retries 1 s apart)", elapsed.Round(time.Second), keystone.JobDBRetries)
+	t.Logf("db_sync gave up after %s (%d retries 1 s apart)", elapsed.Round(time.Second), deploy.JobDBRetries)
 
 	unbounded := &localkeystone.Keystone{ConfigFiles: paths[:2], ManageFiles: []string{paths[4]}}
-	wait := time.Duration(keystone.JobDBRetries+5) * time.Second
+	wait := time.Duration(deploy.JobDBRetries+5) * time.Second
 	ctx2, cancel2 := context.WithTimeout(context.Background(), wait)
 	defer cancel2()
 	g.Expect(unbounded.ManageShell(ctx2, nil, sync)).To(HaveOccurred())

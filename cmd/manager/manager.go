@@ -1,0 +1,242 @@
+package manager
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneapi"
+	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneapplicationcredential"
+	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneendpoint"
+	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
+	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
+	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
+	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/operator"
+	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// Scheme holds every kind the operator reads or writes.
+var Scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
+	utilruntime.Must(keystonev1.AddToScheme(Scheme))
+	utilruntime.Must(mariadbv1.AddToScheme(Scheme))
+	utilruntime.Must(memcachedv1.AddToScheme(Scheme))
+	utilruntime.Must(rabbitmqv1.AddToScheme(Scheme))
+	utilruntime.Must(topologyv1.AddToScheme(Scheme))
+}
+
+// Options configure the manager.
+type Options struct {
+	// MetricsAddr serves Prometheus metrics; "0" disables them.
+	MetricsAddr string
+	// MetricsSecure serves them over HTTPS to authenticated, authorized callers only.
+	MetricsSecure bool
+	// MetricsCertDir, when set, holds the metrics server's certificate and key
+	// (MetricsCertName, MetricsKeyName; tls.crt and tls.key when empty), reloaded when
+	// they change, and implies HTTPS; without it, HTTPS uses a self-signed certificate.
+	MetricsCertDir, MetricsCertName, MetricsKeyName string
+	// ProbeAddr serves /healthz and /readyz; "0" disables them.
+	ProbeAddr string
+	// LeaderElection makes only one replica active.
+	LeaderElection bool
+	// LeaderElectionNamespace holds the lease when running outside a cluster.
+	LeaderElectionNamespace string
+	// KeystoneTransport carries the requests to Keystone; http.DefaultTransport when nil.
+	KeystoneTransport http.RoundTripper
+	// ClusterDNS (host:port), when set and KeystoneTransport is nil, resolves Keystone's
+	// Service names through the cluster's DNS server: for an operator run outside the cluster.
+	ClusterDNS string
+	// Clock stamps condition transitions and drives time-based steps; the real clock when nil.
+	Clock clock.PassiveClock
+	// Namespaces, when set, are the only namespaces the operator watches, caches and
+	// writes in (keystone-operator's WATCH_NAMESPACE): it then needs Roles in those
+	// namespaces, not a ClusterRole (config/namespaced).
+	Namespaces []string
+	// PprofAddr serves Go's profiles (/debug/pprof) when set and not "0"; off by default.
+	PprofAddr string
+	// KubeQPS and KubeBurst limit the requests to the Kubernetes API (client-go's token
+	// bucket); when 0, the rest.Config's, else DefaultKubeQPS and DefaultKubeBurst.
+	KubeQPS   float32
+	KubeBurst int
+	// RegistrationConcurrency is how many KeystoneServices, KeystoneEndpoints and
+	// application credentials each reconcile at once; registration.DefaultConcurrency when 0.
+	RegistrationConcurrency int
+	// ClusterID names this cluster in the marks of what it registers in Keystone; when
+	// empty, the UID of its kube-system namespace (ClusterIdentity).
+	ClusterID string
+}
+
+// ClusterIdentity is the UID of the kube-system namespace: it names a cluster as long
+// as the cluster lives, and a restore of objects onto another cluster does not carry it.
+// "" when it cannot be read (config/rbac grants reading that namespace alone, in both
+// overlays): then no predecessor's registration is ever claimed.
+func ClusterIdentity(ctx context.Context, c client.Reader) string {
+	ns := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, ns); err != nil {
+		ctrl.Log.WithName("setup").Info("the cluster's identity (the kube-system namespace's UID) cannot be read: "+
+			"no registration of a deleted object of the same name is claimed", "error", err.Error())
+		return ""
+	}
+	return string(ns.UID)
+}
+
+// The Kubernetes API rate limits unless told otherwise, chosen by make bench
+// (BENCHMARKS.md, throughput): a thousand registrations cost the API server about 11,000
+// requests, which controller-runtime's default for a kubeconfig (20 per second, burst
+// 30) would spread over 9 minutes; at 200 the API server's own processor time is the
+// bound, and 1,000 per second was no faster.
+const (
+	DefaultKubeQPS   = 200
+	DefaultKubeBurst = 400
+)
+
+// RateLimited returns a copy of cfg with the options' rate limits; where neither the
+// options nor cfg set one, the defaults.
+func RateLimited(cfg *rest.Config, opts Options) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	if opts.KubeQPS > 0 {
+		cfg.QPS = opts.KubeQPS
+	}
+	if opts.KubeBurst > 0 {
+		cfg.Burst = opts.KubeBurst
+	}
+	if cfg.QPS <= 0 {
+		cfg.QPS = DefaultKubeQPS
+	}
+	if cfg.Burst <= 0 {
+		cfg.Burst = DefaultKubeBurst
+	}
+	return cfg
+}
+
+// WatchNamespaces parses keystone-operator's WATCH_NAMESPACE: namespaces separated by
+// commas; empty for all.
+func WatchNamespaces(value string) []string {
+	var out []string
+	for _, ns := range strings.Split(value, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" && !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// CacheOptions restrict the informers to the watched namespaces, and keep no
+// managedFields (the largest part of most objects, read by no controller).
+func CacheOptions(opts Options) cache.Options {
+	o := cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+	if len(opts.Namespaces) > 0 {
+		o.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range opts.Namespaces {
+			o.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return o
+}
+
+// MetricsServerOptions configures the metrics endpoint: plain HTTP at MetricsAddr (the
+// commands bind 127.0.0.1 unless told otherwise), or with MetricsSecure HTTPS that
+// answers only callers whose token Kubernetes authenticates (TokenReview) and who may
+// GET /metrics (SubjectAccessReview), as kubebuilder's projects serve it. The
+// permission for those reviews is config/rbac/metrics_auth_role.yaml: a ClusterRole
+// whatever the install, as the reviews are cluster-wide.
+// HTTP/2 is off (its stream-reset attacks, CVE-2023-44487), as kubebuilder's projects
+// and keystone-operator serve it.
+func MetricsServerOptions(opts Options) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: opts.MetricsAddr}
+	if opts.MetricsSecure || opts.MetricsCertDir != "" {
+		o.SecureServing = true
+		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+		o.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+		// Empty names are controller-runtime's tls.crt and tls.key.
+		o.CertDir, o.CertName, o.KeyName = opts.MetricsCertDir, opts.MetricsCertName, opts.MetricsKeyName
+	}
+	return o
+}
+
+// New builds a manager with every controller registered.
+func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+	ctrlOpts := ctrl.Options{
+		Scheme:                  Scheme,
+		Cache:                   CacheOptions(opts),
+		Metrics:                 MetricsServerOptions(opts),
+		HealthProbeBindAddress:  opts.ProbeAddr,
+		PprofBindAddress:        opts.PprofAddr,
+		LeaderElection:          opts.LeaderElection,
+		LeaderElectionID:        "keystone-operator.keystone.openstack.org",
+		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+	}
+	// The lease timings openstack-operator gives every operator it runs, in seconds:
+	// LEASE_DURATION, RENEW_DEADLINE and RETRY_PERIOD (lib-common reads them).
+	if err := operator.SetManagerOptions(&ctrlOpts, ctrl.Log.WithName("setup")); err != nil {
+		return nil, fmt.Errorf("reading the leader election's timings: %w", err)
+	}
+	mgr, err := ctrl.NewManager(RateLimited(cfg, opts), ctrlOpts)
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	if opts.KeystoneTransport == nil && opts.ClusterDNS != "" {
+		opts.KeystoneTransport = ClusterDNSTransport(opts.ClusterDNS, "cluster.local")
+	}
+	m := reconciler.NewMetrics(metrics.Registry, clk.Now)
+	reporter := func(kind string) reconciler.Reporter {
+		return reconciler.Reporter{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("keystone-operator"),
+			Metrics: m, Versions: reconciler.NewVersions(), Reader: mgr.GetAPIReader(), Kind: kind}
+	}
+	if err := (&keystoneapi.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneapi.Kind), Clock: clk,
+		KeystoneTransport: opts.KeystoneTransport}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("registering the KeystoneAPI controller: %w", err)
+	}
+	// One client per Keystone and admin, shared by every controller that talks to Keystone.
+	keystoneClients := &identity.Clients{Transport: opts.KeystoneTransport}
+	cluster := opts.ClusterID
+	if cluster == "" {
+		cluster = ClusterIdentity(context.Background(), mgr.GetAPIReader())
+	}
+	if err := (&keystoneservice.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneservice.Kind), Clock: clk,
+		Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency, ClusterID: cluster}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("registering the KeystoneService controller: %w", err)
+	}
+	if err := (&keystoneendpoint.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneendpoint.Kind), Clock: clk,
+		Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency, ClusterID: cluster}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("registering the KeystoneEndpoint controller: %w", err)
+	}
+	if err := (&keystoneapplicationcredential.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneapplicationcredential.Kind),
+		Clock: clk, Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency, ClusterID: cluster}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("registering the KeystoneApplicationCredential controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("adding health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("adding ready check: %w", err)
+	}
+	return mgr, nil
+}

@@ -1,0 +1,137 @@
+package access
+
+import (
+	"context"
+	"fmt"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	libtls "github.com/openstack-k8s-operators/lib-common/modules/common/tls"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Lookup returns the namespace's KeystoneAPI: the first created (First),
+// which is the one that deploys Keystone; any other is refused as InvalidInput by its
+// own controller. When there is none, it returns the reason and message to report.
+func Lookup(ctx context.Context, c client.Reader, ns string) (*keystonev1.KeystoneAPI, *condition.Reason, string, error) {
+	list := &keystonev1.KeystoneAPIList{}
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil, nil, "", fmt.Errorf("listing KeystoneAPIs: %w", err)
+	}
+	if api := First(list.Items); api != nil {
+		return api, nil, "", nil
+	}
+	return nil, &condition.DependencyNotFound, "no KeystoneAPI in namespace " + ns, nil
+}
+
+// First returns the KeystoneAPI created first (by creation time, then by
+// name), nil for none. keystone-operator's schema allows one per namespace in effect:
+// the database, the KeystoneServices and openstack-config are the namespace's.
+func First(items []keystonev1.KeystoneAPI) *keystonev1.KeystoneAPI {
+	var first *keystonev1.KeystoneAPI
+	for i := range items {
+		a := &items[i]
+		if first == nil || a.CreationTimestamp.Before(&first.CreationTimestamp) ||
+			(a.CreationTimestamp.Equal(&first.CreationTimestamp) && a.Name < first.Name) {
+			first = a
+		}
+	}
+	return first
+}
+
+// Credentials returns the credentials of api's admin at its internal endpoint;
+// ok is false when the admin password Secret or its key is missing.
+func Credentials(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) (creds identity.Credentials, ok bool, err error) {
+	password, ok, err := adminPassword(ctx, c, api)
+	if err != nil || !ok {
+		return creds, false, err
+	}
+	ca, err := CABundle(ctx, c, api)
+	if err != nil {
+		return creds, false, err
+	}
+	return adminAt(api, password, ca), true, nil
+}
+
+// adminPassword reads the admin's password from the KeystoneAPI's Secret; ok is false
+// when the Secret or its key is missing.
+func adminPassword(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) (password string, ok bool, err error) {
+	secret := &corev1.Secret{}
+	err = c.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: api.Spec.Secret}, secret)
+	if apierrors.IsNotFound(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("reading secret %s: %w", api.Spec.Secret, err)
+	}
+	value, found := secret.Data[api.Spec.PasswordSelectors.Admin]
+	return string(value), found, nil
+}
+
+// CleanupCredentials returns the admin's credentials for removing a registration: the
+// admin Secret's password and the CA bundle, or, for whichever of them is gone (a
+// namespace deleted at once, a manifest deleted with its Secrets), the copy the
+// KeystoneAPI keeps until no registration is left (deploy.CleanupSecretName).
+func CleanupCredentials(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) (identity.Credentials, bool, error) {
+	saved := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: deploy.CleanupSecretName(api)}, saved); client.IgnoreNotFound(err) != nil {
+		return identity.Credentials{}, false, fmt.Errorf("reading secret %s: %w", deploy.CleanupSecretName(api), err)
+	}
+	password, ok, err := adminPassword(ctx, c, api)
+	if err != nil {
+		return identity.Credentials{}, false, err
+	}
+	if !ok {
+		value, found := saved.Data[deploy.CleanupPasswordKey]
+		if !found {
+			return identity.Credentials{}, false, nil
+		}
+		password = string(value)
+	}
+	ca, err := CABundle(ctx, c, api)
+	if err != nil {
+		copied := saved.Data[deploy.CleanupCABundleKey]
+		if len(copied) == 0 {
+			return identity.Credentials{}, false, err
+		}
+		ca = copied
+	}
+	return adminAt(api, password, ca), true, nil
+}
+
+// adminAt is the admin's identity at api's internal endpoint, with password, trusting ca.
+func adminAt(api *keystonev1.KeystoneAPI, password string, ca []byte) identity.Credentials {
+	return identity.Credentials{
+		URL: api.Status.APIEndpoints[keystonev1.EndpointInternal], User: api.Spec.AdminUser,
+		Password: password, Project: api.Spec.AdminProject, Domain: "Default", CABundle: ca,
+	}
+}
+
+// CABundle reads the PEM CA bundle of a KeystoneAPI's tls.caBundleSecretName; nil when
+// none is named. A bundle named and missing is an error: Keystone's certificate is
+// never accepted unverified.
+func CABundle(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) ([]byte, error) {
+	name := api.Spec.TLS.CaBundleSecretName
+	if name == "" {
+		return nil, nil
+	}
+	secret := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: name}, secret); err != nil {
+		return nil, fmt.Errorf("reading the CA bundle secret %s of KeystoneAPI %s: %w", name, api.Name, err)
+	}
+	ca := secret.Data[libtls.CABundleKey]
+	if len(ca) == 0 {
+		return nil, fmt.Errorf("the CA bundle secret %s of KeystoneAPI %s has no key %s", name, api.Name, libtls.CABundleKey)
+	}
+	return ca, nil
+}
+
+// Missing is the message of a step that cannot reach Keystone without the admin's password.
+func Missing(api *keystonev1.KeystoneAPI) string {
+	return fmt.Sprintf("admin secret %s with key %s of KeystoneAPI %s not found", api.Spec.Secret,
+		api.Spec.PasswordSelectors.Admin, api.Name)
+}

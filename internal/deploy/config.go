@@ -1,0 +1,307 @@
+package deploy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+	"text/template"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/templates"
+	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
+	"k8s.io/utils/ptr"
+)
+
+// Files of the configuration Secret, and where the containers find them.
+const (
+	KeystoneConf = "keystone.conf"
+	CustomConf   = "custom.conf"
+	MyCnf        = "my.cnf"
+	// ManageConf bounds the database retries of keystone-manage in the jobs.
+	ManageConf = "keystone-manage.conf"
+	// APIKollaConfig is the start-up description of the API container.
+	APIKollaConfig = "keystone-api-config.json"
+
+	ConfigMountPath         = "/var/lib/config-data/default"
+	KollaConfigMountPath    = "/var/lib/kolla/config_files/config.json"
+	FernetKeyRepository     = "/etc/keystone/fernet-keys"
+	CredentialKeyRepository = "/etc/keystone/credential-keys"
+	// MyCnfPath is where the API and job containers find my.cnf.
+	MyCnfPath = "/etc/my.cnf"
+	// CacheBackend is oslo.cache's backend for a memcached server list.
+	CacheBackend = "dogpile.cache.pymemcache"
+
+	// JobDBRetries and JobDBRetryInterval (seconds) bound how long one attempt of a
+	// job waits for an unreachable database: about a minute.
+	JobDBRetries       = 10
+	JobDBRetryInterval = 6
+	// ManageConfigArgs are the configuration files keystone-manage reads in a job, in
+	// order (later files win): Keystone's own, custom.conf, then ManageConf.
+	ManageConfigArgs = "--config-file /etc/keystone/keystone.conf --config-dir /etc/keystone/keystone.conf.d " +
+		"--config-file /etc/keystone/" + ManageConf
+)
+
+// ConfigInput is what the configuration needs besides the spec.
+type ConfigInput struct {
+	DatabaseHostname string
+	DatabaseUser     string
+	DatabasePassword string
+	MemcachedServers []string
+	// MyCnfPath is where the container finds my.cnf; MyCnfPath when empty.
+	MyCnfPath string
+	// HttpdCustom holds the snippets of httpdCustomization.customConfigSecret, by key.
+	HttpdCustom map[string]string
+	// FederationFiles are the federated realms' metadata files, by file name.
+	FederationFiles map[string]string
+	// TransportURL is where notifications go; none are sent when empty.
+	TransportURL string
+	// QuorumQueues tells oslo.messaging to declare quorum queues.
+	QuorumQueues bool
+	// DatabaseTLS: the database instance serves TLS (its MariaDBDatabase's
+	// status.tlsSupport) and the pods have the CA bundle of tls.caBundleSecretName to
+	// verify it with, as keystone-operator decides.
+	DatabaseTLS bool
+	// MemcachedTLS: the Memcached serves TLS (its status.tlsSupport); MemcachedMTLS: it
+	// also asks for client certificates (spec.tls.mtls), mounted by WithMemcachedMTLS.
+	MemcachedTLS  bool
+	MemcachedMTLS bool
+	// CABundlePath is where the containers find the CA bundle; CABundlePath when empty.
+	CABundlePath string
+}
+
+// configData is what the templates are rendered with: publicData and the secrets.
+type configData struct {
+	publicData
+	DatabasePassword string
+	// TransportURL holds RabbitMQ's password.
+	TransportURL string
+}
+
+// publicData is configData without its secrets: what httpdCustomization's snippets,
+// which users write, are rendered with, so that no template (and no template error
+// quoted in a condition) can reach a password.
+type publicData struct {
+	Name                    string
+	DatabaseURL             string
+	DatabaseUser            string
+	CacheBackend            string
+	MemcachedServers        string
+	FernetKeyRepository     string
+	CredentialKeyRepository string
+	FernetMaxActiveKeys     int32
+	Port                    int
+	Processes               int32
+	APITimeout              int
+	EnableSecureRBAC        bool
+	JobDBRetries            int
+	JobDBRetryInterval      int
+	ConfigDir               string
+	MetadataDir             string
+	VHosts                  []vhost
+	QuorumQueues            bool
+	DatabaseTLS             bool
+	MemcachedTLS            bool
+	MemcachedMTLS           bool
+	// CABundle is the CA bundle's path when tls.caBundleSecretName is set, else "".
+	CABundle string
+	// MemcachedCert, MemcachedKey and MemcachedCA are where the memcached client
+	// certificate is mounted (infra-operator's paths).
+	MemcachedCert, MemcachedKey, MemcachedCA string
+	// Federation lists the federated realms' metadata files: the config Secret's key
+	// and the file name in FederationMetadataDir.
+	Federation []federationFile
+	// ExtraFiles are the files of defaultConfigOverwrite that no template renders:
+	// they go to /etc/keystone, where Keystone reads policy.yaml and the like.
+	ExtraFiles []string
+}
+
+// vhost is httpd's virtual host of one interface.
+type vhost struct {
+	Interface  string
+	ServerName string
+	TLS        bool
+	CertFile   string
+	KeyFile    string
+	// Custom are the files of httpdCustomization included at the end.
+	Custom []string
+}
+
+// federationFile is one federated realm's metadata file.
+type federationFile struct{ Key, Name string }
+
+// FederationMetadataDir is where httpd's mod_auth_openidc finds the realms' metadata.
+const FederationMetadataDir = "/var/lib/httpd/metadata"
+
+// HttpdCustomFile is the file of the configuration Secret holding an
+// httpdCustomization snippet for an interface.
+func HttpdCustomFile(iface, key string) string { return "httpd_custom_" + iface + "_" + key }
+
+// DatabaseURL is SQLAlchemy's URL for Keystone's database. It holds no credentials:
+// PyMySQL reads them from the [client] section of myCnf, which needs no escaping
+// (a percent-escaped password breaks db_sync: alembic interpolates '%').
+func DatabaseURL(in ConfigInput) string {
+	u := url.URL{
+		Scheme:   "mysql+pymysql",
+		Host:     in.DatabaseHostname,
+		Path:     "/" + DatabaseName,
+		RawQuery: "read_default_file=" + in.myCnfPath(),
+	}
+	return u.String()
+}
+
+func (in ConfigInput) caBundlePath() string {
+	if in.CABundlePath == "" {
+		return CABundlePath
+	}
+	return in.CABundlePath
+}
+
+func (in ConfigInput) myCnfPath() string {
+	if in.MyCnfPath == "" {
+		return MyCnfPath
+	}
+	return in.MyCnfPath
+}
+
+// RenderConfig renders the files of the configuration Secret: the templates, then
+// customServiceConfig as custom.conf (read after keystone.conf, so it wins), then
+// defaultConfigOverwrite, which replaces or adds whole files.
+func RenderConfig(api *keystonev1.KeystoneAPI, in ConfigInput) (map[string]string, error) {
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	data := templateData(api, in)
+	customKeys := slices.Sorted(maps.Keys(in.HttpdCustom))
+	files := map[string]string{}
+	err := fs.WalkDir(templates.KeystoneAPI, "keystoneapi", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := fs.ReadFile(templates.KeystoneAPI, path)
+		if err != nil {
+			return fmt.Errorf("reading template %s: %w", path, err)
+		}
+		out, err := render("template "+path, string(raw), data)
+		files[d.Name()] = out
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range customKeys {
+		// Snippets are templates too, rendered with what the files above were, less
+		// the secrets.
+		out, err := render("httpd customization "+k, in.HttpdCustom[k], data.publicData)
+		if err != nil {
+			return nil, err
+		}
+		for _, iface := range Interfaces {
+			files[HttpdCustomFile(iface, k)] = out
+		}
+	}
+	for _, f := range data.Federation {
+		files[f.Key] = in.FederationFiles[f.Name]
+	}
+	files[CustomConf] = api.Spec.CustomServiceConfig
+	for name, content := range api.Spec.DefaultConfigOverwrite {
+		files[name] = content
+	}
+	return files, nil
+}
+
+// validate refuses input the configuration files cannot hold.
+func (in ConfigInput) validate() error {
+	if strings.ContainsAny(in.DatabaseUser+in.DatabasePassword, "\r\n") {
+		return errors.New("the database user name or password contains a line break, which my.cnf cannot hold")
+	}
+	for name := range in.FederationFiles {
+		if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\"\x00\r\n") {
+			return fmt.Errorf("federated realm file name %q is not a file name", name)
+		}
+	}
+	if strings.ContainsAny(in.TransportURL, "\r\n") {
+		return errors.New("the transport URL contains a line break, which keystone.conf cannot hold")
+	}
+	return nil
+}
+
+// templateData is what the templates of the configuration Secret are rendered with.
+func templateData(api *keystonev1.KeystoneAPI, in ConfigInput) configData {
+	data := configData{DatabasePassword: in.DatabasePassword, TransportURL: in.TransportURL}
+	data.publicData = publicData{
+		Name:                    api.Name,
+		DatabaseURL:             DatabaseURL(in),
+		DatabaseUser:            in.DatabaseUser,
+		CacheBackend:            CacheBackend,
+		MemcachedServers:        strings.Join(in.MemcachedServers, ","),
+		FernetKeyRepository:     FernetKeyRepository,
+		CredentialKeyRepository: CredentialKeyRepository,
+		FernetMaxActiveKeys:     fernetMaxActiveKeys(api),
+		Port:                    Port,
+		Processes:               ptr.Deref(api.Spec.HttpdCustomization.ProcessNumber, 3),
+		APITimeout:              api.Spec.APITimeout,
+		EnableSecureRBAC:        api.Spec.EnableSecureRBAC,
+		JobDBRetries:            JobDBRetries,
+		JobDBRetryInterval:      JobDBRetryInterval,
+		ConfigDir:               ConfigMountPath,
+		MetadataDir:             FederationMetadataDir,
+		QuorumQueues:            in.QuorumQueues,
+		MemcachedTLS:            in.MemcachedTLS,
+		MemcachedMTLS:           in.MemcachedTLS && in.MemcachedMTLS,
+		MemcachedCert:           memcachedv1.CertMountPath(),
+		MemcachedKey:            memcachedv1.KeyMountPath(),
+		MemcachedCA:             memcachedv1.CaMountPath(),
+	}
+	if api.Spec.TLS.CaBundleSecretName != "" {
+		data.CABundle = in.caBundlePath()
+	}
+	// Without a CA bundle to verify the server with, keystone-operator connects in clear.
+	data.DatabaseTLS = in.DatabaseTLS && data.CABundle != ""
+	if data.APITimeout == 0 {
+		data.APITimeout = 60
+	}
+	for i, name := range slices.Sorted(maps.Keys(in.FederationFiles)) {
+		data.Federation = append(data.Federation, federationFile{Key: fmt.Sprintf("federation-%d", i), Name: name})
+	}
+	for _, name := range slices.Sorted(maps.Keys(api.Spec.DefaultConfigOverwrite)) {
+		if _, err := fs.Stat(templates.KeystoneAPI, "keystoneapi/"+name); err != nil && name != CustomConf {
+			data.ExtraFiles = append(data.ExtraFiles, name)
+		}
+	}
+	for _, iface := range Interfaces {
+		v := vhost{Interface: iface, ServerName: fmt.Sprintf("%s.%s.svc", ServiceName(api, iface), api.Namespace)}
+		if TLSEnabled(api, iface) {
+			v.TLS, v.CertFile, v.KeyFile = true, CertPath(iface), KeyPath(iface)
+		}
+		for _, k := range slices.Sorted(maps.Keys(in.HttpdCustom)) {
+			v.Custom = append(v.Custom, HttpdCustomFile(iface, k))
+		}
+		data.VHosts = append(data.VHosts, v)
+	}
+	return data
+}
+
+// render executes a Go template on data; what names the template in errors.
+func render(what, text string, data any) (string, error) {
+	tmpl, err := template.New(what).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return "", fmt.Errorf("parsing %s: %w", what, err)
+	}
+	var out bytes.Buffer
+	if err := tmpl.Execute(&out, data); err != nil {
+		return "", fmt.Errorf("rendering %s: %w", what, err)
+	}
+	return out.String(), nil
+}
+
+func fernetMaxActiveKeys(api *keystonev1.KeystoneAPI) int32 {
+	if api.Spec.FernetMaxActiveKeys == nil {
+		return 5
+	}
+	return *api.Spec.FernetMaxActiveKeys
+}

@@ -1,0 +1,155 @@
+package deploy
+
+import (
+	"flag"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func testAPI() *keystonev1.KeystoneAPI {
+	return &keystonev1.KeystoneAPI{
+		ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: "openstack"},
+		Spec: keystonev1.KeystoneAPISpec{
+			ContainerImage: "keystone:test", Replicas: ptr.To[int32](1), Secret: "osp-secret",
+			PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"},
+			DatabaseInstance:  "openstack", DatabaseAccount: "keystone", MemcachedInstance: "memcached",
+			Region: "regionOne", AdminProject: "admin", AdminUser: "admin",
+			FernetRotationDays: ptr.To[int32](1), FernetMaxActiveKeys: ptr.To[int32](5),
+		},
+	}
+}
+
+var testInput = ConfigInput{
+	DatabaseHostname: "openstack.openstack.svc",
+	DatabaseUser:     "keystone",
+	DatabasePassword: "p@ss:w/rd",
+	MemcachedServers: []string{"memcached-0.memcached.openstack.svc:11211", "memcached-1.memcached.openstack.svc:11211"},
+}
+
+func TestRenderConfigGolden(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*keystonev1.KeystoneAPI)
+	}{
+		{"default", func(*keystonev1.KeystoneAPI) {}},
+		{"custom", func(a *keystonev1.KeystoneAPI) {
+			a.Spec.CustomServiceConfig = "[DEFAULT]\ndebug = true\n"
+			a.Spec.FernetMaxActiveKeys = ptr.To[int32](3)
+			a.Spec.DefaultConfigOverwrite = map[string]string{"policy.yaml": "\"identity:list_users\": \"role:admin\"\n"}
+		}},
+		{"tls-httpd", func(a *keystonev1.KeystoneAPI) {
+			a.Spec.TLS.API.Public.SecretName = ptr.To("cert-keystone-public-svc")
+			a.Spec.TLS.API.Internal.SecretName = ptr.To("cert-keystone-internal-svc")
+			a.Spec.TLS.CaBundleSecretName = "combined-ca-bundle"
+			a.Spec.APITimeout = 120
+			a.Spec.HttpdCustomization.ProcessNumber = ptr.To[int32](5)
+			a.Spec.EnableSecureRBAC = true
+		}},
+		// TLS to the database and memcached, as openstack-operator turns it on by default,
+		// memcached asking for a client certificate.
+		{"tls-backends", func(a *keystonev1.KeystoneAPI) {
+			a.Spec.TLS.CaBundleSecretName = "combined-ca-bundle"
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			api := testAPI()
+			tt.mutate(api)
+			in := testInput
+			if tt.name == "tls-httpd" {
+				in.HttpdCustom = map[string]string{"limits.conf": "LimitRequestBody {{ .APITimeout }}000\n"}
+				in.TransportURL, in.QuorumQueues = "rabbit://keystone:pw@rabbitmq.openstack.svc:5672/keystone?ssl=1", true
+				in.DatabaseTLS, in.MemcachedTLS = true, true
+			}
+			if tt.name == "tls-backends" {
+				in.DatabaseTLS, in.MemcachedTLS, in.MemcachedMTLS = true, true, true
+			}
+			files, err := RenderConfig(api, in)
+			g.Expect(err).NotTo(HaveOccurred())
+			var b strings.Builder
+			for _, name := range slices.Sorted(maps.Keys(files)) {
+				b.WriteString("==> " + name + " <==\n" + files[name] + "\n")
+			}
+			golden := filepath.Join("testdata", "config-"+tt.name+".golden")
+			if *update {
+				g.Expect(os.WriteFile(golden, []byte(b.String()), 0o600)).To(Succeed())
+			}
+			want, err := os.ReadFile(golden)
+			g.Expect(err).NotTo(HaveOccurred(), "run go test ./internal/deploy -update to create it")
+			g.Expect(b.String()).To(Equal(string(want)))
+		})
+	}
+}
+
+func TestRenderConfig(t *testing.T) {
+	g := NewWithT(t)
+	files, err := RenderConfig(testAPI(), testInput)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(files[KeystoneConf]).To(ContainSubstring("connection = mysql+pymysql://openstack.openstack.svc/keystone?read_default_file=/etc/my.cnf"))
+	g.Expect(files[KeystoneConf]).NotTo(ContainSubstring("p@ss"), "no password in keystone.conf")
+	g.Expect(files[MyCnf]).To(ContainSubstring(`password = "p@ss:w/rd"`))
+	g.Expect(files[KeystoneConf]).To(ContainSubstring("memcache_servers = memcached-0.memcached.openstack.svc:11211,memcached-1.memcached.openstack.svc:11211"))
+	g.Expect(files[KeystoneConf]).To(ContainSubstring("provider = fernet"))
+	g.Expect(files[KeystoneConf]).To(ContainSubstring("max_active_keys = 5"))
+	g.Expect(files).To(HaveKeyWithValue(CustomConf, ""))
+
+	api := testAPI()
+	api.Spec.DefaultConfigOverwrite = map[string]string{KeystoneConf: "[DEFAULT]\n"}
+	files, err = RenderConfig(api, testInput)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(files[KeystoneConf]).To(Equal("[DEFAULT]\n"), "defaultConfigOverwrite replaces a whole file")
+}
+
+func TestRenderConfigRejectsLineBreaks(t *testing.T) {
+	g := NewWithT(t)
+	in := testInput
+	in.DatabasePassword = "a\nb"
+	_, err := RenderConfig(testAPI(), in)
+	g.Expect(err).To(MatchError(ContainSubstring("line break")))
+}
+
+func TestHash(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(Hash(map[string]string{"a": "1", "b": "2"})).To(Equal(Hash(map[string]string{"b": "2", "a": "1"})))
+	g.Expect(Hash(map[string]string{"a": "1b=2"})).NotTo(Equal(Hash(map[string]string{"a": "1", "b": "2"})))
+	g.Expect(Hash(map[string]string{"a": "1"})).NotTo(Equal(Hash(map[string]string{"a": "2"})))
+}
+
+// TestHttpdSnippetsSeeNoSecret: httpdCustomization's snippets, written by users, are
+// rendered without the database password and the transport URL, so that neither a
+// snippet nor the error it makes (quoted in ServiceConfigReady) can publish them.
+func TestHttpdSnippetsSeeNoSecret(t *testing.T) {
+	g := NewWithT(t)
+	in := testInput
+	in.TransportURL = "rabbit://keystone:rabbit-secret@rabbitmq.openstack.svc:5671/"
+	for _, snippet := range []string{
+		`{{ .DatabasePassword }}`,
+		`{{ index .DatabasePassword 0 | slice "abc" }}`,
+		`{{ .TransportURL }}`,
+		`{{ slice (printf "%v" .) 0 100000 }}`,
+	} {
+		in.HttpdCustom = map[string]string{"probe.conf": snippet}
+		_, err := RenderConfig(testAPI(), in)
+		g.Expect(err).To(HaveOccurred(), snippet)
+		g.Expect(err.Error()).NotTo(ContainSubstring("p@ss"), snippet)
+		g.Expect(err.Error()).NotTo(ContainSubstring("rabbit-secret"), snippet)
+	}
+	in.HttpdCustom = map[string]string{"probe.conf": `# {{ printf "%v" . }}`}
+	files, err := RenderConfig(testAPI(), in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(files[HttpdCustomFile("public", "probe.conf")]).To(ContainSubstring("memcached-0"), "the public data is there")
+	g.Expect(files[HttpdCustomFile("public", "probe.conf")]).NotTo(ContainSubstring("p@ss"))
+	g.Expect(files[HttpdCustomFile("public", "probe.conf")]).NotTo(ContainSubstring("rabbit-secret"))
+}

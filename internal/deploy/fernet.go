@@ -1,0 +1,139 @@
+package deploy
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Secret keys of the fernet and credential keys; the number is the file name in
+// Keystone's key repository (0 is the staged key, the highest the primary).
+const (
+	FernetKeyPrefix     = "FernetKeys"
+	CredentialKeyPrefix = "CredentialKeys"
+	// CredentialKeyCount is how many credential keys Keystone keeps (staged and primary).
+	CredentialKeyCount = 2
+)
+
+// NewKey returns a key in Keystone's format: 32 random bytes, url-safe base64.
+func NewKey() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("reading random bytes: %w", err)
+	}
+	return base64.URLEncoding.EncodeToString(b), nil
+}
+
+// newKeys returns n new keys.
+func newKeys(n int) ([]string, error) {
+	keys := make([]string, n)
+	for i := range keys {
+		k, err := NewKey()
+		if err != nil {
+			return nil, err
+		}
+		keys[i] = k
+	}
+	return keys, nil
+}
+
+// NewKeysData returns the data of a new keys Secret: maxActive fernet keys and the
+// credential keys.
+func NewKeysData(maxActive int) (map[string][]byte, error) {
+	fernet, err := newKeys(maxActive)
+	if err != nil {
+		return nil, err
+	}
+	credential, err := newKeys(CredentialKeyCount)
+	if err != nil {
+		return nil, err
+	}
+	data := keysToData(FernetKeyPrefix, fernet)
+	for k, v := range keysToData(CredentialKeyPrefix, credential) {
+		data[k] = v
+	}
+	return data, nil
+}
+
+// FernetKeys reads the fernet keys of a Secret's data in repository order.
+func FernetKeys(data map[string][]byte) []string {
+	return keysFromData(FernetKeyPrefix, data)
+}
+
+// CredentialKeys reads the credential keys of a Secret's data in repository order.
+func CredentialKeys(data map[string][]byte) []string {
+	return keysFromData(CredentialKeyPrefix, data)
+}
+
+// Rotate rotates fernet keys the way `keystone-manage fernet_rotate` does: the
+// staged key (0) becomes the primary (the highest number), a new staged key takes
+// its place, and the oldest secondary keys are dropped to keep maxActive keys.
+func Rotate(keys []string, maxActive int) ([]string, error) {
+	staged, err := NewKey()
+	if err != nil {
+		return nil, err
+	}
+	if len(keys) == 0 {
+		return Resize([]string{staged}, maxActive)
+	}
+	rotated := append([]string{staged}, keys[1:]...)
+	rotated = append(rotated, keys[0])
+	return Resize(rotated, maxActive)
+}
+
+// Resize brings keys to maxActive keys: it drops the oldest secondary keys, or adds
+// new ones as the oldest secondaries, never touching the staged and primary keys.
+func Resize(keys []string, maxActive int) ([]string, error) {
+	for len(keys) > maxActive && len(keys) > 2 {
+		keys = append(keys[:1:1], keys[2:]...)
+	}
+	for len(keys) < maxActive {
+		k, err := NewKey()
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys[:1:1], append([]string{k}, keys[1:]...)...)
+	}
+	return keys, nil
+}
+
+// WithFernetKeys returns data with its fernet keys replaced by keys.
+func WithFernetKeys(data map[string][]byte, keys []string) map[string][]byte {
+	out := map[string][]byte{}
+	for k, v := range data {
+		if !strings.HasPrefix(k, FernetKeyPrefix) {
+			out[k] = v
+		}
+	}
+	for k, v := range keysToData(FernetKeyPrefix, keys) {
+		out[k] = v
+	}
+	return out
+}
+
+// RotationDue tells when the keys rotated at rotatedAt rotate next.
+func RotationDue(rotatedAt time.Time, days int32) time.Time {
+	return rotatedAt.Add(time.Duration(days) * 24 * time.Hour)
+}
+
+func keysToData(prefix string, keys []string) map[string][]byte {
+	data := make(map[string][]byte, len(keys))
+	for i, k := range keys {
+		data[prefix+strconv.Itoa(i)] = []byte(k)
+	}
+	return data
+}
+
+func keysFromData(prefix string, data map[string][]byte) []string {
+	var keys []string
+	for i := 0; ; i++ {
+		v, ok := data[prefix+strconv.Itoa(i)]
+		if !ok {
+			return keys
+		}
+		keys = append(keys, string(v))
+	}
+}

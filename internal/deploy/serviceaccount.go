@@ -1,0 +1,57 @@
+package deploy
+
+import (
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Keystone's pods run as a ServiceAccount of their own, bound to a Role that may use the
+// SecurityContextConstraints anyuid: on OpenShift, where openstack-operator runs, a
+// namespace's default ServiceAccount is admitted only under restricted-v2, which
+// refuses the image's fixed keystone UID. keystone-operator names them the same way.
+// Elsewhere the Role grants nothing the cluster knows of, and the pods run as before.
+
+// AnyUIDSCC is the SecurityContextConstraints the pods' ServiceAccount may use.
+const AnyUIDSCC = "anyuid"
+
+// ServiceAccountName is the ServiceAccount every pod of a KeystoneAPI runs as.
+func ServiceAccountName(api *keystonev1.KeystoneAPI) string { return "keystone-" + api.Name }
+
+// RoleName is the Role of the pods' ServiceAccount.
+func RoleName(api *keystonev1.KeystoneAPI) string { return ServiceAccountName(api) + "-role" }
+
+// RoleBindingName binds RoleName to the pods' ServiceAccount.
+func RoleBindingName(api *keystonev1.KeystoneAPI) string {
+	return ServiceAccountName(api) + "-rolebinding"
+}
+
+// ServiceAccount is the pods' ServiceAccount.
+func ServiceAccount(api *keystonev1.KeystoneAPI) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: ServiceAccountName(api), Namespace: api.Namespace, Labels: Labels(api)}}
+}
+
+// PodRules are what the pods' ServiceAccount may do: use anyuid, nothing else. Keystone
+// never calls the Kubernetes API (its pods mount no token).
+func PodRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{{
+		APIGroups: []string{"security.openshift.io"}, Resources: []string{"securitycontextconstraints"},
+		ResourceNames: []string{AnyUIDSCC}, Verbs: []string{"use"},
+	}}
+}
+
+// Role is the Role of the pods' ServiceAccount.
+func Role(api *keystonev1.KeystoneAPI) *rbacv1.Role {
+	return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: RoleName(api), Namespace: api.Namespace, Labels: Labels(api)},
+		Rules: PodRules()}
+}
+
+// RoleBinding binds Role to the pods' ServiceAccount.
+func RoleBinding(api *keystonev1.KeystoneAPI) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: RoleBindingName(api), Namespace: api.Namespace, Labels: Labels(api)},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: RoleName(api)},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ServiceAccountName(api), Namespace: api.Namespace}},
+	}
+}

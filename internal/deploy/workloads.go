@@ -1,0 +1,364 @@
+package deploy
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/affinity"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/service"
+	"github.com/openstack-k8s-operators/lib-common/modules/storage"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+// The container contract is the image openstack-operator deploys (openstack-k8s-operators'
+// TCIB keystone image, kolla-based), started as keystone-operator starts it:
+//   - the API container runs /usr/local/bin/kolla_start as the keystone user; kolla_start
+//     runs `sudo -E kolla_set_configs` (sudoers allow it to the kolla group), which copies
+//     the files the config.json mounted at KollaConfigMountPath lists from ConfigMountPath
+//     into the root-owned /etc/keystone, /etc/httpd and /etc/my.cnf and writes the command
+//     to /run_command, then runs it (httpd with mod_wsgi). sudo needs privilege
+//     escalation and the capabilities it uses, so only MKNOD is dropped there.
+//   - the jobs run keystone-manage directly as the keystone user, the files they read
+//     mounted where Keystone reads them (subPath): no copy, no escalation, no capability.
+//
+// Keys are mounted, not copied, so a rotation reaches running pods.
+const (
+	// KeystoneUID is the keystone user of the image.
+	KeystoneUID int64 = 42425
+	// JobBackoffLimit is how many failed attempts a db-sync or bootstrap Job makes
+	// before the operator reports it failed.
+	JobBackoffLimit int32 = 3
+	// JobDeadlineSeconds bounds a db-sync or bootstrap Job, its attempts together,
+	// whatever hangs (each attempt's database retries are bounded by ManageConf).
+	JobDeadlineSeconds int64 = 20 * 60
+	// BootstrapPasswordEnv is read by `keystone-manage bootstrap`.
+	BootstrapPasswordEnv = "OS_BOOTSTRAP_PASSWORD"
+	// KollaStart is the API container's command, as keystone-operator runs it.
+	KollaStart = "/usr/local/bin/kolla_start"
+
+	configVolume     = "config-data"
+	kollaVolume      = "kolla-config"
+	fernetVolume     = "fernet-keys"
+	credentialVolume = "credential-keys"
+)
+
+// JobCommand is the shell command of a job container running cmd (keystone-manage).
+func JobCommand(cmd string) string { return "exec " + cmd }
+
+// jobConfigFiles are the files of the configuration Secret a job's keystone-manage
+// reads (ManageConfigArgs, my.cnf), by where it reads them.
+var jobConfigFiles = map[string]string{
+	"/etc/keystone/" + KeystoneConf:               KeystoneConf,
+	"/etc/keystone/keystone.conf.d/" + CustomConf: CustomConf,
+	"/etc/keystone/" + ManageConf:                 ManageConf,
+	MyCnfPath:                                     MyCnf,
+}
+
+// DBSyncJob runs `keystone-manage db_sync` for the configuration of hash.
+func DBSyncJob(api *keystonev1.KeystoneAPI, hash string) *batchv1.Job {
+	return job(api, DBSyncJobName(api), hash, "keystone-manage "+ManageConfigArgs+" db_sync", nil)
+}
+
+// BootstrapJob runs `keystone-manage bootstrap`: admin user, project and role, the
+// region, and Keystone's public and internal endpoints (no admin endpoint, as
+// keystone-operator registers none). The password comes from the Secret.
+func BootstrapJob(api *keystonev1.KeystoneAPI, hash string, endpoints map[string]string) *batchv1.Job {
+	cmd := fmt.Sprintf("keystone-manage "+ManageConfigArgs+" bootstrap --bootstrap-username %s --bootstrap-project-name %s "+
+		"--bootstrap-role-name admin --bootstrap-service-name keystone --bootstrap-region-id %s "+
+		"--bootstrap-internal-url %s --bootstrap-public-url %s",
+		shellQuote(api.Spec.AdminUser), shellQuote(api.Spec.AdminProject), shellQuote(api.Spec.Region),
+		shellQuote(endpoints[keystonev1.EndpointInternal]), shellQuote(endpoints[keystonev1.EndpointPublic]))
+	env := []corev1.EnvVar{{Name: BootstrapPasswordEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: api.Spec.Secret}, Key: api.Spec.PasswordSelectors.Admin,
+	}}}}
+	return job(api, BootstrapJobName(api), hash, cmd, env)
+}
+
+// TrustFlushCronJobName is the CronJob running keystone-manage trust_flush.
+func TrustFlushCronJobName(api *keystonev1.KeystoneAPI) string { return api.Name + "-cron" }
+
+// TrustFlushCronJob runs `keystone-manage trust_flush` on trustFlushSchedule, one run
+// at a time, to purge expired and soft-deleted trusts.
+func TrustFlushCronJob(api *keystonev1.KeystoneAPI) *batchv1.CronJob {
+	cmd := "keystone-manage " + ManageConfigArgs + " trust_flush"
+	for _, arg := range strings.Fields(api.Spec.TrustFlushArgs) {
+		cmd += " " + shellQuote(arg)
+	}
+	j := job(api, TrustFlushCronJobName(api), "", cmd, nil)
+	// A run that fails is retried by the next one, not by the Job.
+	j.Spec.BackoffLimit = ptr.To[int32](0)
+	return &batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: TrustFlushCronJobName(api), Namespace: api.Namespace, Labels: Labels(api)},
+		Spec: batchv1.CronJobSpec{
+			Schedule:                   TrustFlushSchedule(api),
+			Suspend:                    ptr.To(api.Spec.TrustFlushSuspend),
+			ConcurrencyPolicy:          batchv1.ForbidConcurrent,
+			SuccessfulJobsHistoryLimit: ptr.To[int32](1),
+			FailedJobsHistoryLimit:     ptr.To[int32](1),
+			JobTemplate:                batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: Labels(api)}, Spec: j.Spec},
+		},
+	}
+}
+
+// TrustFlushSchedule is the spec's schedule, or keystone-operator's default.
+func TrustFlushSchedule(api *keystonev1.KeystoneAPI) string {
+	if api.Spec.TrustFlushSchedule == "" {
+		return "1 * * * *"
+	}
+	return api.Spec.TrustFlushSchedule
+}
+
+// JobLabel names, on a job's pods, the job they run for.
+const JobLabel = "keystone.openstack.org/job"
+
+// JobPodLabels mark the pods of a db-sync, bootstrap or trust flush job: the
+// KeystoneAPI's name, not the labels the Services and the Deployment select on, so a
+// job's pod never receives API traffic and is never counted as an API pod.
+func JobPodLabels(api *keystonev1.KeystoneAPI, job string) map[string]string {
+	return map[string]string{"keystone.openstack.org/keystoneapi": api.Name, JobLabel: job}
+}
+
+func job(api *keystonev1.KeystoneAPI, name, hash, cmd string, env []corev1.EnvVar) *batchv1.Job {
+	pod := podSpec(api, corev1.Container{
+		Name:    name,
+		Command: []string{"/bin/bash", "-c", JobCommand(cmd)},
+		Env:     env,
+	}, jobPod)
+	pod.RestartPolicy = corev1.RestartPolicyNever
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: api.Namespace, Labels: Labels(api),
+			Annotations: map[string]string{HashAnnotation: hash}},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:          ptr.To(JobBackoffLimit),
+			ActiveDeadlineSeconds: ptr.To(JobDeadlineSeconds),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: JobPodLabels(api, name)},
+				Spec:       pod,
+			},
+		},
+	}
+}
+
+// Labels and annotations of the exposed Services, as keystone-operator sets them:
+// openstack-operator and the ingress tooling select on them.
+const (
+	// OwnerLabel names the owning KeystoneAPI (lib-common's owner selector).
+	OwnerLabel = "owner"
+	// ServiceLabel names the service a pod runs (lib-common's app selector).
+	ServiceLabel = "service"
+	// EndpointLabel is the interface a Service exposes, as label and annotation.
+	EndpointLabel = "endpoint"
+	// IngressCreateAnnotation asks openstack-operator for a route to a public ClusterIP Service.
+	IngressCreateAnnotation = "core.openstack.org/ingress_create"
+)
+
+// Services returns the public and internal Services, each with its override applied
+// (lib-common's merge, as keystone-operator applies it): override labels and
+// annotations under the operator's own, the override spec merged into the generated.
+func Services(api *keystonev1.KeystoneAPI) ([]*corev1.Service, error) {
+	var out []*corev1.Service
+	for _, iface := range Interfaces {
+		labels := Labels(api)
+		labels[EndpointLabel] = iface
+		labels[OwnerLabel] = api.Name
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: ServiceName(api, iface), Namespace: api.Namespace, Labels: labels,
+				Annotations: map[string]string{EndpointLabel: iface}},
+			Spec: corev1.ServiceSpec{
+				Type:     corev1.ServiceTypeClusterIP,
+				Selector: SelectorLabels(api),
+				Ports: []corev1.ServicePort{{Name: "keystone-" + iface, Port: Port, Protocol: corev1.ProtocolTCP,
+					TargetPort: intstr.FromInt32(Port)}},
+			},
+		}
+		if o := api.ServiceOverride(iface); o != nil {
+			merged, err := service.NewService(svc, 0, &o.OverrideSpec)
+			if err != nil {
+				return nil, fmt.Errorf("override.service.%s: %w", iface, err)
+			}
+			svc.Labels, svc.Annotations, svc.Spec = merged.GetLabels(), merged.GetAnnotations(), *merged.GetSpec()
+		}
+		// A route only for a public ClusterIP Service; a LoadBalancer's name goes to dnsmasq.
+		svc.Annotations[IngressCreateAnnotation] = strconv.FormatBool(iface == keystonev1.EndpointPublic &&
+			svc.Spec.Type == corev1.ServiceTypeClusterIP)
+		if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+			svc.Annotations[service.AnnotationHostnameKey] = fmt.Sprintf("%s.%s.svc", svc.Name, svc.Namespace)
+		}
+		out = append(out, svc)
+	}
+	return out, nil
+}
+
+// Deployment returns the API Deployment; configRevision in the pod template rolls the
+// pods when the configuration changes.
+func Deployment(api *keystonev1.KeystoneAPI, configRevision string) *appsv1.Deployment {
+	// The probes reach the first virtual host, the public interface's (httpd serves one
+	// scheme per port: both interfaces have certificates, or neither).
+	probeScheme := corev1.URISchemeHTTP
+	if TLSEnabled(api, keystonev1.EndpointPublic) {
+		probeScheme = corev1.URISchemeHTTPS
+	}
+	// keystone-operator's probes: a few WSGI workers busy with slow requests (a token
+	// validation against a loaded database) must not get the pod killed. Readiness is
+	// checked more often, so a new pod serves sooner; failing it restarts nothing.
+	probe := func(period int32) *corev1.Probe {
+		return &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v3", Port: intstr.FromInt32(Port),
+				Scheme: probeScheme}},
+			InitialDelaySeconds: 5, PeriodSeconds: period, TimeoutSeconds: 30,
+			// The API server's defaults, set here so that a comparison with the stored
+			// object (integers are compared strictly) finds nothing to change.
+			SuccessThreshold: 1, FailureThreshold: 3,
+		}
+	}
+	pod := podSpec(api, corev1.Container{
+		Name:           "keystone-api",
+		Command:        []string{"/bin/bash", "-c", KollaStart},
+		Ports:          []corev1.ContainerPort{{Name: "keystone", ContainerPort: Port, Protocol: corev1.ProtocolTCP}},
+		ReadinessProbe: probe(10),
+		LivenessProbe:  probe(30),
+		Resources:      api.Spec.Resources,
+	}, apiPod)
+	// Two API pods on one node only when there is no other node, as keystone-operator
+	// spreads them; a topologyRef replaces this (applied by the controller).
+	pod.Affinity = affinity.DistributePods(ServiceLabel, []string{"keystone"}, corev1.LabelHostname)
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: api.Name, Namespace: api.Namespace, Labels: Labels(api)},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(ptr.Deref(api.Spec.Replicas, 1)),
+			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(api)},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: Labels(api), Annotations: map[string]string{HashAnnotation: configRevision}},
+				Spec:       pod,
+			},
+		},
+	}
+}
+
+// podKind tells podSpec which start contract a container follows.
+type podKind int
+
+const (
+	// apiPod: kolla_start, which copies the configuration into place with sudo.
+	apiPod podKind = iota
+	// jobPod: keystone-manage, the configuration mounted where it reads it.
+	jobPod
+)
+
+// podSpec completes container c with the image, the configuration and keys, and the
+// security context its start contract allows, and wraps it in a pod spec.
+func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container, kind podKind) corev1.PodSpec {
+	c.Image = api.Spec.ContainerImage
+	// A failed db-sync or bootstrap explains itself: the end of its log becomes the
+	// termination message that the condition quotes.
+	c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+	c.Env = append(c.Env, corev1.EnvVar{Name: "KOLLA_CONFIG_STRATEGY", Value: "COPY_ALWAYS"})
+	c.VolumeMounts = []corev1.VolumeMount{
+		{Name: fernetVolume, MountPath: FernetKeyRepository, ReadOnly: true},
+		{Name: credentialVolume, MountPath: CredentialKeyRepository, ReadOnly: true},
+	}
+	c.SecurityContext = &corev1.SecurityContext{
+		RunAsUser:      ptr.To(KeystoneUID),
+		RunAsGroup:     ptr.To(KeystoneUID),
+		RunAsNonRoot:   ptr.To(true),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	volumes := []corev1.Volume{
+		secretVolume(configVolume, ConfigSecretName(api), nil),
+		secretVolume(fernetVolume, KeysSecretName(api), keyItems(FernetKeyPrefix, int(fernetMaxActiveKeys(api)))),
+		secretVolume(credentialVolume, KeysSecretName(api), keyItems(CredentialKeyPrefix, CredentialKeyCount)),
+	}
+	if kind == apiPod {
+		// sudo, for kolla_set_configs: escalation allowed, and the capabilities it uses.
+		c.SecurityContext.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"MKNOD"}}
+		c.VolumeMounts = append(c.VolumeMounts,
+			corev1.VolumeMount{Name: configVolume, MountPath: ConfigMountPath, ReadOnly: true},
+			corev1.VolumeMount{Name: kollaVolume, MountPath: KollaConfigMountPath, SubPath: APIKollaConfig, ReadOnly: true})
+		volumes = append(volumes, secretVolume(kollaVolume, ConfigSecretName(api), nil))
+	} else {
+		c.SecurityContext.AllowPrivilegeEscalation = ptr.To(false)
+		c.SecurityContext.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}
+		for _, path := range slices.Sorted(maps.Keys(jobConfigFiles)) {
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: configVolume, MountPath: path,
+				SubPath: jobConfigFiles[path], ReadOnly: true})
+		}
+	}
+	spec := corev1.PodSpec{
+		// The group of the mounted key and config files, so the keystone user reads them (mode 0440).
+		SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr.To(KeystoneUID)},
+		// Its own ServiceAccount, which may use anyuid on OpenShift (serviceaccount.go).
+		ServiceAccountName: ServiceAccountName(api),
+		// Keystone never talks to the Kubernetes API: no token to steal from its pods.
+		AutomountServiceAccountToken: ptr.To(false),
+		Containers:                   []corev1.Container{c},
+		Volumes:                      volumes,
+	}
+	vols, mounts := tlsVolumes(api, kind == apiPod)
+	if kind == apiPod {
+		// The API pods also get the extraMounts, as keystone-operator propagates them.
+		extraVols, extraMounts := ExtraVolumes(api)
+		vols, mounts = append(vols, extraVols...), append(mounts, extraMounts...)
+	}
+	spec.Volumes = append(spec.Volumes, vols...)
+	spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, mounts...)
+	if api.Spec.NodeSelector != nil {
+		spec.NodeSelector = *api.Spec.NodeSelector
+	}
+	return spec
+}
+
+// ExtraVolumes are the volumes and mounts of extraMounts that propagate to Keystone's
+// API pods: propagation unset, "All" or "Keystone".
+func ExtraVolumes(api *keystonev1.KeystoneAPI) ([]corev1.Volume, []corev1.VolumeMount) {
+	var vols []corev1.Volume
+	var mounts []corev1.VolumeMount
+	for i := range api.Spec.ExtraMounts {
+		for _, vm := range api.Spec.ExtraMounts[i].Propagate([]storage.PropagationType{keystonev1.KeystonePropagation}) {
+			for _, v := range vm.Volumes {
+				// A JSON round trip between two sets of the same fields: it cannot fail.
+				if core, err := v.ToCoreVolume(); err == nil {
+					vols = append(vols, *core)
+				}
+			}
+			mounts = append(mounts, vm.Mounts...)
+		}
+	}
+	return vols, mounts
+}
+
+func secretVolume(name, secret string, items []corev1.KeyToPath) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: secret, Items: items, DefaultMode: ptr.To[int32](0o440),
+	}}}
+}
+
+// keyItems maps Secret keys <prefix>0..n-1 to the files 0..n-1 of a key repository.
+func keyItems(prefix string, n int) []corev1.KeyToPath {
+	items := make([]corev1.KeyToPath, n)
+	for i := range items {
+		items[i] = corev1.KeyToPath{Key: prefix + strconv.Itoa(i), Path: strconv.Itoa(i)}
+	}
+	return items
+}
+
+// shellQuote quotes s for bash.
+func shellQuote(s string) string {
+	out := "'"
+	for _, r := range s {
+		if r == '\'' {
+			out += `'\''`
+		} else {
+			out += string(r)
+		}
+	}
+	return out + "'"
+}

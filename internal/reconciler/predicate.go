@@ -1,0 +1,44 @@
+package reconciler
+
+import (
+	"maps"
+	"slices"
+
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// IgnoreStatusUpdates passes every event but an update that changed only the status
+// or the finalizers: a controller's own writes of those must not start another
+// reconcile, or a step failed with severity Error would be retried at once. Deletion
+// is seen through the deletion timestamp; during deletion a change of the finalizers
+// passes too, for an object whose deletion waits for others to release theirs.
+var IgnoreStatusUpdates = IgnoreOwnUpdates()
+
+// IgnoreOwnUpdates is IgnoreStatusUpdates for a controller that also records what it
+// did in annotations of its object (own): a change of those alone is its own write too.
+func IgnoreOwnUpdates(own ...string) predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, n := e.ObjectOld, e.ObjectNew
+			deletingFinalizers := !n.GetDeletionTimestamp().IsZero() && !slices.Equal(o.GetFinalizers(), n.GetFinalizers())
+			return o.GetGeneration() != n.GetGeneration() ||
+				!maps.Equal(o.GetLabels(), n.GetLabels()) ||
+				!maps.Equal(without(o.GetAnnotations(), own), without(n.GetAnnotations(), own)) ||
+				!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp()) ||
+				deletingFinalizers
+		},
+	}
+}
+
+// without returns m less the keys; m itself when there is none to drop.
+func without(m map[string]string, keys []string) map[string]string {
+	if len(keys) == 0 || len(m) == 0 {
+		return m
+	}
+	out := maps.Clone(m)
+	for _, k := range keys {
+		delete(out, k)
+	}
+	return out
+}

@@ -1,0 +1,118 @@
+package reconciler
+
+import (
+	"context"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+
+	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Kind declares what the one reconcile skeleton needs to know of a kind: how to make
+// an empty object and find its status, its steps, its finalizer, the state its phases
+// share, the phases, and what deletion does. A controller declares nothing else.
+type Kind[O client.Object, S any] struct {
+	// Name is the kind as reported in metrics and events.
+	Name string
+	// New returns an empty object of the kind.
+	New func() O
+	// Status points into the object's status.
+	Status func(obj O) Status
+	// Steps are the declared step conditions, in order.
+	Steps condition.Steps
+	// Skip, when set, lists the steps that do not apply to the object's spec.
+	Skip func(obj O) []lc.Type
+	// Finalizer is put on the object before its first phase runs; Delete removes it.
+	Finalizer string
+	// Record, when set, returns annotations written in the patch that adds Finalizer:
+	// what the phases must have recorded before their first write outside the object.
+	Record func(obj O) map[string]string
+	// Scope builds what one reconcile's phases share.
+	Scope func(obj O, round *condition.Round) S
+	// Phases mark the steps (RunPhases).
+	Phases []Phase[S]
+	// Delete runs while the object is being deleted, and removes Finalizer when done.
+	Delete func(ctx context.Context, s S) (ctrl.Result, error)
+	// Requeue, when set, adjusts the result of a reconcile whose phases returned no
+	// error: for time-based steps and for what cannot be watched.
+	Requeue func(s S, result ctrl.Result) ctrl.Result
+}
+
+// Reconciler is the reconcile skeleton of every kind, top to bottom: get the object,
+// begin a round, finish it on every path (Ready, transition times, observedGeneration,
+// one status patch only when something changed, events, metrics), deletion, the
+// finalizer, then the phases.
+type Reconciler[O client.Object, S any] struct {
+	Client   client.Client
+	Reporter Reporter
+	Clock    clock.PassiveClock
+	Kind     Kind[O, S]
+}
+
+// NewReconciler returns the skeleton for kind; the reporter reports under its name.
+func NewReconciler[O client.Object, S any](c client.Client, reporter Reporter, clk clock.PassiveClock, kind Kind[O, S]) *Reconciler[O, S] {
+	reporter.Kind = kind.Name
+	return &Reconciler[O, S]{Client: c, Reporter: reporter, Clock: clk, Kind: kind}
+}
+
+var _ reconcile.Reconciler = &Reconciler[client.Object, any]{}
+
+// Reconcile runs one round of the kind's steps for the object of req and reports it.
+func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	obj := r.Kind.New()
+	if err := r.Reporter.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Gone while its series were kept (a deletion blocked, then its finalizer
+			// removed by hand): they go now.
+			for _, uid := range r.Reporter.Metrics.ForgetNamed(r.Reporter.Kind, req.Namespace, req.Name) {
+				r.Reporter.Versions.ForgetUID(uid)
+			}
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	base := obj.DeepCopyObject().(client.Object)
+	status := r.Kind.Status(obj)
+	var skip []lc.Type
+	if r.Kind.Skip != nil {
+		skip = r.Kind.Skip(obj)
+	}
+	round := r.Kind.Steps.Begin(*status.Conditions, r.Clock.Now(), skip...)
+	s := r.Kind.Scope(obj, round)
+	defer func() {
+		if apierrors.IsConflict(err) {
+			// Another writer changed an object this round meant to change: the
+			// round saw a world that is gone, so it reports nothing and runs again.
+			result, err = ctrl.Result{Requeue: true}, nil
+			return
+		}
+		_, err = r.Reporter.Finish(ctx, obj, base, status, round, err)
+		result, err = RequeueOnConflict(result, err)
+		// A deletion still blocked on this round keeps its series, so that an alert on
+		// a step stuck False can fire; once the finalizer is released they go.
+		if !obj.GetDeletionTimestamp().IsZero() && !controllerutil.ContainsFinalizer(obj, r.Kind.Finalizer) {
+			r.Reporter.Metrics.Forget(obj)
+			r.Reporter.Versions.Forget(obj)
+		}
+	}()
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return r.Kind.Delete(ctx, s)
+	}
+	var record map[string]string
+	if r.Kind.Record != nil {
+		record = r.Kind.Record(obj)
+	}
+	if err := finalizers.AddRecording(ctx, r.Client, obj, r.Kind.Finalizer, record); err != nil {
+		return ctrl.Result{}, err
+	}
+	result, err = RunPhases(ctx, round, s, r.Kind.Phases)
+	if err == nil && r.Kind.Requeue != nil {
+		result = r.Kind.Requeue(s, result)
+	}
+	return result, err
+}
