@@ -13,6 +13,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneapplicationcredential"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneendpoint"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
@@ -220,16 +221,17 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if cluster == "" {
 		cluster = ClusterIdentity(context.Background(), mgr.GetAPIReader())
 	}
-	if err := (&keystoneservice.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneservice.Kind), Clock: clk,
-		Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency, ClusterID: cluster}).SetupWithManager(mgr); err != nil {
+	base := func(kind string) registration.Base {
+		return registration.Base{Client: mgr.GetClient(), Reporter: reporter(kind), Clock: clk,
+			Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency, ClusterID: cluster}
+	}
+	if err := (&keystoneservice.Reconciler{Base: base(keystoneservice.Kind)}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneService controller: %w", err)
 	}
-	if err := (&keystoneendpoint.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneendpoint.Kind), Clock: clk,
-		Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency, ClusterID: cluster}).SetupWithManager(mgr); err != nil {
+	if err := (&keystoneendpoint.Reconciler{Base: base(keystoneendpoint.Kind)}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneEndpoint controller: %w", err)
 	}
-	if err := (&keystoneapplicationcredential.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneapplicationcredential.Kind),
-		Clock: clk, Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency, ClusterID: cluster}).SetupWithManager(mgr); err != nil {
+	if err := (&keystoneapplicationcredential.Reconciler{Base: base(keystoneapplicationcredential.Kind)}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneApplicationCredential controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

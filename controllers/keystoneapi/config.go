@@ -4,16 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -154,167 +151,4 @@ func (r *Reconciler) writeSecret(ctx context.Context, api *keystonev1.KeystoneAP
 		return nil, fmt.Errorf("writing Secret %s: %w", name, err)
 	}
 	return secret, nil
-}
-
-// reconcileFernetKeys marks FernetKeysReady: the keys Secret "keystone" exists, holds
-// fernetMaxActiveKeys fernet keys and the credential keys, and rotates every
-// fernetRotationDays. A Secret "keystone" that exists is used as it is, keys and
-// rotation time (keystone-operator's, or one made by the adoption procedure of an
-// existing cloud before the KeystoneAPI): new keys are made only when there are none.
-// While an earlier step is not True the keys are observed, not rotated.
-func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Result, error) {
-	api := s.api
-	step := keystonev1.KeystoneAPIFernetKeysReady
-	maxActive := int(ptr.Deref(api.Spec.FernetMaxActiveKeys, 5))
-	now := r.Clock.Now()
-	secret := &corev1.Secret{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: deploy.KeysSecretName(api)}, secret)
-	switch {
-	case apierrors.IsNotFound(err) && s.acting(step):
-		from, err := r.createKeysSecret(ctx, api, maxActive, now)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		s.round.MarkFalse(step, fernetCreated, "fernet and credential keys %s secret %s", from, deploy.KeysSecretName(api))
-		return ctrl.Result{}, nil
-	case err != nil:
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if n := len(deploy.CredentialKeys(secret.Data)); n < deploy.CredentialKeyCount {
-		// Never made up: new credential keys could not decrypt the credential table.
-		s.round.MarkFalse(step, condition.InvalidInput, "secret %s holds %d of the %d credential keys "+
-			"(CredentialKeys0..%d): add the keys of the repository Keystone's credentials were encrypted with",
-			secret.Name, n, deploy.CredentialKeyCount, deploy.CredentialKeyCount-1)
-		return ctrl.Result{}, nil
-	}
-	sched := fernetScheduleOf(secret, ptr.Deref(api.Spec.FernetRotationDays, 1), now)
-	keys := deploy.FernetKeys(secret.Data)
-	if !s.acting(step) {
-		s.round.MarkTrue(step, "%d fernet keys in secret %s, next rotation at %s %s", len(keys), secret.Name,
-			sched.due.UTC().Format(time.RFC3339), s.afterwards(step))
-		return ctrl.Result{}, nil
-	}
-	if sched.rotate || len(keys) != maxActive || sched.stale {
-		if keys, err = r.writeKeys(ctx, secret, keys, maxActive, &sched, now); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	s.requeueAt(sched.due.Sub(now))
-	if sched.malformed {
-		s.round.MarkFalse(step, invalidAnnotation, "annotation %s=%q of secret %s is not an RFC 3339 time (such as %s): "+
-			"the keys were rotated now, and the next rotation is at %s", deploy.RotatedAtAnnotation, sched.raw, secret.Name,
-			now.UTC().Format(time.RFC3339), sched.due.UTC().Format(time.RFC3339))
-		return ctrl.Result{}, nil
-	}
-	s.round.MarkTrue(step, "%d fernet keys in secret %s, next rotation at %s", len(keys), secret.Name,
-		sched.due.UTC().Format(time.RFC3339))
-	return ctrl.Result{}, nil
-}
-
-// fernetSchedule is when the fernet keys last rotated and rotate next.
-type fernetSchedule struct {
-	raw       string // the annotation as found
-	malformed bool   // raw is set but not an RFC 3339 time
-	stale     bool   // the annotation is missing, or under its former name: written now
-	rotatedAt time.Time
-	due       time.Time
-	rotate    bool // due now
-	days      int32
-}
-
-func fernetScheduleOf(secret *corev1.Secret, days int32, now time.Time) fernetSchedule {
-	sched := fernetSchedule{raw: secret.Annotations[deploy.RotatedAtAnnotation], days: days}
-	if sched.raw == "" {
-		sched.raw = secret.Annotations[deploy.LegacyRotatedAtAnnotation]
-		sched.stale = true
-	}
-	rotatedAt, err := time.Parse(time.RFC3339, sched.raw)
-	sched.malformed = sched.raw != "" && err != nil
-	switch {
-	case sched.malformed:
-		// Unreadable: taken as overdue, so rotation never silently stops; the rotation
-		// writes a valid time back and the schedule goes on from it.
-		rotatedAt = time.Time{}
-	case err != nil:
-		// None (the adoption procedure's Secret): the keys count as rotated now, as
-		// keystone-operator counts them, so the primary key stays the primary.
-		rotatedAt = now
-	}
-	sched.rotatedAt = rotatedAt
-	sched.due = deploy.RotationDue(rotatedAt, days)
-	sched.rotate = !now.Before(sched.due)
-	return sched
-}
-
-// writeKeys rotates the keys when due, else resizes them to maxActive, and records
-// the rotation time; sched moves to the new schedule.
-func (r *Reconciler) writeKeys(ctx context.Context, secret *corev1.Secret, keys []string, maxActive int,
-	sched *fernetSchedule, now time.Time) ([]string, error) {
-	var err error
-	if sched.rotate {
-		keys, err = deploy.Rotate(keys, maxActive)
-		sched.rotatedAt = now
-	} else {
-		keys, err = deploy.Resize(keys, maxActive)
-	}
-	if err != nil {
-		return nil, err
-	}
-	patch := client.MergeFrom(secret.DeepCopy())
-	secret.Data = deploy.WithFernetKeys(secret.Data, keys)
-	metav1.SetMetaDataAnnotation(&secret.ObjectMeta, deploy.RotatedAtAnnotation, sched.rotatedAt.UTC().Format(time.RFC3339))
-	delete(secret.Annotations, deploy.LegacyRotatedAtAnnotation)
-	if err := r.Patch(ctx, secret, patch); err != nil {
-		return nil, fmt.Errorf("rotating fernet keys: %w", err)
-	}
-	sched.due = deploy.RotationDue(sched.rotatedAt, sched.days)
-	return keys, nil
-}
-
-// createKeysSecret creates the keys Secret: with the keys of this suite's former
-// Secret (<name>-keys) when there is one, else with new keys. It says which.
-func (r *Reconciler) createKeysSecret(ctx context.Context, api *keystonev1.KeystoneAPI, maxActive int, now time.Time) (string, error) {
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: deploy.KeysSecretName(api), Namespace: api.Namespace, Labels: deploy.Labels(api),
-			Annotations: map[string]string{deploy.RotatedAtAnnotation: now.UTC().Format(time.RFC3339)}},
-	}
-	from := "created in"
-	legacy := &corev1.Secret{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: deploy.LegacyKeysSecretName(api)}, legacy)
-	switch {
-	case err == nil:
-		secret.Data = legacy.Data
-		for _, a := range []string{deploy.LegacyRotatedAtAnnotation, deploy.RotatedAtAnnotation} {
-			if v := legacy.Annotations[a]; v != "" {
-				secret.Annotations[deploy.RotatedAtAnnotation] = v
-			}
-		}
-		from = fmt.Sprintf("copied from secret %s to", legacy.Name)
-	case apierrors.IsNotFound(err):
-		if secret.Data, err = deploy.NewKeysData(maxActive); err != nil {
-			return "", err
-		}
-	default:
-		return "", fmt.Errorf("reading secret %s: %w", legacy.Name, err)
-	}
-	if err := controllerutil.SetControllerReference(api, secret, r.Scheme()); err != nil {
-		return "", fmt.Errorf("owning keys secret: %w", err)
-	}
-	if err := r.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("creating keys secret: %w", err)
-	}
-	return from, nil
-}
-
-// removeLegacyKeys deletes this suite's former keys Secret (<name>-keys) once no pod
-// template mounts it: the Deployment and the trust flush CronJob roll with "keystone".
-func (r *Reconciler) removeLegacyKeys(ctx context.Context, api *keystonev1.KeystoneAPI) error {
-	legacy := &corev1.Secret{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: deploy.LegacyKeysSecretName(api)}, legacy); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	if err := r.Delete(ctx, legacy, client.Preconditions{UID: &legacy.UID}); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting secret %s, whose keys moved to secret %s: %w", legacy.Name, deploy.KeysSecretName(api), err)
-	}
-	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
@@ -54,55 +53,6 @@ type Reconciler struct {
 	Clock    clock.PassiveClock
 	// KeystoneTransport carries the external-mode check's requests; http.DefaultTransport when nil.
 	KeystoneTransport http.RoundTripper
-}
-
-// scope is what one reconcile of a KeystoneAPI has seen so far.
-type scope struct {
-	api   *keystonev1.KeystoneAPI
-	round *condition.Round
-
-	adminPassword    string
-	dbUser           string
-	dbPassword       string
-	memcachedServers []string
-	// memcachedTLS: the Memcached serves TLS; memcachedMTLSSecret, when set, holds the
-	// client certificate it asks for.
-	memcachedTLS        bool
-	memcachedMTLSSecret string
-	// databaseTLS: the database instance serves TLS (its MariaDBDatabase's status).
-	databaseTLS bool
-	// configRevision identifies the contents of the configuration Secret without
-	// digesting them (they hold passwords).
-	configRevision string
-	// tlsRevision identifies the certificate Secrets the pods mount, the same way.
-	tlsRevision string
-	// caBundle is the PEM CA bundle of spec.tls, for this operator's Keystone clients.
-	caBundle []byte
-	// topology is the Topology of topologyRef, once found.
-	topology *topologyv1.Topology
-	// transportURL and quorumQueues come from the TransportURL's Secret.
-	transportURL string
-	quorumQueues bool
-	dbSyncHash   string
-	// private is the private state Secret, once loaded.
-	private *corev1.Secret
-	// privateUnsaved: private is new and not created yet; its first record creates it.
-	privateUnsaved bool
-	// requeueAfter is the soonest time-based step (fernet rotation), 0 for none.
-	requeueAfter time.Duration
-	// previousEndpoints is status.apiEndpoints as the previous round (or
-	// keystone-operator) left it.
-	previousEndpoints map[string]string
-}
-
-// requeueAt asks for a reconcile after d, keeping the soonest request.
-func (s *scope) requeueAt(d time.Duration) {
-	if d <= 0 {
-		d = time.Second
-	}
-	if s.requeueAfter == 0 || d < s.requeueAfter {
-		s.requeueAfter = d
-	}
 }
 
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneapis,verbs=get;list;watch;create;update;patch;delete
@@ -310,4 +260,31 @@ func skippedSteps(api *keystonev1.KeystoneAPI) []lc.Type {
 		}
 	}
 	return skip
+}
+
+// phases lists the steps of a KeystoneAPI in declared order; RunPhases passes over
+// the ones skipped for the spec. Every step whose objects can exist is observed every
+// round: it reports them as they are, and acts (creates, renders, runs a job, rolls
+// the pods) only once every step before it is True (scope.acting). The external
+// endpoint check has nothing to observe but Keystone, with the admin's password.
+func (r *Reconciler) phases() []reconciler.Phase[*scope] {
+	return []reconciler.Phase[*scope]{
+		{Step: keystonev1.KeystoneAPIInputReady, Run: r.reconcileInput, Observes: true},
+		{Step: keystonev1.KeystoneAPIServiceAccountReady, Run: r.reconcileServiceAccount, Observes: true},
+		{Step: keystonev1.KeystoneAPITLSInputReady, Run: r.reconcileTLS, Observes: true},
+		{Step: keystonev1.KeystoneAPITopologyReady, Run: r.reconcileTopology, Observes: true},
+		{Step: keystonev1.KeystoneAPIDBReady, Run: r.reconcileDatabase, Observes: true},
+		{Step: keystonev1.KeystoneAPIMemcachedReady, Run: r.reconcileMemcached, Observes: true},
+		{Step: keystonev1.KeystoneAPIRabbitMqTransportURLReady, Run: r.reconcileNotifications, Observes: true},
+		{Step: keystonev1.KeystoneAPIServiceConfigReady, Run: r.reconcileConfig, Observes: true},
+		{Step: keystonev1.KeystoneAPIFernetKeysReady, Run: r.reconcileFernetKeys, Observes: true},
+		{Step: keystonev1.KeystoneAPIDBSyncReady, Run: r.reconcileDBSync, Observes: true},
+		{Step: keystonev1.KeystoneAPIExposeServiceReady, Run: r.reconcileServices, Observes: true},
+		{Step: keystonev1.KeystoneAPIBootstrapReady, Run: r.reconcileBootstrap, Observes: true},
+		{Step: keystonev1.KeystoneAPIDeploymentReady, Run: r.reconcileDeployment, Observes: true},
+		{Step: keystonev1.KeystoneAPINetworkAttachmentsReady, Run: r.reconcileNetworks, Observes: true},
+		{Step: keystonev1.KeystoneAPICronJobReady, Run: r.reconcileTrustFlush, Observes: true},
+		{Step: keystonev1.KeystoneAPIEndpointReady, Run: r.reconcileExternalEndpoint},
+		{Step: keystonev1.KeystoneAPIOpenStackConfigReady, Run: r.reconcileOpenStackConfig, Observes: true},
+	}
 }

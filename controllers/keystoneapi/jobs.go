@@ -145,8 +145,7 @@ func (r *Reconciler) jobFor(ctx context.Context, s *scope, step lc.Type, in jobI
 // observeJob marks the step from the Job of the current inputs; a succeeded Job is
 // recorded (status.hash, the private state) and deleted unless preserveJobs.
 func (r *Reconciler) observeJob(ctx context.Context, s *scope, step lc.Type, in jobInputs, job *batchv1.Job) error {
-	switch {
-	case finished(job, batchv1.JobComplete):
+	if finished(job, batchv1.JobComplete) {
 		if err := r.recordDone(ctx, s, in); err != nil {
 			return err
 		}
@@ -155,12 +154,12 @@ func (r *Reconciler) observeJob(ctx context.Context, s *scope, step lc.Type, in 
 				return fmt.Errorf("deleting finished job %s: %w", job.Name, err)
 			}
 		}
-		s.round.MarkTrue(step, "job %s succeeded", job.Name)
-	case finished(job, batchv1.JobFailed):
-		s.round.MarkFalse(step, condition.CreationFailed, "%s", r.jobFailure(ctx, job))
-	default:
-		s.round.MarkFalse(step, condition.Created, "job %s running (%d failed attempts so far)", job.Name, job.Status.Failed)
 	}
+	failure := ""
+	if finished(job, batchv1.JobFailed) {
+		failure = r.lastPodFailure(ctx, job)
+	}
+	s.round.Apply(step, jobVerdict(job, failure))
 	return nil
 }
 
@@ -183,20 +182,14 @@ func finished(job *batchv1.Job, t batchv1.JobConditionType) bool {
 	return false
 }
 
-// jobFailure describes a failed Job: its name, attempts, the Job's reason and the
-// termination state of its last failed pod.
-func (r *Reconciler) jobFailure(ctx context.Context, job *batchv1.Job) string {
-	msg := fmt.Sprintf("job %s failed after %d attempts", job.Name, job.Status.Failed)
-	for _, c := range job.Status.Conditions {
-		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
-			msg += fmt.Sprintf(" (%s: %s)", c.Reason, c.Message)
-		}
-	}
-	// Read from the API server, not the cache: a cached read would start an informer
-	// on every Pod of the cluster for a message about one Job's pods.
+// lastPodFailure reads what the last failed pod of a Job says: its name, termination
+// reason, exit code and the line of its log that says why; "" when none says. Read from
+// the API server, not the cache: a cached read would start an informer on every Pod of
+// the cluster for a message about one Job's pods.
+func (r *Reconciler) lastPodFailure(ctx context.Context, job *batchv1.Job) string {
 	pods := &corev1.PodList{}
 	if err := r.Reporter.Reader.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err != nil {
-		return msg + "; its pods could not be read: " + err.Error()
+		return "its pods could not be read: " + err.Error()
 	}
 	sort.Slice(pods.Items, func(i, j int) bool {
 		return pods.Items[j].CreationTimestamp.Before(&pods.Items[i].CreationTimestamp)
@@ -204,11 +197,11 @@ func (r *Reconciler) jobFailure(ctx context.Context, job *batchv1.Job) string {
 	for _, pod := range pods.Items {
 		for _, cs := range pod.Status.ContainerStatuses {
 			if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-				return fmt.Sprintf("%s; last pod %s: %s, exit code %d%s", msg, pod.Name, t.Reason, t.ExitCode, tail(failureLine(t.Message)))
+				return fmt.Sprintf("last pod %s: %s, exit code %d%s", pod.Name, t.Reason, t.ExitCode, tail(failureLine(t.Message)))
 			}
 		}
 	}
-	return msg
+	return ""
 }
 
 var (

@@ -12,7 +12,6 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,17 +37,7 @@ var steps = condition.Steps(keystonev1.KeystoneApplicationCredentialSteps)
 
 // Reconciler reconciles a KeystoneApplicationCredential.
 type Reconciler struct {
-	client.Client
-	Reporter reconciler.Reporter
-	// Clock dates credentials and their rotation; tests move it.
-	Clock clock.PassiveClock
-	// Keystone shares authenticated clients between reconciles.
-	Keystone *identity.Clients
-	// Concurrency is how many objects reconcile at once (registration.Concurrency).
-	Concurrency int
-	// ClusterID identifies the cluster in the marks of what it registers in Keystone
-	// (identity.OwnerMark): the UID of its kube-system namespace; "" when unknown.
-	ClusterID string
+	registration.Base
 	// NodeSets tells whether the data plane's NodeSet kind is installed (found at set-up).
 	NodeSets bool
 }
@@ -135,7 +124,7 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneApplicationCrede
 		Steps:     steps,
 		Finalizer: Finalizer,
 		Scope: func(ac *keystonev1.KeystoneApplicationCredential, round *condition.Round) *scope {
-			return &scope{Session: registration.Session{Round: round, Clients: r.Keystone}, ac: ac}
+			return &scope{Session: r.Begin(round), ac: ac}
 		},
 		Phases: []reconciler.Phase[*scope]{
 			{Step: keystonev1.KeystoneApplicationCredentialKeystoneAPIReady, Run: r.reconcileKeystoneAPI},

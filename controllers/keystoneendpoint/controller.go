@@ -6,11 +6,9 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
-	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,16 +33,7 @@ var steps = condition.Steps(keystonev1.KeystoneEndpointSteps)
 
 // Reconciler reconciles a KeystoneEndpoint.
 type Reconciler struct {
-	client.Client
-	Reporter reconciler.Reporter
-	Clock    clock.PassiveClock
-	// Keystone shares authenticated clients between reconciles.
-	Keystone *identity.Clients
-	// Concurrency is how many objects reconcile at once (registration.Concurrency).
-	Concurrency int
-	// ClusterID identifies the cluster in the marks of what it registers in Keystone
-	// (identity.OwnerMark): the UID of its kube-system namespace; "" when unknown.
-	ClusterID string
+	registration.Base
 	// Recent spares Keystone the reads of duplicate wake-ups.
 	Recent registration.Recent
 }
@@ -143,7 +132,7 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneEndpoint, *scope
 		Steps:     steps,
 		Finalizer: Finalizer,
 		Scope: func(ep *keystonev1.KeystoneEndpoint, round *condition.Round) *scope {
-			return &scope{Session: registration.Session{Round: round, Clients: r.Keystone}, endpoint: ep}
+			return &scope{Session: r.Begin(round), endpoint: ep}
 		},
 		Phases: []reconciler.Phase[*scope]{
 			{Step: keystonev1.KeystoneEndpointKeystoneAPIReady, Run: r.reconcileKeystoneAPI},

@@ -3,11 +3,11 @@ package keystoneendpoint
 import (
 	"context"
 	"fmt"
-	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
@@ -87,4 +87,37 @@ func describeIDs(ids map[string]string) string {
 		parts = append(parts, iface+"="+ids[iface])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// leave removes the endpoints from a Keystone that stays and releases the finalizers
+// this KeystoneEndpoint holds on KeystoneServices and the KeystoneAPI: it runs when
+// the endpoint (deleted) or the KeystoneAPI (being deleted) goes. api may be nil.
+func (r *Reconciler) leave(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI) error {
+	ep := s.endpoint
+	svc, err := r.keystoneService(ctx, ep)
+	if err != nil {
+		return err
+	}
+	if api != nil && registration.KeystoneStays(api) && registered(ep, api, svc) {
+		if err := r.deregister(ctx, s, api, svc); err != nil {
+			return err
+		}
+	}
+	held, err := r.held(ctx, ep)
+	if err != nil {
+		return err
+	}
+	for _, svc := range held {
+		if err := finalizers.Remove(ctx, r.Client, svc, holdFinalizer(ep), upstreamHoldFinalizer(ep)); err != nil {
+			return err
+		}
+	}
+	return registration.Release(ctx, r.Client, ep.Namespace, holdFinalizer(ep), upstreamHoldFinalizer(ep))
+}
+
+// registered tells whether the KeystoneEndpoint may have registered endpoints: it
+// holds its KeystoneService before its first request to Keystone (earlier versions,
+// and keystone-operator, held the KeystoneAPI).
+func registered(ep *keystonev1.KeystoneEndpoint, api *keystonev1.KeystoneAPI, svc *keystonev1.KeystoneService) bool {
+	return holds(ep, api) || (svc != nil && holds(ep, svc))
 }

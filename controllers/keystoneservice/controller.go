@@ -11,7 +11,6 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,16 +31,7 @@ var steps = condition.Steps(keystonev1.KeystoneServiceSteps)
 
 // Reconciler reconciles a KeystoneService.
 type Reconciler struct {
-	client.Client
-	Reporter reconciler.Reporter
-	Clock    clock.PassiveClock
-	// Keystone shares authenticated clients between reconciles.
-	Keystone *identity.Clients
-	// Concurrency is how many objects reconcile at once (registration.Concurrency).
-	Concurrency int
-	// ClusterID identifies the cluster in the marks of what it registers in Keystone
-	// (identity.OwnerMark): the UID of its kube-system namespace; "" when unknown.
-	ClusterID string
+	registration.Base
 }
 
 // scope is what one reconcile of a KeystoneService has seen so far.
@@ -112,9 +102,21 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneService, *scope]
 			return map[string]string{UserAnnotation: svc.Spec.ServiceUser}
 		},
 		Scope: func(svc *keystonev1.KeystoneService, round *condition.Round) *scope {
-			return &scope{Session: registration.Session{Round: round, Clients: r.Keystone}, service: svc}
+			return &scope{Session: r.Begin(round), service: svc}
 		},
 		Phases: r.phases(),
 		Delete: r.reconcileDelete,
+	}
+}
+
+// phases lists the steps of a KeystoneService in declared order.
+func (r *Reconciler) phases() []reconciler.Phase[*scope] {
+	return []reconciler.Phase[*scope]{
+		{Step: keystonev1.KeystoneServiceKeystoneAPIReady, Run: r.reconcileKeystoneAPI},
+		{Step: keystonev1.KeystoneServiceInputReady, Run: r.reconcileInput},
+		{Step: keystonev1.KeystoneServiceServiceReady, Run: r.reconcileService},
+		{Step: keystonev1.KeystoneServiceUserReady, Run: r.reconcileUser},
+		{Step: keystonev1.KeystoneServiceRolesReady, Run: r.reconcileRoles},
+		{Step: keystonev1.KeystoneServiceRoleAssignmentReady, Run: r.reconcileAssignment},
 	}
 }

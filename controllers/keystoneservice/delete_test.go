@@ -7,6 +7,7 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	. "github.com/onsi/gomega"
@@ -47,7 +48,7 @@ func TestReleaseIsRetried(t *testing.T) {
 				return c.Patch(ctx, obj, patch, opts...)
 			},
 		}).Build()
-	r := &Reconciler{Client: c, Keystone: &identity.Clients{}}
+	r := &Reconciler{Base: registration.Base{Client: c, Keystone: &identity.Clients{}}}
 	reporter := reconciler.Reporter{Client: c, Recorder: record.NewFakeRecorder(100),
 		Metrics: reconciler.NewMetrics(prometheus.NewRegistry(), time.Now), Versions: reconciler.NewVersions()}
 	reconciler := reconciler.NewReconciler(c, reporter, clocktesting.NewFakePassiveClock(now.Time), r.kind())

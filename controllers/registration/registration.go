@@ -7,15 +7,18 @@ package registration
 import (
 	"context"
 	"fmt"
-	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"maps"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -110,6 +113,28 @@ func Region(api *keystonev1.KeystoneAPI) string {
 	return api.Spec.Region
 }
 
+// Base is what every registration controller holds: the API client, the status
+// reporter, the clock, the Keystone clients shared between reconciles, how many objects
+// reconcile at once, and the cluster's identity.
+type Base struct {
+	client.Client
+	Reporter reconciler.Reporter
+	// Clock dates what the registrations record (credentials and their rotation); tests move it.
+	Clock clock.PassiveClock
+	// Keystone shares authenticated clients between reconciles.
+	Keystone *identity.Clients
+	// Concurrency is how many objects reconcile at once (Concurrency).
+	Concurrency int
+	// ClusterID identifies the cluster in the marks of what it registers in Keystone
+	// (identity.OwnerMark): the UID of its kube-system namespace; "" when unknown.
+	ClusterID string
+}
+
+// Begin starts the session of a round.
+func (b *Base) Begin(round *condition.Round) Session {
+	return Session{Round: round, Clients: b.Keystone}
+}
+
 // Session is what one round of a registration talks to Keystone with: the round it
 // marks, the clients shared between reconciles, the namespace's KeystoneAPI once
 // usable, and its admin's credentials. Each registration kind's scope embeds it.
@@ -118,6 +143,35 @@ type Session struct {
 	Clients *identity.Clients
 	API     *keystonev1.KeystoneAPI
 	Admin   identity.Credentials
+}
+
+// Open takes api, usable, and its admin's credentials into the session. Without the
+// admin's password (its Secret or key missing) it marks step DependencyNotFound and
+// returns false: the registration waits for it.
+func (s *Session) Open(ctx context.Context, c client.Reader, step lc.Type, api *keystonev1.KeystoneAPI) (bool, error) {
+	admin, ok, err := access.Credentials(ctx, c, api)
+	if err != nil || !ok {
+		if err == nil {
+			s.Round.MarkFalse(step, condition.DependencyNotFound, "%s", access.Missing(api))
+		}
+		return false, err
+	}
+	s.API, s.Admin = api, admin
+	return true, nil
+}
+
+// Password reads the value of key in the Secret name of namespace ns: a service user's
+// password. Without it (no Secret, no key, or an empty value) it marks step
+// DependencyNotFound and returns a nil Secret.
+func (s *Session) Password(ctx context.Context, c client.Reader, step lc.Type, ns, name, key string) (*corev1.Secret, error) {
+	secret := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret); client.IgnoreNotFound(err) != nil {
+		return nil, fmt.Errorf("reading secret %s: %w", name, err)
+	} else if err != nil || len(secret.Data[key]) == 0 {
+		s.Round.MarkFalse(step, condition.DependencyNotFound, "secret %s with key %s not found", name, key)
+		return nil, nil
+	}
+	return secret, nil
 }
 
 // Mark marks a registration step True. Where the round wrote to Keystone (changed),
@@ -136,23 +190,34 @@ func (s *Session) Failed(step lc.Type, failed condition.Reason, err error) (ctrl
 	return s.FailedAs(s.Admin, step, failed, err)
 }
 
-// FailedAs reports a Keystone error on step, answered to creds: a transient one (no
-// answer, 5xx) or a stale cached ID is a Warning retried with backoff; a 404 that no
-// valid session gets drops the session first; any other answer is the step's failed
-// reason (Error), not retried until the spec or an input changes.
+// FailedAs reports a Keystone error on step, answered to creds (keystoneVerdict): a
+// session Keystone no longer honours is dropped, and a refusal is a terminal error, not
+// retried until the spec or an input changes.
 func (s *Session) FailedAs(creds identity.Credentials, step lc.Type, failed condition.Reason, err error) (ctrl.Result, error) {
-	if identity.SessionSuspect(err) {
+	v, suspect := keystoneVerdict(creds.URL, failed, err)
+	s.Round.Apply(step, v)
+	if suspect {
 		s.Clients.Forget(creds)
-		s.Round.MarkFalse(step, condition.ServiceUnavailable, "Keystone at %s: %s to a request that cannot get one; authenticating again",
-			creds.URL, identity.Message(err))
-		return ctrl.Result{}, err
 	}
-	if identity.Transient(err) || identity.Stale(err) {
-		s.Round.MarkFalse(step, condition.ServiceUnavailable, "Keystone at %s: %s", creds.URL, identity.Message(err))
-		return ctrl.Result{}, err
+	if v.Reason == failed {
+		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
-	s.Round.MarkFalse(step, failed, "Keystone at %s refused: %s", creds.URL, identity.Message(err))
-	return ctrl.Result{}, reconcile.TerminalError(err)
+	return ctrl.Result{}, err
+}
+
+// keystoneVerdict is a registration step's verdict on an error from the Keystone at
+// url: a 404 that no valid session gets (suspect: authenticate again), an answer that
+// may change by itself (none, 429, 5xx) or a stale cached ID are ServiceUnavailable
+// (Warning, retried with backoff); any other answer is the step's failed reason (Error).
+func keystoneVerdict(url string, failed condition.Reason, err error) (v condition.Verdict, suspect bool) {
+	switch {
+	case identity.SessionSuspect(err):
+		return condition.FalseVerdict(condition.ServiceUnavailable, "Keystone at %s: %s to a request that cannot get one; authenticating again",
+			url, identity.Message(err)), true
+	case identity.Transient(err) || identity.Stale(err):
+		return condition.FalseVerdict(condition.ServiceUnavailable, "Keystone at %s: %s", url, identity.Message(err)), false
+	}
+	return condition.FalseVerdict(failed, "Keystone at %s refused: %s", url, identity.Message(err)), false
 }
 
 // KeystoneAPIChanged passes the KeystoneAPI updates a registration depends on: Ready

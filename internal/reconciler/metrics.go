@@ -1,10 +1,10 @@
 package reconciler
 
 import (
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"sync"
 	"time"
 
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"

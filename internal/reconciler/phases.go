@@ -2,8 +2,8 @@ package reconciler
 
 import (
 	"context"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	ctrl "sigs.k8s.io/controller-runtime"
 )

@@ -3,10 +3,10 @@ package reconciler
 import (
 	"context"
 	"errors"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"testing"
 	"time"
 
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	ctrl "sigs.k8s.io/controller-runtime"

@@ -2,9 +2,9 @@ package reconciler
 
 import (
 	"context"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"

@@ -3,8 +3,8 @@ package reconciler
 import (
 	"context"
 	"fmt"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"

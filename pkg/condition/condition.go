@@ -125,6 +125,34 @@ func (r *Round) MarkFalse(t lc.Type, reason Reason, format string, args ...any) 
 	r.set(t, corev1.ConditionFalse, reason.Name, reason.Severity, fmt.Sprintf(format, args...))
 }
 
+// Verdict is what a decision makes of what a phase observed, for one step: True with a
+// message, or False with a reason (and its severity) and a message. Decisions are pure
+// functions returning a Verdict, table-tested; the phase applies it (Round.Apply).
+type Verdict struct {
+	True    bool
+	Reason  Reason
+	Message string
+}
+
+// TrueVerdict is a step done, saying message.
+func TrueVerdict(format string, args ...any) Verdict {
+	return Verdict{True: true, Message: fmt.Sprintf(format, args...)}
+}
+
+// FalseVerdict is a step not done, for reason, saying message.
+func FalseVerdict(reason Reason, format string, args ...any) Verdict {
+	return Verdict{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// Apply marks step t as v says.
+func (r *Round) Apply(t lc.Type, v Verdict) {
+	if v.True {
+		r.MarkTrue(t, "%s", v.Message)
+		return
+	}
+	r.MarkFalse(t, v.Reason, "%s", v.Message)
+}
+
 // MarkDone marks step t False with an Info reason (such as ServiceCreated) for work
 // that this round did and that the next round confirms by observing it; the phases
 // after it still run in this round.

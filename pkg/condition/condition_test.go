@@ -361,3 +361,14 @@ func TestCatalogue(t *testing.T) {
 	g.Expect(c.Reason("WidgetCreated")).To(Equal(Reason{Name: "WidgetCreated", Severity: lc.SeverityInfo}))
 	g.Expect(func() { c.Reason("WidgetFiled") }).To(PanicWith("condition: reason WidgetFiled is not in the catalogue"))
 }
+
+func TestApplyVerdict(t *testing.T) {
+	g := NewWithT(t)
+	r := testSteps.Begin(nil, t0)
+	r.Apply(stepA, TrueVerdict("done %d", 1))
+	r.Apply(stepB, FalseVerdict(CreationFailed, "failed %s", "hard"))
+	g.Expect(briefs(lc.Conditions{*r.Get(stepA), *r.Get(stepB)})).To(Equal([]brief{
+		{stepA, corev1.ConditionTrue, ReadyReason, "", "done 1"},
+		{stepB, corev1.ConditionFalse, CreationFailed.Name, lc.SeverityError, "failed hard"},
+	}))
+}

@@ -4,10 +4,10 @@ package bench
 
 import (
 	"context"
-	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"

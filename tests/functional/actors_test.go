@@ -2,9 +2,9 @@ package functional
 
 import (
 	"context"
-	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
 	"time"
 
+	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"

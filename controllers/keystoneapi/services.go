@@ -11,21 +11,13 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
-
-// TemplateAnnotation records on the Deployment a digest of the pod template the
-// operator last applied. The template is compared with what the operator owns, not
-// with what the API server holds (defaults added): a field removed from the spec, such
-// as a nodeSelector key or a resource limit, is removed from the pods too.
-const TemplateAnnotation = "keystone.openstack.org/template-hash"
 
 // OverrideAnnotation records on a Service the label and annotation keys and the spec
 // fields its override set, so that what is removed from the override is removed from
@@ -179,142 +171,4 @@ func samePorts(want, have []corev1.ServicePort) bool {
 		}
 	}
 	return true
-}
-
-// reconcileDeployment marks DeploymentReady from the Deployment's rollout and records
-// status.readyCount. While an earlier step is not True the Deployment keeps its pod
-// template (its pods keep serving) and its readiness is still reported; a change of
-// replicas is applied all the same: scaling needs nothing of the steps before.
-func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Result, error) {
-	api := s.api
-	step := keystonev1.KeystoneAPIDeploymentReady
-	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: api.Name, Namespace: api.Namespace}}
-	replicas := ptr.To(ptr.Deref(api.Spec.Replicas, 1))
-	if s.acting(step) {
-		if len(api.Spec.NetworkAttachments) == 0 {
-			api.Status.NetworkAttachments = nil
-		}
-		missing, err := r.missingNetworks(ctx, api)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if len(missing) > 0 {
-			s.round.MarkFalse(step, condition.DependencyNotFound, "NetworkAttachmentDefinition %s not found (networkAttachments)",
-				strings.Join(missing, ", "))
-			return ctrl.Result{RequeueAfter: NetworkRecheckInterval}, nil
-		}
-		if err := r.Get(ctx, client.ObjectKeyFromObject(dep), dep); client.IgnoreNotFound(err) != nil {
-			return ctrl.Result{}, fmt.Errorf("reading deployment %s: %w", dep.Name, err)
-		}
-		desired := deploy.Deployment(api, s.podRevision())
-		keepSelector(desired, dep)
-		deploy.WithMemcachedMTLS(&desired.Spec.Template.Spec, s.memcachedMTLSSecret)
-		applyTopology(api, s.topology, &desired.Spec.Template)
-		networks, err := networksAnnotation(api)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		desired.Spec.Template.Annotations = mergeLabels(desired.Spec.Template.Annotations, networks)
-		template, err := templateDigest(&desired.Spec.Template)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, dep, func() error {
-			dep.Labels = mergeLabels(dep.Labels, desired.Labels)
-			dep.Spec.Replicas = replicas
-			dep.Spec.Selector = desired.Spec.Selector
-			replaceTemplate(&dep.ObjectMeta, template, func() { dep.Spec.Template = desired.Spec.Template })
-			return controllerutil.SetControllerReference(api, dep, r.Scheme())
-		}); err != nil {
-			return ctrl.Result{}, fmt.Errorf("ensuring deployment %s: %w", dep.Name, err)
-		}
-	} else {
-		if err := r.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
-		if *replicas != ptr.Deref(dep.Spec.Replicas, 1) {
-			patch := client.MergeFrom(dep.DeepCopy())
-			dep.Spec.Replicas = replicas
-			if err := r.Patch(ctx, dep, patch); err != nil {
-				return ctrl.Result{}, fmt.Errorf("scaling deployment %s: %w", dep.Name, err)
-			}
-		}
-	}
-	api.Status.ReadyCount = dep.Status.ReadyReplicas
-	markRollout(s, step, dep)
-	if s.acting(step) && s.round.IsTrue(step) {
-		// The pods run with the current Memcached and account: the old ones may go.
-		return ctrl.Result{}, r.releaseStale(ctx, api)
-	}
-	return ctrl.Result{}, nil
-}
-
-// keepSelector makes desired keep the selector of the existing Deployment, which
-// cannot change (one made by keystone-operator, or by an earlier version of this
-// suite, selects other labels): its pods carry those labels too.
-func keepSelector(desired, existing *appsv1.Deployment) {
-	if existing.Spec.Selector == nil {
-		return
-	}
-	desired.Spec.Selector = existing.Spec.Selector.DeepCopy()
-	desired.Spec.Template.Labels = mergeLabels(desired.Spec.Template.Labels, existing.Spec.Selector.MatchLabels)
-}
-
-// podRevision identifies what the pods read from Secrets: the configuration and, when
-// TLS is on, the certificates. A change of either rolls the pods.
-func (s *scope) podRevision() string {
-	if s.tlsRevision == "" {
-		return s.configRevision
-	}
-	return deploy.Hash(map[string]string{"config": s.configRevision, "tls": s.tlsRevision})
-}
-
-// markRollout marks step from the Deployment's rollout.
-func markRollout(s *scope, step lc.Type, dep *appsv1.Deployment) {
-	want := ptr.Deref(dep.Spec.Replicas, 1)
-	switch {
-	case dep.Status.ObservedGeneration < dep.Generation:
-		s.round.MarkFalse(step, condition.Created, "deployment %s: rollout of the new spec starting", dep.Name)
-	case deadlineExceeded(dep) != "":
-		s.round.MarkFalse(step, condition.CreationFailed, "deployment %s exceeded its progress deadline: %s", dep.Name, deadlineExceeded(dep))
-	case dep.Status.UpdatedReplicas == want && dep.Status.AvailableReplicas == want && dep.Status.Replicas == want:
-		msg := fmt.Sprintf("deployment %s: %d/%d replicas ready", dep.Name, dep.Status.ReadyReplicas, want)
-		if !s.acting(step) {
-			msg += fmt.Sprintf("; its pods keep their configuration until %s is True", s.round.WaitingFor(step))
-		}
-		s.round.MarkTrue(step, "%s", msg)
-	default:
-		s.round.MarkFalse(step, condition.Created, "deployment %s: %d/%d replicas ready, %d updated", dep.Name,
-			dep.Status.ReadyReplicas, want, dep.Status.UpdatedReplicas)
-	}
-}
-
-// replaceTemplate replaces a pod template the operator owns (replace) when the digest
-// of the desired one differs from the digest recorded on obj, and records the new one.
-func replaceTemplate(obj *metav1.ObjectMeta, digest string, replace func()) {
-	if obj.Annotations[TemplateAnnotation] != digest {
-		replace()
-		metav1.SetMetaDataAnnotation(obj, TemplateAnnotation, digest)
-	}
-}
-
-// templateDigest is a digest of a pod template as the operator builds it: public
-// values only (the configuration enters as its revision).
-func templateDigest(t *corev1.PodTemplateSpec) (string, error) {
-	data, err := json.Marshal(t)
-	if err != nil {
-		return "", fmt.Errorf("encoding the pod template: %w", err)
-	}
-	return deploy.Hash(map[string]string{"template": string(data)}), nil
-}
-
-// deadlineExceeded returns the message of a Progressing=False/ProgressDeadlineExceeded
-// condition, or "".
-func deadlineExceeded(dep *appsv1.Deployment) string {
-	for _, c := range dep.Status.Conditions {
-		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
-			return c.Message
-		}
-	}
-	return ""
 }

@@ -1,0 +1,108 @@
+package keystoneapi
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// reconcileInput marks InputReady: this is the namespace's first KeystoneAPI, its spec
+// can make objects (deploy.SpecProblems), and the admin password Secret and key exist. Any other KeystoneAPI of the namespace is
+// refused and the round halted: the database, the KeystoneServices and openstack-config
+// are the namespace's, and its objects would be the first's.
+func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result, error) {
+	list := &keystonev1.KeystoneAPIList{}
+	if err := r.List(ctx, list, client.InNamespace(s.api.Namespace)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing KeystoneAPIs: %w", err)
+	}
+	if first := access.First(list.Items); first != nil && first.UID != s.api.UID {
+		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.InvalidInput,
+			"KeystoneAPI %s already deploys Keystone in namespace %s; one KeystoneAPI per namespace: delete this one",
+			first.Name, s.api.Namespace)
+		s.round.Halt()
+		return ctrl.Result{}, nil
+	}
+	if problems := deploy.SpecProblems(s.api); len(problems) > 0 {
+		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.InvalidInput, "%s", strings.Join(problems, "; "))
+		s.round.Halt()
+		return ctrl.Result{}, nil
+	}
+	if pending := deploy.PendingEndpoints(s.api); len(pending) > 0 {
+		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.Requested,
+			"waiting for a host in %s (openstack-operator sets it once its Route has one)", strings.Join(pending, " and "))
+		s.round.Halt()
+		return ctrl.Result{}, nil
+	}
+	spec := s.api.Spec
+	password, found, err := r.secretValue(ctx, s.api.Namespace, spec.Secret, spec.PasswordSelectors.Admin)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !found {
+		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.DependencyNotFound,
+			"secret %s with key %s not found", spec.Secret, spec.PasswordSelectors.Admin)
+		return ctrl.Result{}, nil
+	}
+	s.adminPassword = password
+	// A copy for removing registrations from Keystone, whatever is deleted first.
+	saved, err := r.cleanupData(ctx, s.api, password)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	cleanup, err := r.writeSecret(ctx, s.api, deploy.CleanupSecretName(s.api), saved, Finalizer)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	// A no-op but on a Secret whose finalizer was removed.
+	if err := finalizers.Add(ctx, r.Client, cleanup, Finalizer); err != nil {
+		return ctrl.Result{}, err
+	}
+	s.round.MarkTrue(keystonev1.KeystoneAPIInputReady, "admin password found in secret %s", spec.Secret)
+	return ctrl.Result{}, nil
+}
+
+// cleanupData is what the cleanup Secret keeps: the admin's password and the CA
+// bundle of tls.caBundleSecretName. A bundle that cannot be read now keeps its earlier
+// copy (TLSInputReady reports the bundle's absence).
+func (r *Reconciler) cleanupData(ctx context.Context, api *keystonev1.KeystoneAPI, password string) (map[string]string, error) {
+	data := map[string]string{deploy.CleanupPasswordKey: password}
+	if api.Spec.TLS.CaBundleSecretName == "" {
+		return data, nil
+	}
+	if ca, err := access.CABundle(ctx, r.Client, api); err == nil {
+		data[deploy.CleanupCABundleKey] = string(ca)
+		return data, nil
+	}
+	previous := &corev1.Secret{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: deploy.CleanupSecretName(api)}, previous)
+	if client.IgnoreNotFound(err) != nil {
+		return nil, fmt.Errorf("reading secret %s: %w", deploy.CleanupSecretName(api), err)
+	}
+	if ca, ok := previous.Data[deploy.CleanupCABundleKey]; ok {
+		data[deploy.CleanupCABundleKey] = string(ca)
+	}
+	return data, nil
+}
+
+// secretValue reads one key of a Secret; found is false when the Secret or key is missing.
+func (r *Reconciler) secretValue(ctx context.Context, ns, name, key string) (value string, found bool, err error) {
+	secret := &corev1.Secret{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("reading secret %s: %w", name, err)
+	}
+	v, ok := secret.Data[key]
+	return string(v), ok, nil
+}

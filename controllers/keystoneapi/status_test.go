@@ -1,0 +1,92 @@
+package keystoneapi
+
+import (
+	"testing"
+
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	. "github.com/onsi/gomega"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// verdictOf is what a table compares: status, reason, severity, message.
+type verdictOf struct {
+	True     bool
+	Reason   lc.Reason
+	Severity lc.Severity
+	Message  string
+}
+
+func brief(v condition.Verdict) verdictOf {
+	return verdictOf{v.True, v.Reason.Name, v.Reason.Severity, v.Message}
+}
+
+func TestRolloutVerdict(t *testing.T) {
+	dep := func(generation, observed int64, replicas, updated, available, ready int32, conds ...appsv1.DeploymentCondition) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Generation: generation},
+			Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2)},
+			Status: appsv1.DeploymentStatus{ObservedGeneration: observed, Replicas: replicas, UpdatedReplicas: updated,
+				AvailableReplicas: available, ReadyReplicas: ready, Conditions: conds}}
+	}
+	deadline := appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+		Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "keystone-1" has timed out progressing.`}
+	tests := []struct {
+		name       string
+		dep        *appsv1.Deployment
+		waitingFor lc.Type
+		want       verdictOf
+	}{
+		{"a new spec not seen yet", dep(3, 2, 2, 2, 2, 2), "", verdictOf{false, "Created", lc.SeverityInfo,
+			"deployment keystone: rollout of the new spec starting"}},
+		{"past its progress deadline", dep(3, 3, 3, 1, 2, 2, deadline), "", verdictOf{false, "CreationFailed", lc.SeverityError,
+			`deployment keystone exceeded its progress deadline: ReplicaSet "keystone-1" has timed out progressing.`}},
+		{"rolling", dep(3, 3, 3, 1, 2, 2), "", verdictOf{false, "Created", lc.SeverityInfo,
+			"deployment keystone: 2/2 replicas ready, 1 updated"}},
+		{"rolled out", dep(3, 3, 2, 2, 2, 2), "", verdictOf{true, "", "", "deployment keystone: 2/2 replicas ready"}},
+		{"rolled out while an earlier step waits", dep(3, 3, 2, 2, 2, 2), "DBSyncReady", verdictOf{true, "", "",
+			"deployment keystone: 2/2 replicas ready; its pods keep their configuration until DBSyncReady is True"}},
+		{"an old pod still terminating", dep(3, 3, 3, 2, 2, 2), "", verdictOf{false, "Created", lc.SeverityInfo,
+			"deployment keystone: 2/2 replicas ready, 2 updated"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(brief(rolloutVerdict(tt.dep, tt.waitingFor))).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestJobVerdict(t *testing.T) {
+	job := func(failed int32, conds ...batchv1.JobCondition) *batchv1.Job {
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "keystone-db-sync"},
+			Status: batchv1.JobStatus{Failed: failed, Conditions: conds}}
+	}
+	complete := batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}
+	failed := batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue,
+		Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}
+	notYetFailed := batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionFalse}
+	tests := []struct {
+		name       string
+		job        *batchv1.Job
+		podFailure string
+		want       verdictOf
+	}{
+		{"running", job(0), "", verdictOf{false, "Created", lc.SeverityInfo, "job keystone-db-sync running (0 failed attempts so far)"}},
+		{"retrying", job(2, notYetFailed), "", verdictOf{false, "Created", lc.SeverityInfo,
+			"job keystone-db-sync running (2 failed attempts so far)"}},
+		{"succeeded after retries", job(1, complete), "", verdictOf{true, "", "", "job keystone-db-sync succeeded"}},
+		{"failed, its pod telling why", job(4, failed), "last pod keystone-db-sync-x: Error, exit code 1: OperationalError",
+			verdictOf{false, "CreationFailed", lc.SeverityError, "job keystone-db-sync failed after 4 attempts " +
+				"(BackoffLimitExceeded: Job has reached the specified backoff limit); last pod keystone-db-sync-x: Error, exit code 1: OperationalError"}},
+		{"failed, no pod left", job(4, failed), "", verdictOf{false, "CreationFailed", lc.SeverityError,
+			"job keystone-db-sync failed after 4 attempts (BackoffLimitExceeded: Job has reached the specified backoff limit)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(brief(jobVerdict(tt.job, tt.podFailure))).To(Equal(tt.want))
+		})
+	}
+}

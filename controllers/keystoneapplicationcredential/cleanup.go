@@ -1,0 +1,117 @@
+package keystoneapplicationcredential
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// reconcileCleanup marks ApplicationCredentialCleanupReady: every credential but the
+// current one is revoked (and its Secret deleted) once no consumer holds a finalizer
+// on its Secret and, for a data plane service, every NodeSet deployed the current
+// Secrets; until then it is kept, and the step says for whom.
+func (r *Reconciler) reconcileCleanup(ctx context.Context, s *scope) (ctrl.Result, error) {
+	step := keystonev1.KeystoneApplicationCredentialCleanupReady
+	ac := s.ac
+	secrets, err := r.ownedSecrets(ctx, ac)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	dataPlaneWhy, err := r.dataPlaneLag(ctx, ac)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var kept, revoked []string
+	previousFound := false
+	for i := range secrets {
+		secret := &secrets[i]
+		if secret.Name == ac.Status.SecretName {
+			continue
+		}
+		previousFound = previousFound || secret.Name == ac.Status.PreviousSecretName
+		if holders := consumers(secret); len(holders) > 0 {
+			kept = append(kept, fmt.Sprintf("secret %s is used by %s", secret.Name, strings.Join(holders, ", ")))
+			continue
+		}
+		if dataPlaneWhy != "" {
+			kept = append(kept, fmt.Sprintf("secret %s: %s", secret.Name, dataPlaneWhy))
+			continue
+		}
+		if err := r.revokeSecret(ctx, s, secret); err != nil {
+			return s.FailedAs(s.user, step, credentialFailed, err)
+		}
+		revoked = append(revoked, fmt.Sprintf("%s (secret %s)", secret.Data[keystonev1.ACIDSecretKey], secret.Name))
+		if secret.Name == ac.Status.PreviousSecretName {
+			previousFound = false
+		}
+	}
+	if !previousFound {
+		ac.Status.PreviousSecretName = ""
+	}
+	switch {
+	case len(revoked) > 0:
+		s.Round.MarkDone(step, revokedReason, "revoked credential %s", strings.Join(revoked, ", "))
+	case len(kept) > 0:
+		s.Round.MarkTrue(step, "earlier credentials kept while in use: %s", strings.Join(kept, "; "))
+	default:
+		s.Round.MarkTrue(step, "no earlier credential to revoke")
+	}
+	return ctrl.Result{}, nil
+}
+
+// dataPlaneLag says why earlier credentials must wait for the data plane; "" when they
+// need not (not a data plane service, no NodeSet kind, every NodeSet in sync).
+func (r *Reconciler) dataPlaneLag(ctx context.Context, ac *keystonev1.KeystoneApplicationCredential) (string, error) {
+	if !ac.IsEDPMService() || !r.NodeSets {
+		return "", nil
+	}
+	inSync, why, err := nodeSetsInSync(ctx, r.Client, ac.Namespace)
+	if err != nil || inSync {
+		return "", err
+	}
+	return "waiting for the data plane: " + why, nil
+}
+
+// consumers lists the finalizers on a credential's Secret other than its protection:
+// the consumers that still use it.
+func consumers(secret *corev1.Secret) []string {
+	var out []string
+	for _, f := range secret.Finalizers {
+		if f != ProtectionFinalizer && f != upstreamProtectionFinalizer {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// revokeSecret revokes a credential in Keystone, then lets its Secret go. A credential
+// of another user than the current one (userName changed) is revoked by the admin, as
+// that user's.
+func (r *Reconciler) revokeSecret(ctx context.Context, s *scope, secret *corev1.Secret) error {
+	if id := string(secret.Data[keystonev1.ACIDSecretKey]); id != "" {
+		kc, userID := s.userClient, s.userClient.UserID()
+		if recorded := secret.Annotations[UserIDAnnotation]; recorded != "" && recorded != userID {
+			admin, err := r.Keystone.Get(ctx, s.Admin)
+			if err != nil {
+				return err
+			}
+			kc, userID = admin, recorded
+		}
+		if err := kc.DeleteAppCred(ctx, userID, id); err != nil {
+			return err
+		}
+	}
+	if err := finalizers.Remove(ctx, r.Client, secret, ProtectionFinalizer, upstreamProtectionFinalizer); err != nil {
+		return err
+	}
+	if err := r.Delete(ctx, secret); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting secret %s: %w", secret.Name, err)
+	}
+	return nil
+}

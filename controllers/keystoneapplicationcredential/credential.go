@@ -1,0 +1,185 @@
+package keystoneapplicationcredential
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/util"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// securityHash is a digest of the fields whose change replaces the credential at once:
+// roles, access rules, unrestricted. Public values only. It is keystone-operator's
+// (lib-common's ObjectHash of the same struct), so that a credential it made is not
+// replaced when this suite takes over.
+func securityHash(spec keystonev1.KeystoneApplicationCredentialSpec) string {
+	hash, _ := util.ObjectHash(securityFields(spec)) // a struct of strings and bools always encodes
+	return hash
+}
+
+// securityFields are the fields securityHash covers, in keystone-operator's encoding.
+func securityFields(spec keystonev1.KeystoneApplicationCredentialSpec) any {
+	return struct {
+		Roles        []string
+		AccessRules  []keystonev1.ACRule
+		Unrestricted bool
+	}{spec.Roles, spec.AccessRules, spec.Unrestricted}
+}
+
+// legacySecurityHash is the hex digest this suite recorded before it wrote
+// keystone-operator's: still accepted, so that an upgrade replaces nothing.
+func legacySecurityHash(spec keystonev1.KeystoneApplicationCredentialSpec) string {
+	data, _ := json.Marshal(securityFields(spec))
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// securityChanged tells whether recorded, the hash of the current credential, is of
+// other roles, access rules or unrestricted flag than spec's. An empty one (a credential
+// made by a keystone-operator that did not record it yet) is taken as current, as
+// keystone-operator takes it.
+func securityChanged(recorded string, spec keystonev1.KeystoneApplicationCredentialSpec) bool {
+	return recorded != "" && recorded != securityHash(spec) && recorded != legacySecurityHash(spec)
+}
+
+// reconcileCredential marks KeystoneApplicationCredentialReady: the current credential
+// exists in Keystone. A new one is made, as the user, when there is none, when its
+// Secret or the credential itself is gone, when the roles, access rules or
+// unrestricted flag changed, or when its rotation is due.
+func (r *Reconciler) reconcileCredential(ctx context.Context, s *scope) (ctrl.Result, error) {
+	step := keystonev1.KeystoneApplicationCredentialCredentialReady
+	kc, err := r.Keystone.Get(ctx, s.user)
+	if err != nil {
+		return r.userFailed(ctx, s, step, err)
+	}
+	s.userClient = kc
+	why, err := r.replacementReason(ctx, s)
+	if err != nil {
+		return s.FailedAs(s.user, step, credentialFailed, err)
+	}
+	st := &s.ac.Status
+	if why == "" {
+		s.Round.MarkTrue(step, "credential %s of user %s expires at %s", st.ACID, s.ac.Spec.UserName, st.ExpiresAt.UTC().Format(time.RFC3339))
+		return ctrl.Result{}, nil
+	}
+	return r.createCredential(ctx, s, why)
+}
+
+// replacementReason says why the current credential must be replaced; "" when it need not.
+func (r *Reconciler) replacementReason(ctx context.Context, s *scope) (string, error) {
+	st := s.ac.Status
+	switch {
+	case st.ACID == "":
+		return "the first credential", nil
+	case securityChanged(st.SecurityHash, s.ac.Spec):
+		return "its roles, access rules or unrestricted flag changed", nil
+	case !r.Clock.Now().Before(rotationDue(s.ac)):
+		return fmt.Sprintf("its rotation was due at %s", rotationDue(s.ac).UTC().Format(time.RFC3339)), nil
+	}
+	secret := &corev1.Secret{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: s.ac.Namespace, Name: st.SecretName}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Sprintf("its secret %s is gone", st.SecretName), nil
+		}
+		return "", fmt.Errorf("reading secret %s: %w", st.SecretName, err)
+	}
+	if recorded := secret.Annotations[UserIDAnnotation]; recorded != "" && recorded != s.userClient.UserID() {
+		return fmt.Sprintf("it belongs to user %s, not to user %s (%s)", recorded, s.ac.Spec.UserName, s.userClient.UserID()), nil
+	}
+	exists, err := s.userClient.AppCredExists(ctx, s.userClient.UserID(), st.ACID)
+	if err != nil || exists {
+		return "", err
+	}
+	return fmt.Sprintf("Keystone no longer has credential %s", st.ACID), nil
+}
+
+// createCredential makes a new credential and its Secret; the current one, if any,
+// becomes the previous one (kept while consumers use it), unless its Secret is gone.
+func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string) (ctrl.Result, error) {
+	step := keystonev1.KeystoneApplicationCredentialCredentialReady
+	kc, userID, spec := s.userClient, s.userClient.UserID(), s.ac.Spec
+	if err := r.sweepOrphans(ctx, s); err != nil {
+		return s.FailedAs(s.user, step, credentialFailed, err)
+	}
+	now := r.Clock.Now()
+	want := identity.AppCredSpec{Name: fmt.Sprintf("%s-%s", s.ac.Name, rand.String(5)), Owner: r.owner(s.ac), Roles: spec.Roles,
+		Unrestricted: spec.Unrestricted, ExpiresAt: now.Add(time.Duration(spec.ExpirationDays) * day)}
+	for _, rule := range spec.AccessRules {
+		want.AccessRules = append(want.AccessRules, identity.AccessRule{Service: rule.Service, Path: rule.Path, Method: rule.Method})
+	}
+	created, err := kc.CreateAppCred(ctx, want)
+	if identity.StatusCode(err) == http.StatusBadRequest && strings.Contains(identity.Message(err), "unassigned role") {
+		// The user's KeystoneService may be assigning the role right now: retried.
+		s.Round.MarkFalse(step, roleNotAssigned, "Keystone at %s refused: %s: user %s needs roles %v on project %s",
+			s.user.URL, identity.Message(err), spec.UserName, spec.Roles, serviceProject)
+		return ctrl.Result{}, err
+	}
+	if err != nil {
+		return s.FailedAs(s.user, step, credentialFailed, err)
+	}
+	secret, err := r.createSecret(ctx, s.ac, created, userID)
+	if err != nil {
+		// No credential without its Secret: nobody could use it, nobody would revoke it.
+		return ctrl.Result{}, errors.Join(err, kc.DeleteAppCred(ctx, userID, created.ID))
+	}
+	st := &s.ac.Status
+	rotation, secretGone := st.ACID != "", strings.HasPrefix(why, "its secret")
+	switch {
+	case secretGone:
+		// Its Secret is gone, so no consumer can use the old credential: revoked at once.
+		if err := kc.DeleteAppCred(ctx, userID, st.ACID); err != nil {
+			return ctrl.Result{}, err
+		}
+	case rotation:
+		st.PreviousSecretName = st.SecretName
+	}
+	expires := created.ExpiresAt
+	if expires.IsZero() {
+		expires = want.ExpiresAt
+	}
+	st.ACID, st.SecretName, st.SecurityHash = created.ID, secret.Name, securityHash(spec)
+	st.CreatedAt, st.ExpiresAt = &metav1.Time{Time: now.UTC().Truncate(time.Second)}, &metav1.Time{Time: expires.UTC().Truncate(time.Second)}
+	st.RotationEligibleAt = &metav1.Time{Time: rotationDue(s.ac)}
+	s.created = true
+	s.Round.MarkDone(step, credentialCreated, "credential %s created for user %s (%s); it expires at %s", created.ID,
+		spec.UserName, why, st.ExpiresAt.UTC().Format(time.RFC3339))
+	if rotation {
+		st.LastRotated = &metav1.Time{Time: now.UTC().Truncate(time.Second)}
+		s.Round.MarkDone(keystonev1.KeystoneApplicationCredentialRotationReady, rotatedReason, "credential %s replaced: %s", created.ID, why)
+	}
+	return ctrl.Result{}, nil
+}
+
+// userFailed reports a failure to authenticate as the service user: Keystone answers
+// 401 alike for a user that does not exist and for a wrong password, so the admin looks
+// the user up to say which. Both may be transient (the KeystoneService that creates the
+// user and sets its password may not have yet): a Warning, retried.
+func (r *Reconciler) userFailed(ctx context.Context, s *scope, step lc.Type, err error) (ctrl.Result, error) {
+	if identity.StatusCode(err) != 401 {
+		return s.FailedAs(s.user, step, credentialFailed, err)
+	}
+	user := s.ac.Spec.UserName
+	why := fmt.Sprintf("Keystone refused the password of user %s from secret %s", user, s.ac.Spec.Secret)
+	if admin, aerr := r.Keystone.Get(ctx, s.Admin); aerr == nil {
+		if id, ferr := admin.FindUserID(ctx, "default", user); ferr == nil && id == "" {
+			why = fmt.Sprintf("user %s does not exist in Keystone (yet)", user)
+		}
+	}
+	s.Round.MarkFalse(step, userAuthenticationFailed, "%s", why)
+	return ctrl.Result{}, fmt.Errorf("authenticating as %s: %w", user, err)
+}

@@ -1,0 +1,151 @@
+package keystoneendpoint
+
+import (
+	"context"
+	"fmt"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
+	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// keystoneService returns the KeystoneService of spec.serviceName: the object of that
+// name (the upstream helpers name it after its serviceName), else the one whose
+// spec.serviceName it is; nil when there is none.
+func (r *Reconciler) keystoneService(ctx context.Context, ep *keystonev1.KeystoneEndpoint) (*keystonev1.KeystoneService, error) {
+	svc := &keystonev1.KeystoneService{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: ep.Namespace, Name: ep.Spec.ServiceName}, svc)
+	if err == nil {
+		return svc, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading KeystoneService %s: %w", ep.Spec.ServiceName, err)
+	}
+	list := &keystonev1.KeystoneServiceList{}
+	if err := r.List(ctx, list, client.InNamespace(ep.Namespace)); err != nil {
+		return nil, fmt.Errorf("listing KeystoneServices: %w", err)
+	}
+	for i := range list.Items {
+		if list.Items[i].Spec.ServiceName == ep.Spec.ServiceName {
+			return &list.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// reconcileService marks KeystoneServiceReady: it mirrors the KeystoneService of
+// spec.serviceName, takes its service ID and puts a finalizer on it. Every round, even
+// while the KeystoneAPI is not ready, it lets go of the KeystoneServices it holds and
+// should not: one being deleted waits for nobody (the endpoints under it are removed
+// with the cleanup credentials, and the finalizer released), and one that
+// spec.serviceName no longer names is released once no endpoint of ours is left under it.
+func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Result, error) {
+	step := keystonev1.KeystoneEndpointServiceReady
+	ep := s.endpoint
+	svc, err := r.keystoneService(ctx, ep)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.releaseUnused(ctx, s, svc); err != nil {
+		return ctrl.Result{}, err
+	}
+	switch {
+	case svc != nil && !svc.DeletionTimestamp.IsZero():
+		if err := r.leaveService(ctx, s, svc); err != nil {
+			return ctrl.Result{}, err
+		}
+		s.Round.MarkFalse(step, condition.DependencyNotFound, "KeystoneService %s is being deleted; its endpoints are removed", svc.Name)
+		return ctrl.Result{}, nil
+	case s.Round.WaitingFor(step) != "":
+		return ctrl.Result{}, nil
+	case svc == nil:
+		s.Round.MarkFalse(step, condition.DependencyNotFound, "KeystoneService %s not found", ep.Spec.ServiceName)
+		return ctrl.Result{}, nil
+	}
+	if s.Round.MirrorSteady(step, "KeystoneService", svc.Name, svc.Status.Conditions); !s.Round.IsTrue(step) {
+		return ctrl.Result{}, nil
+	}
+	if !svc.IsReady() || svc.Status.ServiceID == "" {
+		s.Round.MarkFalse(step, condition.Requested, "KeystoneService %s: waiting for its current generation to be registered", svc.Name)
+		return ctrl.Result{}, nil
+	}
+	s.service = svc
+	return ctrl.Result{}, finalizers.Add(ctx, r.Client, svc, holdFinalizer(ep))
+}
+
+// leaveService removes this KeystoneEndpoint's endpoints under svc from a Keystone that
+// stays (with the cleanup credentials: the KeystoneAPI need not be ready), forgets them,
+// and releases svc.
+func (r *Reconciler) leaveService(ctx context.Context, s *scope, svc *keystonev1.KeystoneService) error {
+	ep := s.endpoint
+	if api := s.found; api != nil && registration.KeystoneStays(api) && holds(ep, svc) && endpointsUnder(ep, svc) {
+		if err := r.deregister(ctx, s, api, svc); err != nil {
+			return err
+		}
+	}
+	if endpointsUnder(ep, svc) {
+		ep.Status.ServiceID, ep.Status.EndpointIDs, ep.Status.Endpoints = "", nil, nil
+	}
+	return finalizers.Remove(ctx, r.Client, svc, holdFinalizer(ep), upstreamHoldFinalizer(ep))
+}
+
+// releaseUnused lets go of every KeystoneService of the namespace this KeystoneEndpoint
+// holds but spec.serviceName no longer names (current), after removing what it may
+// hold of ours (leaveService). While the status records our endpoints under it and it
+// is not being deleted, reconcileEndpoints moves them to the current service first.
+func (r *Reconciler) releaseUnused(ctx context.Context, s *scope, current *keystonev1.KeystoneService) error {
+	ep := s.endpoint
+	held, err := r.held(ctx, ep)
+	if err != nil {
+		return err
+	}
+	for _, svc := range held {
+		if current != nil && svc.UID == current.UID {
+			continue
+		}
+		if ep.Status.ServiceID != "" && ep.Status.ServiceID == svc.Status.ServiceID && svc.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := r.leaveService(ctx, s, svc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// held returns the KeystoneServices of the namespace this KeystoneEndpoint holds, found
+// by its finalizers in the cache's index (not by listing every KeystoneService).
+func (r *Reconciler) held(ctx context.Context, ep *keystonev1.KeystoneEndpoint) ([]*keystonev1.KeystoneService, error) {
+	var out []*keystonev1.KeystoneService
+	seen := map[types.UID]bool{}
+	for _, f := range []string{holdFinalizer(ep), upstreamHoldFinalizer(ep)} {
+		list := &keystonev1.KeystoneServiceList{}
+		if err := r.List(ctx, list, client.InNamespace(ep.Namespace), client.MatchingFields{finalizerIndex: f}); err != nil {
+			return nil, fmt.Errorf("listing the KeystoneServices held by %s: %w", f, err)
+		}
+		for i := range list.Items {
+			if !seen[list.Items[i].UID] {
+				seen[list.Items[i].UID] = true
+				out = append(out, &list.Items[i])
+			}
+		}
+	}
+	return out, nil
+}
+
+// holds tells whether the KeystoneEndpoint holds obj with its finalizer (or keystone-operator's).
+func holds(ep *keystonev1.KeystoneEndpoint, obj client.Object) bool {
+	return controllerutil.ContainsFinalizer(obj, holdFinalizer(ep)) || controllerutil.ContainsFinalizer(obj, upstreamHoldFinalizer(ep))
+}
+
+// endpointsUnder tells whether the status records endpoints of this KeystoneEndpoint
+// under svc's service in Keystone (or may: a crash before the first status write).
+func endpointsUnder(ep *keystonev1.KeystoneEndpoint, svc *keystonev1.KeystoneService) bool {
+	return ep.Status.ServiceID == "" || ep.Status.ServiceID == svc.Status.ServiceID
+}

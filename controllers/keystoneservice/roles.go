@@ -1,0 +1,58 @@
+package keystoneservice
+
+import (
+	"context"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// reconcileRoles marks RolesReady: every role of the spec exists.
+func (r *Reconciler) reconcileRoles(ctx context.Context, s *scope) (ctrl.Result, error) {
+	step := keystonev1.KeystoneServiceRolesReady
+	ids, changed, err := s.keystone.EnsureRoles(ctx, s.service.Spec.ServiceRoles())
+	if err != nil {
+		return r.failed(s, step, err)
+	}
+	s.roleIDs = ids
+	s.Mark(ctx, step, changed, "roles %v exist", s.service.Spec.ServiceRoles())
+	return ctrl.Result{}, nil
+}
+
+// reconcileAssignment marks RoleAssignmentReady: the user has every role on the
+// service project, and no other when the user is ours. A role or project deleted since
+// this client looked it up is looked up again, once.
+func (r *Reconciler) reconcileAssignment(ctx context.Context, s *scope) (ctrl.Result, error) {
+	step := keystonev1.KeystoneServiceRoleAssignmentReady
+	roles := s.service.Spec.ServiceRoles()
+	// A user of ours has exactly the spec's roles: one removed from the spec is revoked.
+	exclusive := s.user.Ownership == identity.Owned
+	changed, err := r.assign(ctx, s, exclusive)
+	if identity.Stale(err) {
+		if s.projectID, _, err = s.keystone.EnsureProject(ctx, defaultDomainID, ServiceProject); err == nil {
+			if s.roleIDs, _, err = s.keystone.EnsureRoles(ctx, roles); err == nil {
+				changed, err = r.assign(ctx, s, exclusive)
+			}
+		}
+	}
+	if err != nil {
+		return r.failed(s, step, err)
+	}
+	only := ""
+	if exclusive {
+		only = " (and no other)"
+	}
+	s.Mark(ctx, step, changed, "user %s has roles %v%s on project %s", s.service.Spec.ServiceUser, roles, only, ServiceProject)
+	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) assign(ctx context.Context, s *scope, exclusive bool) (bool, error) {
+	roles := s.service.Spec.ServiceRoles()
+	ids := make([]string, 0, len(roles))
+	for _, name := range roles {
+		ids = append(ids, s.roleIDs[name])
+	}
+	return s.keystone.EnsureAssignments(ctx, identity.AssignmentSpec{UserID: s.user.ID, ProjectID: s.projectID, RoleIDs: ids,
+		Exclusive: exclusive, NewUser: s.user.Created})
+}

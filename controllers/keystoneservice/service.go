@@ -1,0 +1,57 @@
+package keystoneservice
+
+import (
+	"context"
+	"errors"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// reconcileService marks KeystoneServiceReady: the service exists with the spec's
+// description and enabled flag; status.serviceID. The service is created marked as
+// this KeystoneService's, or adopted when it exists; after a change of serviceType or
+// serviceName the previous one is removed when it was ours.
+func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Result, error) {
+	step := keystonev1.KeystoneServiceServiceReady
+	kc, err := r.Keystone.Get(ctx, s.Admin)
+	if err != nil {
+		return r.failed(s, step, err)
+	}
+	s.keystone = kc
+	svc := s.service
+	spec := svc.Spec
+	reg, changed, err := kc.EnsureService(ctx, svc.Status.ServiceID, identity.ServiceSpec{
+		Type: spec.ServiceType, Name: spec.ServiceName, Description: spec.ServiceDescription, Enabled: ptr.Deref(spec.Enabled, true),
+		Owner: r.owner(svc), ClaimUnmarked: takenOver(svc),
+	})
+	var foreign *identity.ForeignError
+	if errors.As(err, &foreign) {
+		s.Round.MarkFalse(step, condition.InvalidInput, "%v; choose another serviceType or serviceName", foreign)
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return r.failed(s, step, err)
+	}
+	if previous := svc.Status.ServiceID; previous != "" && previous != reg.ID {
+		if err := kc.DeleteService(ctx, previous, r.owner(svc), takenOver(svc)); err != nil {
+			return r.failed(s, step, err)
+		}
+		changed = true
+	}
+	svc.Status.ServiceID = reg.ID
+	s.Mark(ctx, step, changed, "service %s (%s) registered as %s%s", spec.ServiceName, spec.ServiceType, reg.ID, adoptedNote(reg))
+	return ctrl.Result{}, nil
+}
+
+// adoptedNote says, in a step's message, that an entity is used but not this
+// KeystoneService's to remove.
+func adoptedNote(reg identity.Registered) string {
+	if reg.Ownership == identity.Adopted {
+		return " (adopted: it existed before, and stays when this KeystoneService goes)"
+	}
+	return ""
+}

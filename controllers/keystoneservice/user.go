@@ -1,0 +1,108 @@
+package keystoneservice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// recordUser writes UserAnnotation for the user name and drops the records of earlier
+// versions, patching the annotations alone.
+func (r *Reconciler) recordUser(ctx context.Context, svc *keystonev1.KeystoneService, name string) error {
+	meta := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace}}
+	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q,%q:null,%q:null}}}`,
+		UserAnnotation, name, legacyUserIDAnnotation, legacyPasswordFromAnnotation)))
+	if err := r.Patch(ctx, meta, patch); err != nil {
+		return fmt.Errorf("recording user %s on %s: %w", name, svc.Name, err)
+	}
+	metav1.SetMetaDataAnnotation(&svc.ObjectMeta, UserAnnotation, name)
+	delete(svc.Annotations, legacyUserIDAnnotation)
+	delete(svc.Annotations, legacyPasswordFromAnnotation)
+	// The status patch goes on from the version this write produced.
+	svc.ResourceVersion = meta.ResourceVersion
+	return nil
+}
+
+// reconcileUser marks ServiceUserReady: the user exists in the service project and
+// has the Secret's current password. It is created marked as ours, or adopted; a
+// user another KeystoneService registered is refused. After a change of serviceUser
+// the previous user is removed when it was ours, before the record moves on.
+func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, error) {
+	step := keystonev1.KeystoneServiceUserReady
+	projectID, _, err := s.keystone.EnsureProject(ctx, defaultDomainID, ServiceProject)
+	if err != nil {
+		return r.failed(s, step, err)
+	}
+	s.projectID = projectID
+	svc := s.service
+	replaced := false
+	if recordStale(svc) {
+		if replaced, err = r.removePreviousUser(ctx, s); err != nil {
+			return r.failed(s, step, err)
+		}
+		if err := r.recordUser(ctx, svc, svc.Spec.ServiceUser); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	reg, changed, err := s.keystone.EnsureUser(ctx, identity.UserSpec{
+		Name: svc.Spec.ServiceUser, DomainID: defaultDomainID, ProjectID: projectID, Password: s.password,
+		PasswordFrom: s.passwordVersion, Owner: r.owner(svc), ClaimUnmarked: takenOver(svc),
+	})
+	var foreign *identity.ForeignError
+	if errors.As(err, &foreign) {
+		s.Round.MarkFalse(step, condition.InvalidInput, "%v; choose another serviceUser", foreign)
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return r.failed(s, step, err)
+	}
+	s.user = reg
+	s.Mark(ctx, step, changed || replaced, "user %s (%s) has the password of secret %s%s", svc.Spec.ServiceUser, reg.ID, svc.Spec.Secret, adoptedNote(reg))
+	return ctrl.Result{}, nil
+}
+
+// recordStale tells whether UserAnnotation must be written before a request that may
+// create the spec's serviceUser: it names another user, or none (it is usually written
+// with the finalizer), or an earlier version's records are still there.
+func recordStale(svc *keystonev1.KeystoneService) bool {
+	_, legacyID := svc.Annotations[legacyUserIDAnnotation]
+	_, legacyPassword := svc.Annotations[legacyPasswordFromAnnotation]
+	return svc.Annotations[UserAnnotation] != svc.Spec.ServiceUser || legacyID || legacyPassword
+}
+
+// removePreviousUser removes the user that UserAnnotation (or an earlier version's
+// record of its ID) names, when it is not the spec's serviceUser and was this
+// KeystoneService's. It tells whether a previous user was named (Keystone was asked
+// about it, and it is gone now unless it was adopted or another's).
+func (r *Reconciler) removePreviousUser(ctx context.Context, s *scope) (bool, error) {
+	svc := s.service
+	want, recorded := svc.Spec.ServiceUser, svc.Annotations[UserAnnotation]
+	removed := false
+	if recorded != "" && recorded != want {
+		if err := s.keystone.DeleteUserNamed(ctx, defaultDomainID, recorded, r.owner(svc), claimsUnmarked(svc, s.API, recorded)); err != nil {
+			return false, err
+		}
+		removed = true
+	}
+	if id := svc.Annotations[legacyUserIDAnnotation]; id != "" {
+		previous, err := s.keystone.GetUser(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		if previous != nil && previous.Name != want {
+			if err := s.keystone.DeleteOwnedUser(ctx, previous, r.owner(svc), claimsUnmarked(svc, s.API, previous.Name)); err != nil {
+				return false, err
+			}
+			removed = true
+		}
+	}
+	return removed, nil
+}
