@@ -32,7 +32,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 		}
 		return ctrl.Result{RequeueAfter: DataPlaneRecheckInterval}, err
 	}
-	api, _, _, err := access.Lookup(ctx, r.Client, ac.Namespace)
+	api, err := access.Lookup(ctx, r.Client, ac.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -20,7 +20,7 @@ import (
 // its own. A KeystoneAPI that is gone, or being deleted with its Keystone, takes the
 // endpoints with it.
 func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
-	api, _, _, err := access.Lookup(ctx, r.Client, s.endpoint.Namespace)
+	api, err := access.Lookup(ctx, r.Client, s.endpoint.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -24,7 +24,7 @@ import (
 // deregistering.
 func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
 	svc := s.service
-	api, _, _, err := access.Lookup(ctx, r.Client, svc.Namespace)
+	api, err := access.Lookup(ctx, r.Client, svc.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -70,30 +70,39 @@ func Release(ctx context.Context, c client.Client, ns string, names ...string) e
 	return nil
 }
 
-// MirrorKeystoneAPI marks step from the namespace's KeystoneAPI and returns it, with
-// usable true once the step is True: Ready for its current generation, with an
-// internal endpoint, not being deleted. api is nil when there is no single KeystoneAPI.
+// MirrorKeystoneAPI marks step from the namespace's KeystoneAPI (MarkKeystoneAPI) and
+// returns it, with usable true once the step is True. api is nil when there is none.
 func MirrorKeystoneAPI(ctx context.Context, c client.Reader, round *condition.Round, step lc.Type, ns string) (
 	api *keystonev1.KeystoneAPI, usable bool, err error) {
-	api, reason, why, err := access.Lookup(ctx, c, ns)
-	switch {
-	case err != nil:
+	api, err = access.Lookup(ctx, c, ns)
+	if err != nil {
 		return nil, false, err
+	}
+	return api, MarkKeystoneAPI(round, step, ns, api), nil
+}
+
+// MarkKeystoneAPI marks step from api, the namespace's KeystoneAPI (nil for none), and
+// tells whether it is usable: Ready for its current generation, with an internal
+// endpoint, not being deleted. None, or one being deleted, is DependencyNotFound
+// (Warning); its own progress is mirrored without its messages (MirrorSteady); Ready
+// for an older generation, or without an internal endpoint, is Requested (Info).
+func MarkKeystoneAPI(round *condition.Round, step lc.Type, ns string, api *keystonev1.KeystoneAPI) bool {
+	switch {
 	case api == nil:
-		round.MarkFalse(step, *reason, "%s", why)
-		return nil, false, nil
+		round.MarkFalse(step, condition.DependencyNotFound, "no KeystoneAPI in namespace %s", ns)
+		return false
 	case !api.DeletionTimestamp.IsZero():
 		round.MarkFalse(step, condition.DependencyNotFound, "KeystoneAPI %s is being deleted", api.Name)
-		return api, false, nil
+		return false
 	}
 	if round.MirrorSteady(step, "KeystoneAPI", api.Name, api.Status.Conditions); !round.IsTrue(step) {
-		return api, false, nil
+		return false
 	}
 	if !api.IsReady() || api.Status.APIEndpoints[keystonev1.EndpointInternal] == "" {
 		round.MarkFalse(step, condition.Requested, "KeystoneAPI %s: waiting for its current generation to be ready", api.Name)
-		return api, false, nil
+		return false
 	}
-	return api, true, nil
+	return true
 }
 
 // KeystoneStays tells whether the KeystoneAPI's Keystone outlives a deletion in its

@@ -4,13 +4,17 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/reasons"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestKeystoneVerdict(t *testing.T) {
@@ -53,6 +57,58 @@ func TestKeystoneVerdict(t *testing.T) {
 			g.Expect(v.Reason.Severity).To(Equal(tt.severity))
 			g.Expect(v.Message).To(Equal(tt.message))
 			g.Expect(suspect).To(Equal(tt.suspect))
+		})
+	}
+}
+
+func TestMarkKeystoneAPI(t *testing.T) {
+	const step lc.Type = "KeystoneAPIReady"
+	api := func(generation, observed int64, ready lc.Condition, internal string, deleting bool) *keystonev1.KeystoneAPI {
+		a := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Generation: generation}}
+		a.Status.ObservedGeneration = observed
+		a.Status.Conditions = lc.Conditions{ready}
+		if internal != "" {
+			a.Status.APIEndpoints = map[string]string{keystonev1.EndpointInternal: internal}
+		}
+		if deleting {
+			a.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+		}
+		return a
+	}
+	ready := lc.Condition{Type: lc.ReadyCondition, Status: corev1.ConditionTrue, Reason: lc.ReadyReason}
+	progressing := lc.Condition{Type: lc.ReadyCondition, Status: corev1.ConditionFalse, Reason: "Created",
+		Severity: lc.SeverityInfo, Message: "DBSyncReady (7/13 ready): job keystone-db-sync running"}
+	failing := lc.Condition{Type: lc.ReadyCondition, Status: corev1.ConditionFalse, Reason: "CreationFailed",
+		Severity: lc.SeverityError, Message: "DBSyncReady (7/13 ready): job keystone-db-sync failed after 4 attempts"}
+	url := "https://keystone-internal.openstack.svc:5000"
+	tests := []struct {
+		name   string
+		api    *keystonev1.KeystoneAPI
+		usable bool
+		want   lc.Condition
+	}{
+		{"none in the namespace", nil, false, lc.Condition{Status: corev1.ConditionFalse, Reason: "DependencyNotFound",
+			Severity: lc.SeverityWarning, Message: "no KeystoneAPI in namespace openstack"}},
+		{"being deleted", api(1, 1, ready, url, true), false, lc.Condition{Status: corev1.ConditionFalse, Reason: "DependencyNotFound",
+			Severity: lc.SeverityWarning, Message: "KeystoneAPI keystone is being deleted"}},
+		{"progressing: its progress, not its messages", api(1, 1, progressing, url, false), false, lc.Condition{Status: corev1.ConditionFalse,
+			Reason: "Created", Severity: lc.SeverityInfo, Message: "KeystoneAPI keystone is not ready yet"}},
+		{"failing: its message", api(1, 1, failing, url, false), false, lc.Condition{Status: corev1.ConditionFalse, Reason: "CreationFailed",
+			Severity: lc.SeverityError, Message: "KeystoneAPI keystone: DBSyncReady (7/13 ready): job keystone-db-sync failed after 4 attempts"}},
+		{"ready for an older generation", api(2, 1, ready, url, false), false, lc.Condition{Status: corev1.ConditionFalse, Reason: "Requested",
+			Severity: lc.SeverityInfo, Message: "KeystoneAPI keystone: waiting for its current generation to be ready"}},
+		{"ready without an internal endpoint", api(1, 1, ready, "", false), false, lc.Condition{Status: corev1.ConditionFalse,
+			Reason: "Requested", Severity: lc.SeverityInfo, Message: "KeystoneAPI keystone: waiting for its current generation to be ready"}},
+		{"ready", api(1, 1, ready, url, false), true, lc.Condition{Status: corev1.ConditionTrue, Reason: lc.ReadyReason,
+			Message: "KeystoneAPI keystone is ready"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			round := condition.Steps{step}.Begin(nil, time.Now())
+			g.Expect(MarkKeystoneAPI(round, step, "openstack", tt.api)).To(Equal(tt.usable))
+			got := round.Get(step)
+			g.Expect(lc.Condition{Status: got.Status, Reason: got.Reason, Severity: got.Severity, Message: got.Message}).To(Equal(tt.want))
 		})
 	}
 }

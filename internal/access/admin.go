@@ -7,25 +7,21 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	libtls "github.com/openstack-k8s-operators/lib-common/modules/common/tls"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Lookup returns the namespace's KeystoneAPI: the first created (First),
-// which is the one that deploys Keystone; any other is refused as InvalidInput by its
-// own controller. When there is none, it returns the reason and message to report.
-func Lookup(ctx context.Context, c client.Reader, ns string) (*keystonev1.KeystoneAPI, *condition.Reason, string, error) {
+// Lookup returns the namespace's KeystoneAPI: the first created (First), which is the
+// one that deploys Keystone; any other is refused as InvalidInput by its own
+// controller. nil when there is none.
+func Lookup(ctx context.Context, c client.Reader, ns string) (*keystonev1.KeystoneAPI, error) {
 	list := &keystonev1.KeystoneAPIList{}
 	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return nil, nil, "", fmt.Errorf("listing KeystoneAPIs: %w", err)
+		return nil, fmt.Errorf("listing KeystoneAPIs: %w", err)
 	}
-	if api := First(list.Items); api != nil {
-		return api, nil, "", nil
-	}
-	return nil, &condition.DependencyNotFound, "no KeystoneAPI in namespace " + ns, nil
+	return First(list.Items), nil
 }
 
 // First returns the KeystoneAPI created first (by creation time, then by
