@@ -1,0 +1,102 @@
+package registration
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
+	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// Release removes finalizers from every KeystoneAPI of the namespace: a registration
+// releases wherever it may have put them, so that no KeystoneAPI keeps one of a
+// registration that is gone (a second KeystoneAPI, or one created after it).
+func Release(ctx context.Context, c client.Client, ns string, names ...string) error {
+	list := &keystonev1.KeystoneAPIList{}
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return fmt.Errorf("listing KeystoneAPIs: %w", err)
+	}
+	for i := range list.Items {
+		if err := finalizers.Remove(ctx, c, &list.Items[i], names...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MirrorKeystoneAPI marks step from the namespace's KeystoneAPI (MarkKeystoneAPI) and
+// returns it, with usable true once the step is True. api is nil when there is none.
+func MirrorKeystoneAPI(ctx context.Context, c client.Reader, round *condition.Round, step lc.Type, ns string) (
+	api *keystonev1.KeystoneAPI, usable bool, err error) {
+	api, err = access.Lookup(ctx, c, ns)
+	if err != nil {
+		return nil, false, err
+	}
+	return api, MarkKeystoneAPI(round, step, ns, api), nil
+}
+
+// MarkKeystoneAPI marks step from api, the namespace's KeystoneAPI (nil for none), and
+// tells whether it is usable: Ready for its current generation, with an internal
+// endpoint, not being deleted. None, or one being deleted, is DependencyNotFound
+// (Warning); its own progress is mirrored without its messages (MirrorSteady); Ready
+// for an older generation, or without an internal endpoint, is Requested (Info).
+func MarkKeystoneAPI(round *condition.Round, step lc.Type, ns string, api *keystonev1.KeystoneAPI) bool {
+	switch {
+	case api == nil:
+		round.MarkFalse(step, condition.DependencyNotFound, "no KeystoneAPI in namespace %s", ns)
+		return false
+	case !api.DeletionTimestamp.IsZero():
+		round.MarkFalse(step, condition.DependencyNotFound, "KeystoneAPI %s is being deleted", api.Name)
+		return false
+	}
+	if round.MirrorSteady(step, "KeystoneAPI", api.Name, api.Status.Conditions); !round.IsTrue(step) {
+		return false
+	}
+	if !api.IsReady() || api.Status.APIEndpoints[keystonev1.EndpointInternal] == "" {
+		round.MarkFalse(step, condition.Requested, "KeystoneAPI %s: waiting for its current generation to be ready", api.Name)
+		return false
+	}
+	return true
+}
+
+// KeystoneStays tells whether the KeystoneAPI's Keystone outlives a deletion in its
+// namespace: it is not being deleted, or it is an external Keystone, which stays
+// whatever happens here. Deregistering from a Keystone that goes away is pointless,
+// and would hang when its pods are already gone.
+func KeystoneStays(api *keystonev1.KeystoneAPI) bool {
+	return api.DeletionTimestamp.IsZero() || api.Spec.ExternalKeystoneAPI
+}
+
+// Region is where the KeystoneAPI registers endpoints: its status, or its spec where
+// the status does not say yet.
+func Region(api *keystonev1.KeystoneAPI) string {
+	if r := api.GetRegion(); r != "" {
+		return r
+	}
+	return api.Spec.Region
+}
+
+// KeystoneAPIChanged passes the KeystoneAPI updates a registration depends on: Ready
+// as MirrorSteady mirrors it (not the messages of its progress), the generation it
+// describes, the endpoints, the region, the admin's secret, deletion, OrphanAnnotation. Not, for example,
+// the finalizers the registrations themselves add.
+var KeystoneAPIChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*keystonev1.KeystoneAPI)
+		n, ok2 := e.ObjectNew.(*keystonev1.KeystoneAPI)
+		if !ok1 || !ok2 {
+			return true
+		}
+		return condition.SteadyMirrorOf(o.Status.Conditions) != condition.SteadyMirrorOf(n.Status.Conditions) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
+			!maps.Equal(o.Status.APIEndpoints, n.Status.APIEndpoints) || o.Status.Region != n.Status.Region ||
+			o.Spec.Secret != n.Spec.Secret || !o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
+			o.Annotations[OrphanAnnotation] != n.Annotations[OrphanAnnotation]
+	},
+}

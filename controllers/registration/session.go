@@ -1,0 +1,125 @@
+package registration
+
+import (
+	"context"
+	"fmt"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Base is what every registration controller holds: the API client, the status
+// reporter, the clock, the Keystone clients shared between reconciles, how many objects
+// reconcile at once, and the cluster's identity.
+type Base struct {
+	client.Client
+	Reporter reconciler.Reporter
+	// Clock dates what the registrations record (credentials and their rotation); tests move it.
+	Clock clock.PassiveClock
+	// Keystone shares authenticated clients between reconciles.
+	Keystone *identity.Clients
+	// Concurrency is how many objects reconcile at once (Concurrency).
+	Concurrency int
+	// ClusterID identifies the cluster in the marks of what it registers in Keystone
+	// (identity.OwnerMark): the UID of its kube-system namespace; "" when unknown.
+	ClusterID string
+}
+
+// Begin starts the session of a round.
+func (b *Base) Begin(round *condition.Round) Session {
+	return Session{Round: round, Clients: b.Keystone}
+}
+
+// Session is what one round of a registration talks to Keystone with: the round it
+// marks, the clients shared between reconciles, the namespace's KeystoneAPI once
+// usable, and its admin's credentials. Each registration kind's scope embeds it.
+type Session struct {
+	Round   *condition.Round
+	Clients *identity.Clients
+	API     *keystonev1.KeystoneAPI
+	Admin   identity.Credentials
+}
+
+// Open takes api, usable, and its admin's credentials into the session. Without the
+// admin's password (its Secret or key missing) it marks step DependencyNotFound and
+// returns false: the registration waits for it.
+func (s *Session) Open(ctx context.Context, c client.Reader, step lc.Type, api *keystonev1.KeystoneAPI) (bool, error) {
+	admin, ok, err := access.Credentials(ctx, c, api)
+	if err != nil || !ok {
+		if err == nil {
+			s.Round.MarkFalse(step, condition.DependencyNotFound, "%s", access.Missing(api))
+		}
+		return false, err
+	}
+	s.API, s.Admin = api, admin
+	return true, nil
+}
+
+// Password reads the value of key in the Secret name of namespace ns: a service user's
+// password. Without it (no Secret, no key, or an empty value) it marks step
+// DependencyNotFound and returns a nil Secret.
+func (s *Session) Password(ctx context.Context, c client.Reader, step lc.Type, ns, name, key string) (*corev1.Secret, error) {
+	secret := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret); client.IgnoreNotFound(err) != nil {
+		return nil, fmt.Errorf("reading secret %s: %w", name, err)
+	} else if err != nil || len(secret.Data[key]) == 0 {
+		s.Round.MarkFalse(step, condition.DependencyNotFound, "secret %s with key %s not found", name, key)
+		return nil, nil
+	}
+	return secret, nil
+}
+
+// Mark marks a registration step True. Where the round wrote to Keystone (changed),
+// Keystone's successful answer to the write is what confirms the step: no later round
+// reads it back, so a new registration costs only the requests it needs. The write is
+// logged.
+func (s *Session) Mark(ctx context.Context, step lc.Type, changed bool, format string, args ...any) {
+	s.Round.MarkTrue(step, format, args...)
+	if changed {
+		ctrl.LoggerFrom(ctx).Info("wrote to Keystone", "step", step, "result", fmt.Sprintf(format, args...))
+	}
+}
+
+// Failed reports a Keystone error on step, answered to the admin (FailedAs).
+func (s *Session) Failed(step lc.Type, failed condition.Reason, err error) (ctrl.Result, error) {
+	return s.FailedAs(s.Admin, step, failed, err)
+}
+
+// FailedAs reports a Keystone error on step, answered to creds (keystoneVerdict): a
+// session Keystone no longer honours is dropped, and a refusal is a terminal error, not
+// retried until the spec or an input changes.
+func (s *Session) FailedAs(creds identity.Credentials, step lc.Type, failed condition.Reason, err error) (ctrl.Result, error) {
+	v, suspect := keystoneVerdict(creds.URL, failed, err)
+	s.Round.Apply(step, v)
+	if suspect {
+		s.Clients.Forget(creds)
+	}
+	if v.Reason == failed {
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	}
+	return ctrl.Result{}, err
+}
+
+// keystoneVerdict is a registration step's verdict on an error from the Keystone at
+// url: a 404 that no valid session gets (suspect: authenticate again), an answer that
+// may change by itself (none, 429, 5xx) or a stale cached ID are ServiceUnavailable
+// (Warning, retried with backoff); any other answer is the step's failed reason (Error).
+func keystoneVerdict(url string, failed condition.Reason, err error) (v condition.Verdict, suspect bool) {
+	switch {
+	case identity.SessionSuspect(err):
+		return condition.FalseVerdict(condition.ServiceUnavailable, "Keystone at %s: %s to a request that cannot get one; authenticating again",
+			url, identity.Message(err)), true
+	case identity.Transient(err) || identity.Stale(err):
+		return condition.FalseVerdict(condition.ServiceUnavailable, "Keystone at %s: %s", url, identity.Message(err)), false
+	}
+	return condition.FalseVerdict(failed, "Keystone at %s refused: %s", url, identity.Message(err)), false
+}
