@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
@@ -34,7 +35,7 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, s *scope) (ctrl.Resu
 	if s.round.Mirror(step, "MariaDBAccount", account.Name, account.Status.Conditions); !s.round.IsTrue(step) {
 		return ctrl.Result{}, nil
 	}
-	password, found, err := r.secretValue(ctx, api.Namespace, account.Spec.Secret, mariadbv1.DatabasePasswordSelector)
+	secret, found, err := access.SecretKey(ctx, r.Client, api.Namespace, account.Spec.Secret, mariadbv1.DatabasePasswordSelector)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -51,7 +52,8 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, s *scope) (ctrl.Resu
 		s.round.MarkFalse(step, condition.Requested, "waiting for the Service of database instance %s", api.Spec.DatabaseInstance)
 		return ctrl.Result{}, nil
 	}
-	s.dbUser, s.dbPassword, s.databaseTLS = account.Spec.UserName, password, db.Status.TLSSupport
+	s.dbUser, s.dbPassword = account.Spec.UserName, string(secret.Data[mariadbv1.DatabasePasswordSelector])
+	s.databaseTLS = db.Status.TLSSupport
 	api.Status.DatabaseHostname = host
 	s.round.MarkTrue(step, "database %s ready at %s", deploy.DatabaseName, host)
 	return ctrl.Result{}, nil

@@ -11,7 +11,6 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -44,7 +43,7 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 		return ctrl.Result{}, nil
 	}
 	spec := s.api.Spec
-	password, found, err := r.secretValue(ctx, s.api.Namespace, spec.Secret, spec.PasswordSelectors.Admin)
+	secret, found, err := access.SecretKey(ctx, r.Client, s.api.Namespace, spec.Secret, spec.PasswordSelectors.Admin)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -53,6 +52,7 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 			"secret %s with key %s not found", spec.Secret, spec.PasswordSelectors.Admin)
 		return ctrl.Result{}, nil
 	}
+	password := string(secret.Data[spec.PasswordSelectors.Admin])
 	s.adminPassword = password
 	// A copy for removing registrations from Keystone, whatever is deleted first.
 	saved, err := r.cleanupData(ctx, s.api, password)
@@ -92,17 +92,4 @@ func (r *Reconciler) cleanupData(ctx context.Context, api *keystonev1.KeystoneAP
 		data[deploy.CleanupCABundleKey] = string(ca)
 	}
 	return data, nil
-}
-
-// secretValue reads one key of a Secret; found is false when the Secret or key is missing.
-func (r *Reconciler) secretValue(ctx context.Context, ns, name, key string) (value string, found bool, err error) {
-	secret := &corev1.Secret{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "", false, nil
-		}
-		return "", false, fmt.Errorf("reading secret %s: %w", name, err)
-	}
-	v, ok := secret.Data[key]
-	return string(v), ok, nil
 }

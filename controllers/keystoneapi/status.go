@@ -19,12 +19,12 @@ import (
 // saying the pods keep their configuration until waitingFor is); a rollout in progress
 // is Created (Info); a progress deadline exceeded is CreationFailed (Error).
 func rolloutVerdict(dep *appsv1.Deployment, waitingFor lc.Type) condition.Verdict {
-	want := ptr.Deref(dep.Spec.Replicas, 1)
+	want, deadline := ptr.Deref(dep.Spec.Replicas, 1), deadlineExceeded(dep)
 	switch {
 	case dep.Status.ObservedGeneration < dep.Generation:
 		return condition.FalseVerdict(condition.Created, "deployment %s: rollout of the new spec starting", dep.Name)
-	case deadlineExceeded(dep) != "":
-		return condition.FalseVerdict(condition.CreationFailed, "deployment %s exceeded its progress deadline: %s", dep.Name, deadlineExceeded(dep))
+	case deadline != "":
+		return condition.FalseVerdict(condition.CreationFailed, "deployment %s exceeded its progress deadline: %s", dep.Name, deadline)
 	case dep.Status.UpdatedReplicas == want && dep.Status.AvailableReplicas == want && dep.Status.Replicas == want:
 		msg := fmt.Sprintf("deployment %s: %d/%d replicas ready", dep.Name, dep.Status.ReadyReplicas, want)
 		if waitingFor != "" {

@@ -68,10 +68,11 @@ func (s *Session) Open(ctx context.Context, c client.Reader, step lc.Type, api *
 // password. Without it (no Secret, no key, or an empty value) it marks step
 // DependencyNotFound and returns a nil Secret.
 func (s *Session) Password(ctx context.Context, c client.Reader, step lc.Type, ns, name, key string) (*corev1.Secret, error) {
-	secret := &corev1.Secret{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret); client.IgnoreNotFound(err) != nil {
-		return nil, fmt.Errorf("reading secret %s: %w", name, err)
-	} else if err != nil || len(secret.Data[key]) == 0 {
+	secret, found, err := access.SecretKey(ctx, c, ns, name, key)
+	if err != nil {
+		return nil, err
+	}
+	if !found || len(secret.Data[key]) == 0 {
 		s.Round.MarkFalse(step, condition.DependencyNotFound, "secret %s with key %s not found", name, key)
 		return nil, nil
 	}

@@ -56,16 +56,25 @@ func Credentials(ctx context.Context, c client.Reader, api *keystonev1.KeystoneA
 // adminPassword reads the admin's password from the KeystoneAPI's Secret; ok is false
 // when the Secret or its key is missing.
 func adminPassword(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) (password string, ok bool, err error) {
-	secret := &corev1.Secret{}
-	err = c.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: api.Spec.Secret}, secret)
-	if apierrors.IsNotFound(err) {
-		return "", false, nil
+	secret, found, err := SecretKey(ctx, c, api.Namespace, api.Spec.Secret, api.Spec.PasswordSelectors.Admin)
+	if err != nil || !found {
+		return "", false, err
 	}
-	if err != nil {
-		return "", false, fmt.Errorf("reading secret %s: %w", api.Spec.Secret, err)
+	return string(secret.Data[api.Spec.PasswordSelectors.Admin]), true, nil
+}
+
+// SecretKey reads the Secret name of namespace ns and tells whether it holds key
+// (found is false when the Secret or the key is missing).
+func SecretKey(ctx context.Context, c client.Reader, ns, name, key string) (secret *corev1.Secret, found bool, err error) {
+	secret = &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("reading secret %s: %w", name, err)
 	}
-	value, found := secret.Data[api.Spec.PasswordSelectors.Admin]
-	return string(value), found, nil
+	_, found = secret.Data[key]
+	return secret, found, nil
 }
 
 // CleanupCredentials returns the admin's credentials for removing a registration: the
