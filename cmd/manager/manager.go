@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -207,8 +208,20 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		opts.KeystoneTransport = ClusterDNSTransport(opts.ClusterDNS, "cluster.local")
 	}
 	m := reconciler.NewMetrics(metrics.Registry, clk.Now)
+	recorder, stopEvents, err := reconciler.NewEventRecorder(mgr.GetConfig(), mgr.GetHTTPClient(), Scheme)
+	if err != nil {
+		return nil, err
+	}
+	// Stopped with the manager; controller-runtime's own recorder throttles per object.
+	if err := mgr.Add(ctrlmanager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		stopEvents()
+		return nil
+	})); err != nil {
+		return nil, fmt.Errorf("adding the Event recorder: %w", err)
+	}
 	reporter := func(kind string) reconciler.Reporter {
-		return reconciler.Reporter{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("keystone-operator"),
+		return reconciler.Reporter{Client: mgr.GetClient(), Recorder: recorder,
 			Metrics: m, Versions: reconciler.NewVersions(), Reader: mgr.GetAPIReader(), Kind: kind}
 	}
 	if err := (&keystoneapi.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneapi.Kind), Clock: clk,

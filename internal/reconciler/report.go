@@ -78,7 +78,7 @@ func (r Reporter) Finish(ctx context.Context, obj, base client.Object, status St
 			if t.Warning() {
 				eventType = corev1.EventTypeWarning
 			}
-			r.Recorder.Eventf(obj, eventType, string(t.Reason), "%s is %s: %s", t.Type, t.Status, t.Message)
+			r.Recorder.Event(obj, eventType, string(t.Reason), transitionMessage(t))
 		}
 	}
 	if r.Metrics != nil {
