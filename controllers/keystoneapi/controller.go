@@ -217,8 +217,7 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneAPI, *scope] {
 		Status: func(api *keystonev1.KeystoneAPI) reconciler.Status {
 			return reconciler.Status{Conditions: &api.Status.Conditions, ObservedGeneration: &api.Status.ObservedGeneration}
 		},
-		Steps:     steps,
-		Skip:      skippedSteps,
+		Steps:     appliedSteps,
 		Finalizer: Finalizer,
 		Scope: func(api *keystonev1.KeystoneAPI, round *condition.Round) *scope {
 			return &scope{api: api, round: round, previousEndpoints: maps.Clone(api.Status.APIEndpoints)}
@@ -234,9 +233,14 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneAPI, *scope] {
 	}
 }
 
-// skippedSteps lists the steps that do not apply to the spec: in external mode only
-// the input, the endpoint check and the client configuration; otherwise the endpoint
-// check is the deployment's own readiness.
+// appliedSteps are the steps that apply to the spec: in external mode only the input,
+// the endpoint check and the client configuration; otherwise every step but the
+// endpoint check, which is the deployment's own readiness, and but TLSInputReady,
+// TopologyReady and NetworkAttachmentsReady where the spec has no such input.
+func appliedSteps(api *keystonev1.KeystoneAPI) condition.Steps {
+	return steps.Without(skippedSteps(api)...)
+}
+
 func skippedSteps(api *keystonev1.KeystoneAPI) []lc.Type {
 	var skip []lc.Type
 	if !deploy.UsesTLS(api) || (api.Spec.ExternalKeystoneAPI && api.Spec.TLS.CaBundleSecretName == "") {

@@ -9,7 +9,6 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,33 +28,21 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, s *scope) (ctrl.Resu
 	if err != nil || account == nil || db == nil {
 		return ctrl.Result{}, err
 	}
-	if s.round.Mirror(step, "MariaDBDatabase", db.Name, db.Status.Conditions); !s.round.IsTrue(step) {
-		return ctrl.Result{}, nil
-	}
-	if s.round.Mirror(step, "MariaDBAccount", account.Name, account.Status.Conditions); !s.round.IsTrue(step) {
-		return ctrl.Result{}, nil
-	}
 	secret, found, err := access.SecretKey(ctx, r.Client, api.Namespace, account.Spec.Secret, mariadbv1.DatabasePasswordSelector)
 	if err != nil {
 		return ctrl.Result{}, err
-	}
-	if !found {
-		s.round.MarkFalse(step, condition.DependencyNotFound, "secret %s of MariaDBAccount %s with key %s not found",
-			account.Spec.Secret, account.Name, mariadbv1.DatabasePasswordSelector)
-		return ctrl.Result{}, nil
 	}
 	host, err := r.databaseHostname(ctx, api)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if host == "" {
-		s.round.MarkFalse(step, condition.Requested, "waiting for the Service of database instance %s", api.Spec.DatabaseInstance)
+	v := databaseVerdict(db, account, found, api.Spec.DatabaseInstance, host)
+	if s.round.Apply(step, v); !v.True {
 		return ctrl.Result{}, nil
 	}
 	s.dbUser, s.dbPassword = account.Spec.UserName, string(secret.Data[mariadbv1.DatabasePasswordSelector])
 	s.databaseTLS = db.Status.TLSSupport
 	api.Status.DatabaseHostname = host
-	s.round.MarkTrue(step, "database %s ready at %s", deploy.DatabaseName, host)
 	return ctrl.Result{}, nil
 }
 

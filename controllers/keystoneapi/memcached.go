@@ -6,7 +6,6 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -19,22 +18,18 @@ func (r *Reconciler) reconcileMemcached(ctx context.Context, s *scope) (ctrl.Res
 	step := keystonev1.KeystoneAPIMemcachedReady
 	mc := &memcachedv1.Memcached{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: api.Spec.MemcachedInstance}, mc)
-	if apierrors.IsNotFound(err) {
-		s.round.MarkFalse(step, condition.DependencyNotFound, "Memcached %s not found", api.Spec.MemcachedInstance)
-		return ctrl.Result{}, nil
-	} else if err != nil {
+	switch {
+	case apierrors.IsNotFound(err):
+		mc = nil
+	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("reading Memcached %s: %w", api.Spec.MemcachedInstance, err)
-	}
-	if s.acting(step) {
+	case s.acting(step):
 		if err := finalizers.Add(ctx, r.Client, mc, finalizerFor(api)); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	if s.round.Mirror(step, "Memcached", mc.Name, mc.Status.Conditions); !s.round.IsTrue(step) {
-		return ctrl.Result{}, nil
-	}
-	if len(mc.Status.ServerList) == 0 {
-		s.round.MarkFalse(step, condition.Requested, "Memcached %s is ready but lists no servers yet", mc.Name)
+	if v := memcachedVerdict(api.Spec.MemcachedInstance, mc); !v.True {
+		s.round.Apply(step, v)
 		return ctrl.Result{}, nil
 	}
 	s.memcachedServers = mc.Status.ServerList
@@ -42,7 +37,7 @@ func (r *Reconciler) reconcileMemcached(ctx context.Context, s *scope) (ctrl.Res
 	if s.memcachedTLS {
 		s.memcachedMTLSSecret = memcachedMTLSSecret(mc)
 	}
-	s.round.MarkTrue(step, "Memcached %s ready with %d servers", mc.Name, len(mc.Status.ServerList))
+	s.round.Apply(step, memcachedVerdict(api.Spec.MemcachedInstance, mc))
 	return ctrl.Result{}, nil
 }
 

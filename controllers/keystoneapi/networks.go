@@ -3,13 +3,10 @@ package keystoneapi
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/networkattachment"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -70,32 +67,12 @@ func (r *Reconciler) reconcileNetworks(ctx context.Context, s *scope) (ctrl.Resu
 		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing Keystone's pods: %w", err)
 	}
-	addresses := map[string][]string{}
-	for i := range pods.Items {
-		status, err := networkattachment.GetNetworkStatusFromAnnotation(pods.Items[i].Annotations)
-		if err != nil {
-			s.round.MarkFalse(step, condition.ServiceUnavailable, "pod %s: %v", pods.Items[i].Name, err)
-			return ctrl.Result{RequeueAfter: NetworkRecheckInterval}, nil
-		}
-		for _, st := range status {
-			addresses[st.Name] = append(addresses[st.Name], st.IPs...)
-		}
+	v, attached := networksVerdict(api.Namespace, api.Spec.NetworkAttachments, pods.Items)
+	if attached != nil {
+		api.Status.NetworkAttachments = attached
 	}
-	api.Status.NetworkAttachments = map[string][]string{}
-	var short []string
-	for _, name := range api.Spec.NetworkAttachments {
-		key := api.Namespace + "/" + name
-		ips := addresses[key]
-		slices.Sort(ips)
-		api.Status.NetworkAttachments[key] = ips
-		if len(ips) < len(pods.Items) {
-			short = append(short, fmt.Sprintf("%s (%d of %d pods)", name, len(ips), len(pods.Items)))
-		}
-	}
-	if len(short) > 0 {
-		s.round.MarkFalse(step, condition.Requested, "pods without an address on %s", strings.Join(short, ", "))
+	if s.round.Apply(step, v); !v.True {
 		return ctrl.Result{RequeueAfter: NetworkRecheckInterval}, nil
 	}
-	s.round.MarkTrue(step, "%d pods attached to %s", len(pods.Items), strings.Join(api.Spec.NetworkAttachments, ", "))
 	return ctrl.Result{}, nil
 }

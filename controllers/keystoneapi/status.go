@@ -2,9 +2,16 @@ package keystoneapi
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
+	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/networkattachment"
+	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -57,4 +64,90 @@ func jobVerdict(job *batchv1.Job, podFailure string) condition.Verdict {
 		return condition.FalseVerdict(condition.CreationFailed, "%s", msg)
 	}
 	return condition.FalseVerdict(condition.Created, "job %s running (%d failed attempts so far)", job.Name, job.Status.Failed)
+}
+
+// memcachedVerdict is MemcachedReady from the Memcached named name (nil when it does
+// not exist: DependencyNotFound): its Ready mirrored, then True once it lists servers.
+func memcachedVerdict(name string, mc *memcachedv1.Memcached) condition.Verdict {
+	if mc == nil {
+		return condition.FalseVerdict(condition.DependencyNotFound, "Memcached %s not found", name)
+	}
+	if v := condition.MirrorVerdict("Memcached", mc.Name, mc.Status.Conditions); !v.True {
+		return v
+	}
+	if len(mc.Status.ServerList) == 0 {
+		return condition.FalseVerdict(condition.Requested, "Memcached %s is ready but lists no servers yet", mc.Name)
+	}
+	return condition.TrueVerdict("Memcached %s ready with %d servers", mc.Name, len(mc.Status.ServerList))
+}
+
+// transportURLVerdict is RabbitMqTransportURLReady from the TransportURL of the
+// notifications to cluster and secretProblem (what is wrong with the Secret it names, ""
+// for nothing): its Ready mirrored, then its Secret waited for (Requested), then
+// DependencyNotFound while the Secret lacks the URL.
+func transportURLVerdict(tu *rabbitmqv1.TransportURL, cluster, secretProblem string) condition.Verdict {
+	switch v := condition.MirrorVerdict("TransportURL", tu.Name, tu.Status.Conditions); {
+	case !v.True:
+		return v
+	case tu.Status.SecretName == "":
+		return condition.FalseVerdict(condition.Requested, "TransportURL %s: waiting for its secret", tu.Name)
+	case secretProblem != "":
+		return condition.FalseVerdict(condition.DependencyNotFound, "TransportURL %s: %s", tu.Name, secretProblem)
+	}
+	return condition.TrueVerdict("notifications go to RabbitMQ cluster %s through TransportURL %s", cluster, tu.Name)
+}
+
+// databaseVerdict is DBReady from the MariaDBDatabase and MariaDBAccount, whether the
+// account's Secret holds its password, and the host of the database instance's Service
+// ("" while there is none): both Ready mirrored, the database first; then the
+// password (DependencyNotFound); then the Service (Requested).
+func databaseVerdict(db *mariadbv1.MariaDBDatabase, account *mariadbv1.MariaDBAccount, passwordFound bool,
+	instance, host string) condition.Verdict {
+	if v := condition.MirrorVerdict("MariaDBDatabase", db.Name, db.Status.Conditions); !v.True {
+		return v
+	}
+	if v := condition.MirrorVerdict("MariaDBAccount", account.Name, account.Status.Conditions); !v.True {
+		return v
+	}
+	switch {
+	case !passwordFound:
+		return condition.FalseVerdict(condition.DependencyNotFound, "secret %s of MariaDBAccount %s with key %s not found",
+			account.Spec.Secret, account.Name, mariadbv1.DatabasePasswordSelector)
+	case host == "":
+		return condition.FalseVerdict(condition.Requested, "waiting for the Service of database instance %s", instance)
+	}
+	return condition.TrueVerdict("database %s ready at %s", deploy.DatabaseName, host)
+}
+
+// networksVerdict is NetworkAttachmentsReady from Keystone's pods: True once every pod
+// reports an address on each of attachments in Multus's network-status annotation;
+// Requested (Info) while some do not; ServiceUnavailable (Warning) for an annotation
+// that cannot be read. It also returns status.networkAttachments, the addresses per
+// "namespace/attachment", sorted (nil when an annotation cannot be read).
+func networksVerdict(namespace string, attachments []string, pods []corev1.Pod) (condition.Verdict, map[string][]string) {
+	addresses := map[string][]string{}
+	for i := range pods {
+		status, err := networkattachment.GetNetworkStatusFromAnnotation(pods[i].Annotations)
+		if err != nil {
+			return condition.FalseVerdict(condition.ServiceUnavailable, "pod %s: %v", pods[i].Name, err), nil
+		}
+		for _, st := range status {
+			addresses[st.Name] = append(addresses[st.Name], st.IPs...)
+		}
+	}
+	attached := map[string][]string{}
+	var short []string
+	for _, name := range attachments {
+		key := namespace + "/" + name
+		ips := addresses[key]
+		slices.Sort(ips)
+		attached[key] = ips
+		if len(ips) < len(pods) {
+			short = append(short, fmt.Sprintf("%s (%d of %d pods)", name, len(ips), len(pods)))
+		}
+	}
+	if len(short) > 0 {
+		return condition.FalseVerdict(condition.Requested, "pods without an address on %s", strings.Join(short, ", ")), attached
+	}
+	return condition.TrueVerdict("%d pods attached to %s", len(pods), strings.Join(attachments, ", ")), attached
 }

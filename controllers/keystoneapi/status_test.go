@@ -5,7 +5,10 @@ import (
 
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	. "github.com/onsi/gomega"
+	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
+	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -87,6 +90,140 @@ func TestJobVerdict(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			NewWithT(t).Expect(brief(jobVerdict(tt.job, tt.podFailure))).To(Equal(tt.want))
+		})
+	}
+}
+
+func ready(status corev1.ConditionStatus, reason lc.Reason, severity lc.Severity, msg string) lc.Conditions {
+	return lc.Conditions{{Type: lc.ReadyCondition, Status: status, Reason: reason, Severity: severity, Message: msg}}
+}
+
+var (
+	isReady      = ready(corev1.ConditionTrue, "Ready", "", "ok")
+	notReadyInfo = ready(corev1.ConditionFalse, "Requested", lc.SeverityInfo, "deploying")
+	failing      = ready(corev1.ConditionFalse, "ErrorReason", lc.SeverityError, "broken")
+)
+
+func TestMemcachedVerdict(t *testing.T) {
+	mc := func(conds lc.Conditions, servers ...string) *memcachedv1.Memcached {
+		return &memcachedv1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "memcached"},
+			Status: memcachedv1.MemcachedStatus{Conditions: conds, ServerList: servers}}
+	}
+	tests := []struct {
+		name string
+		mc   *memcachedv1.Memcached
+		want verdictOf
+	}{
+		{"missing", nil, verdictOf{false, "DependencyNotFound", lc.SeverityWarning, "Memcached memcached not found"}},
+		{"no status yet", mc(nil), verdictOf{false, "Requested", lc.SeverityInfo, "Memcached memcached: waiting for its status"}},
+		{"coming up", mc(notReadyInfo), verdictOf{false, "Requested", lc.SeverityInfo, "Memcached memcached: deploying"}},
+		{"failing, as it says", mc(failing), verdictOf{false, "ErrorReason", lc.SeverityError, "Memcached memcached: broken"}},
+		{"ready without servers", mc(isReady), verdictOf{false, "Requested", lc.SeverityInfo,
+			"Memcached memcached is ready but lists no servers yet"}},
+		{"ready", mc(isReady, "a:11211", "b:11211"), verdictOf{true, "", "", "Memcached memcached ready with 2 servers"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(brief(memcachedVerdict("memcached", tt.mc))).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestTransportURLVerdict(t *testing.T) {
+	tu := func(conds lc.Conditions, secret string) *rabbitmqv1.TransportURL {
+		return &rabbitmqv1.TransportURL{ObjectMeta: metav1.ObjectMeta{Name: "keystone-keystone-transport"},
+			Status: rabbitmqv1.TransportURLStatus{Conditions: conds, SecretName: secret}}
+	}
+	tests := []struct {
+		name    string
+		tu      *rabbitmqv1.TransportURL
+		problem string
+		want    verdictOf
+	}{
+		{"requested", tu(nil, ""), "", verdictOf{false, "Requested", lc.SeverityInfo,
+			"TransportURL keystone-keystone-transport: waiting for its status"}},
+		{"failing", tu(failing, ""), "", verdictOf{false, "ErrorReason", lc.SeverityError, "TransportURL keystone-keystone-transport: broken"}},
+		{"ready, no secret named yet", tu(isReady, ""), "", verdictOf{false, "Requested", lc.SeverityInfo,
+			"TransportURL keystone-keystone-transport: waiting for its secret"}},
+		{"its secret without the URL", tu(isReady, "rabbitmq-transport-url"), "secret rabbitmq-transport-url has no key transport_url",
+			verdictOf{false, "DependencyNotFound", lc.SeverityWarning,
+				"TransportURL keystone-keystone-transport: secret rabbitmq-transport-url has no key transport_url"}},
+		{"ready", tu(isReady, "rabbitmq-transport-url"), "", verdictOf{true, "", "",
+			"notifications go to RabbitMQ cluster rabbitmq through TransportURL keystone-keystone-transport"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(brief(transportURLVerdict(tt.tu, "rabbitmq", tt.problem))).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestDatabaseVerdict(t *testing.T) {
+	db := func(conds lc.Conditions) *mariadbv1.MariaDBDatabase {
+		return &mariadbv1.MariaDBDatabase{ObjectMeta: metav1.ObjectMeta{Name: "keystone"}, Status: mariadbv1.MariaDBDatabaseStatus{Conditions: conds}}
+	}
+	account := func(conds lc.Conditions) *mariadbv1.MariaDBAccount {
+		return &mariadbv1.MariaDBAccount{ObjectMeta: metav1.ObjectMeta{Name: "keystone"},
+			Spec: mariadbv1.MariaDBAccountSpec{Secret: "keystone-db-secret"}, Status: mariadbv1.MariaDBAccountStatus{Conditions: conds}}
+	}
+	tests := []struct {
+		name     string
+		db       *mariadbv1.MariaDBDatabase
+		account  *mariadbv1.MariaDBAccount
+		password bool
+		host     string
+		want     verdictOf
+	}{
+		{"database coming up, before the account", db(notReadyInfo), account(failing), true, "h", verdictOf{false, "Requested",
+			lc.SeverityInfo, "MariaDBDatabase keystone: deploying"}},
+		{"account failing", db(isReady), account(failing), true, "h", verdictOf{false, "ErrorReason", lc.SeverityError,
+			"MariaDBAccount keystone: broken"}},
+		{"password missing", db(isReady), account(isReady), false, "h", verdictOf{false, "DependencyNotFound", lc.SeverityWarning,
+			"secret keystone-db-secret of MariaDBAccount keystone with key DatabasePassword not found"}},
+		{"no Service yet", db(isReady), account(isReady), true, "", verdictOf{false, "Requested", lc.SeverityInfo,
+			"waiting for the Service of database instance openstack"}},
+		{"ready", db(isReady), account(isReady), true, "openstack.ns.svc", verdictOf{true, "", "",
+			"database keystone ready at openstack.ns.svc"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(brief(databaseVerdict(tt.db, tt.account, tt.password, "openstack", tt.host))).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestNetworksVerdict(t *testing.T) {
+	pod := func(name, status string) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if status != "" {
+			p.Annotations = map[string]string{"k8s.v1.cni.cncf.io/network-status": status}
+		}
+		return p
+	}
+	on := func(ip string) string {
+		return `[{"name":"ovn-kubernetes","ips":["10.0.0.5"]},{"name":"openstack/internalapi","ips":["` + ip + `"]}]`
+	}
+	tests := []struct {
+		name     string
+		pods     []corev1.Pod
+		want     verdictOf
+		attached map[string][]string
+	}{
+		{"a pod not attached yet", []corev1.Pod{pod("keystone-a", on("172.17.0.31")), pod("keystone-b", "")},
+			verdictOf{false, "Requested", lc.SeverityInfo, "pods without an address on internalapi (1 of 2 pods)"},
+			map[string][]string{"openstack/internalapi": {"172.17.0.31"}}},
+		{"an unreadable annotation", []corev1.Pod{pod("keystone-a", "{")}, verdictOf{false, "ServiceUnavailable", lc.SeverityWarning,
+			"pod keystone-a: failed to decode networks status {: unexpected end of JSON input"}, nil},
+		{"every pod attached", []corev1.Pod{pod("keystone-b", on("172.17.0.32")), pod("keystone-a", on("172.17.0.31"))},
+			verdictOf{true, "", "", "2 pods attached to internalapi"},
+			map[string][]string{"openstack/internalapi": {"172.17.0.31", "172.17.0.32"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			v, attached := networksVerdict("openstack", []string{"internalapi"}, tt.pods)
+			g.Expect(brief(v)).To(Equal(tt.want))
+			g.Expect(attached).To(Equal(tt.attached))
 		})
 	}
 }

@@ -6,8 +6,8 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
@@ -46,23 +46,20 @@ func (r *Reconciler) reconcileNotifications(ctx context.Context, s *scope) (ctrl
 	}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("ensuring TransportURL %s: %w", tu.Name, err)
 	}
-	if s.round.Mirror(step, "TransportURL", tu.Name, tu.Status.Conditions); !s.round.IsTrue(step) {
-		return ctrl.Result{}, nil
-	}
-	if tu.Status.SecretName == "" {
-		s.round.MarkFalse(step, condition.Requested, "TransportURL %s: waiting for its secret", tu.Name)
-		return ctrl.Result{}, nil
-	}
-	secret, msg, err := r.secretWithKeys(ctx, api.Namespace, tu.Status.SecretName, transportURLKey)
-	if err != nil || msg != "" {
-		if err == nil {
-			s.round.MarkFalse(step, condition.DependencyNotFound, "TransportURL %s: %s", tu.Name, msg)
+	var secret *corev1.Secret
+	var problem string
+	if tu.Status.SecretName != "" {
+		var err error
+		if secret, problem, err = r.secretWithKeys(ctx, api.Namespace, tu.Status.SecretName, transportURLKey); err != nil {
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, err
+	}
+	v := transportURLVerdict(tu, api.NotificationsCluster(), problem)
+	if s.round.Apply(step, v); !v.True {
+		return ctrl.Result{}, nil
 	}
 	s.transportURL = string(secret.Data[transportURLKey])
 	s.quorumQueues = string(secret.Data[quorumQueuesKey]) == "true"
 	api.Status.TransportURLSecret = tu.Status.SecretName
-	s.round.MarkTrue(step, "notifications go to RabbitMQ cluster %s through TransportURL %s", api.NotificationsCluster(), tu.Name)
 	return ctrl.Result{}, nil
 }

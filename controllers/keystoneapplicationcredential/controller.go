@@ -121,7 +121,7 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneApplicationCrede
 		Status: func(ac *keystonev1.KeystoneApplicationCredential) reconciler.Status {
 			return reconciler.Status{Conditions: &ac.Status.Conditions, ObservedGeneration: &ac.Status.ObservedGeneration}
 		},
-		Steps:     steps,
+		Steps:     reconciler.AllSteps[*keystonev1.KeystoneApplicationCredential](steps),
 		Finalizer: Finalizer,
 		Scope: func(ac *keystonev1.KeystoneApplicationCredential, round *condition.Round) *scope {
 			return &scope{Session: r.Begin(round), ac: ac}

@@ -129,7 +129,7 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneEndpoint, *scope
 		Status: func(ep *keystonev1.KeystoneEndpoint) reconciler.Status {
 			return reconciler.Status{Conditions: &ep.Status.Conditions, ObservedGeneration: &ep.Status.ObservedGeneration}
 		},
-		Steps:     steps,
+		Steps:     reconciler.AllSteps[*keystonev1.KeystoneEndpoint](steps),
 		Finalizer: Finalizer,
 		Scope: func(ep *keystonev1.KeystoneEndpoint, round *condition.Round) *scope {
 			return &scope{Session: r.Begin(round), endpoint: ep}

@@ -95,7 +95,7 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneService, *scope]
 		Status: func(svc *keystonev1.KeystoneService) reconciler.Status {
 			return reconciler.Status{Conditions: &svc.Status.Conditions, ObservedGeneration: &svc.Status.ObservedGeneration}
 		},
-		Steps:     steps,
+		Steps:     reconciler.AllSteps[*keystonev1.KeystoneService](steps),
 		Finalizer: Finalizer,
 		// The user is recorded before the first request to Keystone, in the same patch.
 		Record: func(svc *keystonev1.KeystoneService) map[string]string {

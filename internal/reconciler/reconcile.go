@@ -5,7 +5,6 @@ import (
 
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -24,10 +23,9 @@ type Kind[O client.Object, S any] struct {
 	New func() O
 	// Status points into the object's status.
 	Status func(obj O) Status
-	// Steps are the declared step conditions, in order.
-	Steps condition.Steps
-	// Skip, when set, lists the steps that do not apply to the object's spec.
-	Skip func(obj O) []lc.Type
+	// Steps are the step conditions that apply to the object's spec, in declared order
+	// (AllSteps when they do not depend on it).
+	Steps func(obj O) condition.Steps
 	// Finalizer is put on the object before its first phase runs; Delete removes it.
 	Finalizer string
 	// Record, when set, returns annotations written in the patch that adds Finalizer:
@@ -42,6 +40,11 @@ type Kind[O client.Object, S any] struct {
 	// Requeue, when set, adjusts the result of a reconcile whose phases returned no
 	// error: for time-based steps and for what cannot be watched.
 	Requeue func(s S, result ctrl.Result) ctrl.Result
+}
+
+// AllSteps declares steps that apply whatever the spec.
+func AllSteps[O client.Object](steps condition.Steps) func(O) condition.Steps {
+	return func(O) condition.Steps { return steps }
 }
 
 // Reconciler is the reconcile skeleton of every kind, top to bottom: get the object,
@@ -78,11 +81,7 @@ func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (res
 	}
 	base := obj.DeepCopyObject().(client.Object)
 	status := r.Kind.Status(obj)
-	var skip []lc.Type
-	if r.Kind.Skip != nil {
-		skip = r.Kind.Skip(obj)
-	}
-	round := r.Kind.Steps.Begin(*status.Conditions, r.Clock.Now(), skip...)
+	round := r.Kind.Steps(obj).Begin(*status.Conditions, r.Clock.Now())
 	s := r.Kind.Scope(obj, round)
 	defer func() {
 		if apierrors.IsConflict(err) {

@@ -54,10 +54,22 @@ type Round struct {
 // Unknown and say which step they wait for.
 func (r *Round) Halt() { r.halted = true }
 
+// Without returns the steps that are not in skip, in order: the steps that apply to a
+// spec that skip does not apply to.
+func (s Steps) Without(skip ...lc.Type) Steps {
+	out := make(Steps, 0, len(s))
+	for _, t := range s {
+		if !slices.Contains(skip, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // Begin starts a reconcile: it keeps a copy of saved, and re-initialises Ready and
-// every declared step that is not in skip to Unknown (reason Init). Skipped steps do
-// not apply to this spec and are left out of the list. now stamps transitions.
-func (s Steps) Begin(saved lc.Conditions, now time.Time, skip ...lc.Type) *Round {
+// every step to Unknown (reason Init). Steps that do not apply to a spec are left out
+// of s (Without), and so out of the list. now stamps transitions.
+func (s Steps) Begin(saved lc.Conditions, now time.Time) *Round {
 	r := &Round{
 		saved:   append(lc.Conditions(nil), saved...),
 		current: map[lc.Type]*lc.Condition{},
@@ -65,9 +77,6 @@ func (s Steps) Begin(saved lc.Conditions, now time.Time, skip ...lc.Type) *Round
 		now:     now.UTC().Truncate(time.Second),
 	}
 	for _, t := range s {
-		if slices.Contains(skip, t) {
-			continue
-		}
 		r.steps = append(r.steps, t)
 		r.current[t] = &lc.Condition{Type: t, Status: corev1.ConditionUnknown, Reason: InitReason, Message: initMessage}
 	}
@@ -178,24 +187,27 @@ func (r *Round) Unconfirmed() bool {
 // and name for the message. An object without a Ready condition yet is waited for
 // (False/Info, Requested); a False Ready keeps its reason and severity.
 func (r *Round) Mirror(t lc.Type, kind, name string, other lc.Conditions) {
+	r.Apply(t, MirrorVerdict(kind, name, other))
+}
+
+// MirrorVerdict is the verdict Mirror applies.
+func MirrorVerdict(kind, name string, other lc.Conditions) Verdict {
 	prefix := kind + " " + name
 	ready := other.Get(ReadyCondition)
 	switch {
 	case ready == nil:
-		r.MarkFalse(t, Requested, "%s: waiting for its status", prefix)
+		return FalseVerdict(Requested, "%s: waiting for its status", prefix)
 	case ready.Status == corev1.ConditionTrue:
-		r.MarkTrue(t, "%s is ready", prefix)
-	default:
-		severity := ready.Severity
-		if severity == lc.SeverityNone {
-			severity = lc.SeverityInfo
-		}
-		reason := ready.Reason
-		if reason == "" {
-			reason = Requested.Name
-		}
-		r.set(t, corev1.ConditionFalse, reason, severity, prefix+": "+ready.Message)
+		return TrueVerdict("%s is ready", prefix)
 	}
+	reason := Reason{Name: ready.Reason, Severity: ready.Severity}
+	if reason.Severity == lc.SeverityNone {
+		reason.Severity = lc.SeverityInfo
+	}
+	if reason.Name == "" {
+		reason.Name = Requested.Name
+	}
+	return FalseVerdict(reason, "%s: %s", prefix, ready.Message)
 }
 
 // MirrorSteady is Mirror for a dependency that many objects mirror at once (every

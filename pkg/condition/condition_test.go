@@ -157,7 +157,7 @@ func TestRoundFinish(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			r := testSteps.Begin(nil, t0, tt.skip...)
+			r := testSteps.Without(tt.skip...).Begin(nil, t0)
 			tt.mark(r)
 			out := r.Finish(tt.err)
 			g.Expect(briefs(out.Conditions)).To(Equal(tt.want))
@@ -180,7 +180,7 @@ func TestBeginReinitialisesEveryStep(t *testing.T) {
 		g.Expect(r.Get(s).Reason).To(Equal(InitReason))
 	}
 	g.Expect(r.IsTrue(stepA)).To(BeFalse(), "nothing from a previous reconcile is trusted")
-	g.Expect(testSteps.Begin(saved, t1, stepB).Get(stepB)).To(BeNil())
+	g.Expect(testSteps.Without(stepB).Begin(saved, t1).Get(stepB)).To(BeNil())
 }
 
 func TestTransitionTimes(t *testing.T) {
@@ -329,7 +329,7 @@ func TestMessagesAreBounded(t *testing.T) {
 
 func TestMarkingAnUndeclaredStepPanics(t *testing.T) {
 	g := NewWithT(t)
-	r := testSteps.Begin(nil, t0, stepC)
+	r := testSteps.Without(stepC).Begin(nil, t0)
 	g.Expect(func() { r.MarkTrue(stepC, "skipped step") }).To(Panic())
 	g.Expect(func() { r.MarkTrue("Other", "undeclared") }).To(Panic())
 }
