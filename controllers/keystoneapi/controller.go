@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"sync"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
@@ -19,6 +20,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -53,11 +55,15 @@ type Reconciler struct {
 	Clock    clock.PassiveClock
 	// KeystoneTransport carries the external-mode check's requests; http.DefaultTransport when nil.
 	KeystoneTransport http.RoundTripper
+	// verified holds, per KeystoneAPI UID, the external-mode check that last succeeded
+	// (externalCheck).
+	verified sync.Map
 }
 
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneapis,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneapis/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneapis/finalizers,verbs=update
+// +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneservices;keystoneendpoints;keystoneapplicationcredentials,verbs=get;list;watch
 // +kubebuilder:rbac:groups=mariadb.openstack.org,resources=mariadbdatabases;mariadbaccounts,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=memcached.openstack.org,resources=memcacheds,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=rabbitmq.openstack.org,resources=transporturls,verbs=get;list;watch;create;update;patch;delete
@@ -122,6 +128,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A KeystoneAPI created or deleted changes which one of the namespace is the first.
 		Watches(&keystonev1.KeystoneAPI{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneAPIList{}, nil),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
+		// The consolidated view follows the registrations' Ready, not their every round.
+		Watches(&keystonev1.KeystoneService{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneAPIList{}, nil),
+			builder.WithPredicates(registrationReadyChanged)).
+		Watches(&keystonev1.KeystoneEndpoint{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneAPIList{}, nil),
+			builder.WithPredicates(registrationReadyChanged)).
+		Watches(&keystonev1.KeystoneApplicationCredential{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneAPIList{}, nil),
+			builder.WithPredicates(registrationReadyChanged)).
 		Watches(&corev1.Secret{}, r.enqueueBy(secretIndex, func(o client.Object) string { return o.GetName() })).
 		Watches(&corev1.Secret{}, r.enqueueForAccountSecret()).
 		Watches(&memcachedv1.Memcached{}, r.enqueueBy(memcachedIndex, func(o client.Object) string { return o.GetName() })).
@@ -215,15 +228,17 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneAPI, *scope] {
 		Name: Kind,
 		New:  func() *keystonev1.KeystoneAPI { return &keystonev1.KeystoneAPI{} },
 		Status: func(api *keystonev1.KeystoneAPI) reconciler.Status {
-			return reconciler.Status{Conditions: &api.Status.Conditions, ObservedGeneration: &api.Status.ObservedGeneration}
+			return reconciler.Status{Conditions: &api.Status.Conditions, ObservedGeneration: &api.Status.ObservedGeneration,
+				RelatedObjects: &api.Status.RelatedObjects}
 		},
 		Steps:     appliedSteps,
 		Finalizer: Finalizer,
 		Scope: func(api *keystonev1.KeystoneAPI, round *condition.Round) *scope {
 			return &scope{api: api, round: round, previousEndpoints: maps.Clone(api.Status.APIEndpoints)}
 		},
-		Phases: r.phases(),
-		Delete: r.reconcileDelete,
+		Phases:  r.phases(),
+		Delete:  r.reconcileDelete,
+		Related: func(s *scope) []client.Object { return related(s.api) },
 		Requeue: func(s *scope, result ctrl.Result) ctrl.Result {
 			if result.IsZero() && s.requeueAfter > 0 {
 				result.RequeueAfter = s.requeueAfter
@@ -231,6 +246,45 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneAPI, *scope] {
 			return result
 		},
 	}
+}
+
+// related names what a KeystoneAPI created or holds, in the order of its steps: in
+// external mode only the client configuration.
+func related(api *keystonev1.KeystoneAPI) []client.Object {
+	named := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: api.Namespace, Name: name} }
+	openstackConfig := []client.Object{
+		&corev1.ConfigMap{ObjectMeta: named(deploy.OpenStackConfigName)},
+		&corev1.Secret{ObjectMeta: named(deploy.OpenStackConfigSecretName)},
+	}
+	if api.Spec.ExternalKeystoneAPI {
+		return openstackConfig
+	}
+	objs := []client.Object{
+		&corev1.Secret{ObjectMeta: named(deploy.CleanupSecretName(api))},
+		&corev1.ServiceAccount{ObjectMeta: named(deploy.ServiceAccountName(api))},
+		&rbacv1.Role{ObjectMeta: named(deploy.RoleName(api))},
+		&rbacv1.RoleBinding{ObjectMeta: named(deploy.RoleBindingName(api))},
+	}
+	if api.Spec.TopologyRef != nil {
+		objs = append(objs, &topologyv1.Topology{ObjectMeta: named(api.Spec.TopologyRef.Name)})
+	}
+	objs = append(objs,
+		&mariadbv1.MariaDBDatabase{ObjectMeta: named(deploy.DatabaseName)},
+		&mariadbv1.MariaDBAccount{ObjectMeta: named(api.Spec.DatabaseAccount)},
+		&corev1.Secret{ObjectMeta: named(deploy.DBSecretName(api))},
+		&memcachedv1.Memcached{ObjectMeta: named(api.Spec.MemcachedInstance)},
+		&rabbitmqv1.TransportURL{ObjectMeta: named(TransportURLName(api))},
+		&corev1.Secret{ObjectMeta: named(deploy.ConfigSecretName(api))},
+		&corev1.Secret{ObjectMeta: named(deploy.PrivateStateSecretName(api))},
+		&corev1.Secret{ObjectMeta: named(deploy.KeysSecretName(api))},
+		&batchv1.Job{ObjectMeta: named(deploy.DBSyncJobName(api))},
+		&corev1.Service{ObjectMeta: named(deploy.ServiceName(api, keystonev1.EndpointPublic))},
+		&corev1.Service{ObjectMeta: named(deploy.ServiceName(api, keystonev1.EndpointInternal))},
+		&batchv1.Job{ObjectMeta: named(deploy.BootstrapJobName(api))},
+		&appsv1.Deployment{ObjectMeta: named(api.Name)},
+		&batchv1.CronJob{ObjectMeta: named(deploy.TrustFlushCronJobName(api))},
+	)
+	return append(objs, openstackConfig...)
 }
 
 // appliedSteps are the steps that apply to the spec: in external mode only the input,
@@ -290,5 +344,7 @@ func (r *Reconciler) phases() []reconciler.Phase[*scope] {
 		{Step: keystonev1.KeystoneAPICronJobReady, Run: r.reconcileTrustFlush, Observes: true},
 		{Step: keystonev1.KeystoneAPIEndpointReady, Run: r.reconcileExternalEndpoint},
 		{Step: keystonev1.KeystoneAPIOpenStackConfigReady, Run: r.reconcileOpenStackConfig, Observes: true},
+		// Not a step: RegistrationsReady, the namespace's registrations at a glance.
+		{Run: r.reconcileRegistrations},
 	}
 }

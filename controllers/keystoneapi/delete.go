@@ -30,6 +30,7 @@ const Finalizer = "keystone.openstack.org/keystoneapi"
 // exist), and the KeystoneAPI's own. Owned children go with it.
 func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
+	r.verified.Delete(api.UID)
 	if holders := registrationHolders(api); len(holders) > 0 {
 		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.Requested,
 			"deleting: waiting for %s to remove their registrations", strings.Join(holders, ", "))

@@ -2,7 +2,12 @@ package keystoneapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +24,36 @@ import (
 // is tried again: it cannot be watched.
 const ExternalRecheckInterval = 10 * time.Second
 
+// ExternalConfirmInterval is how long a successful external-mode check stands for a
+// round that changed none of its inputs: the rounds the namespace's registrations wake
+// (RegistrationsReady) do not each authenticate at Keystone.
+const ExternalConfirmInterval = 10 * time.Minute
+
+// externalCheck is a successful external-mode check: what it checked (the URL, admin,
+// password, CA bundle and the object's generation and annotations, so that an edit or a
+// touch checks again), and when.
+type externalCheck struct {
+	key string
+	at  time.Time
+}
+
+// externalCheckKey is what an external-mode check depends on, as a digest.
+func externalCheckKey(s *scope, url string) string {
+	api := s.api
+	h := sha256.New()
+	for _, part := range []string{url, api.Spec.AdminUser, api.Spec.AdminProject, s.adminPassword, string(s.caBundle),
+		strconv.FormatInt(api.Generation, 10)} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	keys := slices.Sorted(maps.Keys(api.Annotations))
+	for _, k := range keys {
+		h.Write([]byte(k + "=" + api.Annotations[k]))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // reconcileExternalEndpoint marks KeystoneEndpointReady in external mode: the admin
 // can authenticate at the internal override URL.
 func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (ctrl.Result, error) {
@@ -27,11 +62,18 @@ func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (c
 	api.Status.APIEndpoints = deploy.Endpoints(api)
 	api.Status.Region = api.Spec.Region
 	url := api.Status.APIEndpoints[keystonev1.EndpointInternal]
+	key, now := externalCheckKey(s, url), r.Clock.Now()
+	if v, ok := r.verified.Load(api.UID); ok && v.(externalCheck).key == key && now.Sub(v.(externalCheck).at) < ExternalConfirmInterval {
+		s.round.MarkTrue(step, "admin %s authenticated at %s", api.Spec.AdminUser, url)
+		return ctrl.Result{}, nil
+	}
+	r.verified.Delete(api.UID)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	err := r.authenticate(ctx, s, url)
 	switch {
 	case err == nil:
+		r.verified.Store(api.UID, externalCheck{key: key, at: now})
 		s.round.MarkTrue(step, "admin %s authenticated at %s", api.Spec.AdminUser, url)
 		return ctrl.Result{}, r.releaseStale(ctx, api)
 	case gophercloud.ResponseCodeIs(err, http.StatusUnauthorized):

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
@@ -150,4 +151,60 @@ func networksVerdict(namespace string, attachments []string, pods []corev1.Pod) 
 		return condition.FalseVerdict(condition.Requested, "pods without an address on %s", strings.Join(short, ", ")), attached
 	}
 	return condition.TrueVerdict("%d pods attached to %s", len(pods), strings.Join(attachments, ", ")), attached
+}
+
+// severityRank orders a registration's Ready severity: Error, then Warning, then the rest.
+func severityRank(c *lc.Condition) int {
+	switch {
+	case c == nil:
+		return 0
+	case c.Severity == lc.SeverityError:
+		return 2
+	case c.Severity == lc.SeverityWarning:
+		return 1
+	}
+	return 0
+}
+
+// kindRank orders the registration kinds as they depend on each other.
+var kindRank = map[string]int{"KeystoneService": 0, "KeystoneEndpoint": 1, "KeystoneApplicationCredential": 2}
+
+// registrationsVerdict is the consolidated view of a namespace's registrations: how
+// many of each kind exist and are Ready, and RegistrationsReady: True when every one is
+// Ready (or there is none); else False for the most severe registration that is not
+// (Error, then Warning, then by kind and name), with its Ready reason, severity and
+// message; while none fails, Requested (Info) naming how many are not ready yet.
+func registrationsVerdict(regs []registration) (keystonev1.KeystoneAPIRegistrations, condition.Verdict) {
+	var counts keystonev1.KeystoneAPIRegistrations
+	var worst *registration
+	notReady := 0
+	for i := range regs {
+		reg := &regs[i]
+		count := map[string]*keystonev1.RegistrationCount{"KeystoneService": &counts.KeystoneServices,
+			"KeystoneEndpoint": &counts.KeystoneEndpoints, "KeystoneApplicationCredential": &counts.KeystoneApplicationCredentials}[reg.kind]
+		count.Total++
+		if reg.ready != nil && reg.ready.Status == corev1.ConditionTrue {
+			count.Ready++
+			continue
+		}
+		notReady++
+		if worst == nil || severityRank(reg.ready) > severityRank(worst.ready) ||
+			(severityRank(reg.ready) == severityRank(worst.ready) &&
+				(kindRank[reg.kind] < kindRank[worst.kind] || (reg.kind == worst.kind && reg.name < worst.name))) {
+			worst = reg
+		}
+	}
+	switch {
+	case len(regs) == 0:
+		return counts, condition.TrueVerdict("no KeystoneService, KeystoneEndpoint or KeystoneApplicationCredential in the namespace")
+	case worst == nil:
+		return counts, condition.TrueVerdict("all %d registrations ready (KeystoneServices: %d, KeystoneEndpoints: %d, "+
+			"KeystoneApplicationCredentials: %d)", len(regs), counts.KeystoneServices.Total, counts.KeystoneEndpoints.Total,
+			counts.KeystoneApplicationCredentials.Total)
+	case severityRank(worst.ready) > 0:
+		return counts, condition.FalseVerdict(condition.Reason{Name: worst.ready.Reason, Severity: worst.ready.Severity},
+			"%s %s: %s (%d of %d registrations not ready)", worst.kind, worst.name, worst.ready.Message, notReady, len(regs))
+	}
+	return counts, condition.FalseVerdict(condition.Requested, "%d of %d registrations not ready yet, among them %s %s",
+		notReady, len(regs), worst.kind, worst.name)
 }

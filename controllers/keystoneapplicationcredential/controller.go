@@ -11,6 +11,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -119,7 +120,8 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneApplicationCrede
 		Name: Kind,
 		New:  func() *keystonev1.KeystoneApplicationCredential { return &keystonev1.KeystoneApplicationCredential{} },
 		Status: func(ac *keystonev1.KeystoneApplicationCredential) reconciler.Status {
-			return reconciler.Status{Conditions: &ac.Status.Conditions, ObservedGeneration: &ac.Status.ObservedGeneration}
+			return reconciler.Status{Conditions: &ac.Status.Conditions, ObservedGeneration: &ac.Status.ObservedGeneration,
+				RelatedObjects: &ac.Status.RelatedObjects}
 		},
 		Steps:     reconciler.AllSteps[*keystonev1.KeystoneApplicationCredential](steps),
 		Finalizer: Finalizer,
@@ -135,6 +137,13 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneApplicationCrede
 			{Step: keystonev1.KeystoneApplicationCredentialCleanupReady, Run: r.reconcileCleanup},
 		},
 		Delete: r.reconcileDelete,
+		// Its current and previous Secrets.
+		Related: func(s *scope) []client.Object {
+			secret := func(name string) client.Object {
+				return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.ac.Namespace, Name: name}}
+			}
+			return []client.Object{secret(s.ac.Status.SecretName), secret(s.ac.Status.PreviousSecretName)}
+		},
 		Requeue: func(s *scope, result ctrl.Result) ctrl.Result {
 			result = registration.RequeueUnconfirmed(s.Round, result)
 			if result.IsZero() && s.requeueAfter > 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -127,7 +128,8 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneEndpoint, *scope
 		Name: Kind,
 		New:  func() *keystonev1.KeystoneEndpoint { return &keystonev1.KeystoneEndpoint{} },
 		Status: func(ep *keystonev1.KeystoneEndpoint) reconciler.Status {
-			return reconciler.Status{Conditions: &ep.Status.Conditions, ObservedGeneration: &ep.Status.ObservedGeneration}
+			return reconciler.Status{Conditions: &ep.Status.Conditions, ObservedGeneration: &ep.Status.ObservedGeneration,
+				RelatedObjects: &ep.Status.RelatedObjects}
 		},
 		Steps:     reconciler.AllSteps[*keystonev1.KeystoneEndpoint](steps),
 		Finalizer: Finalizer,
@@ -142,5 +144,13 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneEndpoint, *scope
 			{Step: keystonev1.KeystoneEndpointEndpointsReady, Run: r.reconcileEndpoints},
 		},
 		Delete: r.reconcileDelete,
+		// Its KeystoneService, as ServiceReady found it.
+		Related: func(s *scope) []client.Object {
+			name := s.endpoint.Spec.ServiceName
+			if s.service != nil {
+				name = s.service.Name
+			}
+			return []client.Object{&keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: s.endpoint.Namespace, Name: name}}}
+		},
 	}
 }

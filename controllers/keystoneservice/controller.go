@@ -11,6 +11,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -93,7 +94,8 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneService, *scope]
 		Name: Kind,
 		New:  func() *keystonev1.KeystoneService { return &keystonev1.KeystoneService{} },
 		Status: func(svc *keystonev1.KeystoneService) reconciler.Status {
-			return reconciler.Status{Conditions: &svc.Status.Conditions, ObservedGeneration: &svc.Status.ObservedGeneration}
+			return reconciler.Status{Conditions: &svc.Status.Conditions, ObservedGeneration: &svc.Status.ObservedGeneration,
+				RelatedObjects: &svc.Status.RelatedObjects}
 		},
 		Steps:     reconciler.AllSteps[*keystonev1.KeystoneService](steps),
 		Finalizer: Finalizer,
@@ -106,6 +108,10 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneService, *scope]
 		},
 		Phases: r.phases(),
 		Delete: r.reconcileDelete,
+		// Its password Secret.
+		Related: func(s *scope) []client.Object {
+			return []client.Object{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.service.Namespace, Name: s.service.Spec.Secret}}}
+		},
 	}
 }
 

@@ -9,7 +9,8 @@ import (
 )
 
 // Phase is one step of a reconcile: Run marks the condition Step (and may mark the
-// ones after it that it also owns).
+// ones after it that it also owns). A phase without a Step reports a condition that is
+// not a step (Round.Report): it runs every round, unless the round halted.
 type Phase[S any] struct {
 	Step lc.Type
 	Run  func(ctx context.Context, s S) (ctrl.Result, error)
@@ -32,10 +33,11 @@ func RunPhases[S any](ctx context.Context, round *condition.Round, s S, phases [
 		if round.Halted() {
 			break
 		}
-		if !round.Applies(p.Step) {
+		switch {
+		case p.Step == "":
+		case !round.Applies(p.Step):
 			continue
-		}
-		if !p.Observes && (firstErr != nil || round.WaitingFor(p.Step) != "") {
+		case !p.Observes && (firstErr != nil || round.WaitingFor(p.Step) != ""):
 			continue
 		}
 		res, err := p.Run(ctx, s)

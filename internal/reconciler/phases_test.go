@@ -111,3 +111,37 @@ func TestRunPhases(t *testing.T) {
 		})
 	}
 }
+
+func TestRunPhasesReports(t *testing.T) {
+	const summary lc.Type = "DependentsReady"
+	report := Phase[*condition.Round]{Run: func(_ context.Context, r *condition.Round) (ctrl.Result, error) {
+		r.Report(summary, condition.TrueVerdict("every dependent ready"))
+		return ctrl.Result{}, nil
+	}}
+	wait := Phase[*condition.Round]{Step: stepA, Run: func(_ context.Context, r *condition.Round) (ctrl.Result, error) {
+		r.MarkFalse(stepA, condition.Requested, "waiting")
+		return ctrl.Result{}, errors.New("boom")
+	}}
+	halt := Phase[*condition.Round]{Step: stepA, Run: func(_ context.Context, r *condition.Round) (ctrl.Result, error) {
+		r.MarkFalse(stepA, condition.InvalidInput, "not ours")
+		r.Halt()
+		return ctrl.Result{}, nil
+	}}
+	tests := []struct {
+		name     string
+		phases   []Phase[*condition.Round]
+		reported bool
+	}{
+		{"runs behind a wait and after an error", []Phase[*condition.Round]{wait, report}, true},
+		{"not after a halt", []Phase[*condition.Round]{halt, report}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			r := testSteps.Begin(nil, time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+			_, _ = RunPhases(context.Background(), r, r, tt.phases)
+			conditions := r.Finish(nil).Conditions
+			g.Expect(conditions.Get(summary) != nil).To(Equal(tt.reported))
+		})
+	}
+}

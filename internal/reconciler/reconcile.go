@@ -37,6 +37,10 @@ type Kind[O client.Object, S any] struct {
 	Phases []Phase[S]
 	// Delete runs while the object is being deleted, and removes Finalizer when done.
 	Delete func(ctx context.Context, s S) (ctrl.Result, error)
+	// Related names the objects the object created or holds, for
+	// status.relatedObjects: those that exist are listed, in this order, after every
+	// round whose phases returned no error (Related).
+	Related func(s S) []client.Object
 	// Requeue, when set, adjusts the result of a reconcile whose phases returned no
 	// error: for time-based steps and for what cannot be watched.
 	Requeue func(s S, result ctrl.Result) ctrl.Result
@@ -110,8 +114,14 @@ func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (res
 		return ctrl.Result{}, err
 	}
 	result, err = RunPhases(ctx, round, s, r.Kind.Phases)
-	if err == nil && r.Kind.Requeue != nil {
+	if err != nil {
+		return result, err
+	}
+	if *status.RelatedObjects, err = Related(ctx, r.Client, r.Kind.Related(s)...); err != nil {
+		return result, err
+	}
+	if r.Kind.Requeue != nil {
 		result = r.Kind.Requeue(s, result)
 	}
-	return result, err
+	return result, nil
 }

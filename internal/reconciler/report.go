@@ -44,6 +44,7 @@ func (r Reporter) Get(ctx context.Context, key client.ObjectKey, obj client.Obje
 type Status struct {
 	Conditions         *lc.Conditions
 	ObservedGeneration *int64
+	RelatedObjects     *[]corev1.ObjectReference
 }
 
 // Finish ends round for obj, whose state as read from the API server is base, and

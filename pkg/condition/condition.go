@@ -46,6 +46,8 @@ type Round struct {
 	done map[lc.Type]bool
 	// halted stops the phases after the current one (Halt).
 	halted bool
+	// reports are the conditions reported beside the steps (Report), in order.
+	reports lc.Conditions
 }
 
 // Halt runs no phase after the current one this round, observing ones included: the
@@ -151,6 +153,28 @@ func TrueVerdict(format string, args ...any) Verdict {
 // FalseVerdict is a step not done, for reason, saying message.
 func FalseVerdict(reason Reason, format string, args ...any) Verdict {
 	return Verdict{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// Report sets condition t, which is not a step, as v says: a summary of something the
+// object does not wait for (a KeystoneAPI's view of the registrations that use it). It is
+// listed after the steps, in the order first reported, gets transition times and Events
+// as a step does, and never counts for Ready, Stalled or Reconciling. A condition not
+// reported in a round is not listed.
+func (r *Round) Report(t lc.Type, v Verdict) {
+	if r.current[t] != nil || t == ReadyCondition || t == StalledCondition || t == ReconcilingCondition {
+		panic(fmt.Sprintf("condition %q is a step or the engine's own: it is marked, not reported", t))
+	}
+	c := lc.Condition{Type: t, Status: corev1.ConditionTrue, Reason: ReadyReason, Message: truncate(v.Message)}
+	if !v.True {
+		c.Status, c.Reason, c.Severity = corev1.ConditionFalse, v.Reason.Name, v.Reason.Severity
+	}
+	for i := range r.reports {
+		if r.reports[i].Type == t {
+			r.reports[i] = c
+			return
+		}
+	}
+	r.reports = append(r.reports, c)
 }
 
 // Apply marks step t as v says.
@@ -262,8 +286,8 @@ func (t Transition) Warning() bool {
 
 // Outcome is the result of a round.
 type Outcome struct {
-	// Conditions is the list to store: Ready, the steps in declared order, then Stalled or
-	// Reconciling.
+	// Conditions is the list to store: Ready, the steps in declared order, the reports
+	// (Report), then Stalled or Reconciling.
 	Conditions lc.Conditions
 	// Changed tells whether Conditions differs from what Begin was given.
 	Changed bool
@@ -283,9 +307,10 @@ func (r *Round) Finish(err error) Outcome {
 		r.MarkFalse(blocking.Type, ReconcileError, "%v", err)
 	}
 	ready := r.ready(blocking, done)
-	list := append(lc.Conditions{ready}, r.stepList(blocking)...)
+	steps := r.stepList(blocking)
+	list := append(append(lc.Conditions{ready}, steps...), r.reports...)
 	out := Outcome{}
-	if summary := r.summary(list[1:], ready); summary != nil {
+	if summary := r.summary(steps, ready); summary != nil {
 		out.Stalled = summary.Type == StalledCondition
 		list = append(list, *summary)
 	}

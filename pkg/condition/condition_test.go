@@ -372,3 +372,45 @@ func TestApplyVerdict(t *testing.T) {
 		{stepB, corev1.ConditionFalse, CreationFailed.Name, lc.SeverityError, "failed hard"},
 	}))
 }
+
+func TestReport(t *testing.T) {
+	g := NewWithT(t)
+	const summary lc.Type = "DependentsReady"
+	r := testSteps.Begin(nil, t0)
+	r.MarkTrue(stepA, "a done")
+	r.MarkTrue(stepB, "b done")
+	r.MarkTrue(stepC, "c done")
+	r.Report(summary, FalseVerdict(Reason{Name: "UserFailed", Severity: lc.SeverityError}, "first: %s", "glance"))
+	r.Report(summary, FalseVerdict(Reason{Name: "UserFailed", Severity: lc.SeverityError}, "glance: refused"))
+	out := r.Finish(nil)
+	g.Expect(briefs(out.Conditions)).To(Equal([]brief{
+		{ReadyCondition, corev1.ConditionTrue, ReadyReason, "", "all 3 steps ready"},
+		{stepA, corev1.ConditionTrue, ReadyReason, "", "a done"},
+		{stepB, corev1.ConditionTrue, ReadyReason, "", "b done"},
+		{stepC, corev1.ConditionTrue, ReadyReason, "", "c done"},
+		{summary, corev1.ConditionFalse, "UserFailed", lc.SeverityError, "glance: refused"},
+	}), "listed once, after the steps; an Error in it neither blocks Ready nor stalls")
+	g.Expect(out.Stalled).To(BeFalse())
+	var reported []Transition
+	for _, tr := range out.Transitions {
+		if tr.Type == summary {
+			reported = append(reported, tr)
+		}
+	}
+	g.Expect(reported).To(HaveLen(1), "a report gets its Event as a step does")
+	g.Expect(reported[0].Warning()).To(BeTrue())
+
+	again := testSteps.Begin(out.Conditions, t1)
+	again.MarkTrue(stepA, "a done")
+	again.MarkFalse(stepB, Requested, "b again")
+	again.Report(summary, TrueVerdict("all 2 dependents ready"))
+	next := again.Finish(nil)
+	g.Expect(next.Conditions.Get(summary).Status).To(Equal(corev1.ConditionTrue))
+	g.Expect(next.Conditions.Get(summary).LastTransitionTime.Time).To(Equal(t1))
+	g.Expect(next.Conditions[len(next.Conditions)-1].Type).To(Equal(ReconcilingCondition), "after the reports")
+
+	dropped := testSteps.Begin(next.Conditions, t1)
+	remaining := dropped.Finish(nil).Conditions
+	g.Expect(remaining.Get(summary)).To(BeNil(), "not reported this round: not listed")
+	g.Expect(func() { dropped.Report(stepA, TrueVerdict("x")) }).To(Panic(), "a step is marked, not reported")
+}

@@ -44,11 +44,14 @@ func TestMemory(t *testing.T) {
 	const runs, n, apis = 3, 1000, 20
 	root, err := controlplane.RepoRoot()
 	must(err)
-	var rss, secs []float64
+	var rss, secs, viewWrites, changes, conflicts []float64
 	for r := 0; r < runs; r++ {
-		mib, converged := memoryRun(t, root, n, apis)
-		rss, secs = append(rss, mib), append(secs, converged.Seconds())
-		t.Logf("run %d: %d registrations Ready in %.1f s; RSS %.0f MiB", r+1, n, converged.Seconds(), mib)
+		run := memoryRun(t, root, n, apis)
+		rss, secs = append(rss, run.rss), append(secs, run.converged.Seconds())
+		viewWrites, changes, conflicts = append(viewWrites, run.apiStatusWrites), append(changes, run.stateChanges),
+			append(conflicts, run.apiConflicts)
+		t.Logf("run %d: %d registrations Ready in %.1f s; RSS %.0f MiB; %.0f KeystoneAPI status writes for %.0f registration "+
+			"state changes, %.0f conflicts", r+1, n, run.converged.Seconds(), run.rss, run.apiStatusWrites, run.stateChanges, run.apiConflicts)
 	}
 	flags := "its default flags"
 	if f := os.Getenv("BENCH_MANAGER_FLAGS"); f != "" {
@@ -62,6 +65,11 @@ func TestMemory(t *testing.T) {
 			n, n, apis, flags, runs),
 			fmt.Sprintf("all Ready in median %.1f s from the first create (min %.1f, max %.1f)", median(secs), minOf(secs), maxOf(secs)),
 			"≤ 30 s on 2 cores", "—", "make bench (BENCH_MEMORY=1 run)"},
+		{"9b", fmt.Sprintf("consolidated view: status writes of the %d KeystoneAPIs (RegistrationsReady, status.registrations) while row 9's %d registrations converge; %d runs",
+			apis, 2*n, runs),
+			fmt.Sprintf("median %.0f writes for median %.0f registration state changes seen by a watch (%.2f per change; max %.0f writes); median %.0f conflicts (409) on KeystoneAPIs (max %.0f)",
+				median(viewWrites), median(changes), median(viewWrites)/median(changes), maxOf(viewWrites), median(conflicts), maxOf(conflicts)),
+			"≤ 1 write per registration state change; conflicts ≤ 10% of the writes; 0 writes when converged (row 2b)", "—", "make bench (BENCH_MEMORY=1 run)"},
 	}
 	data, err := json.Marshal(out)
 	must(err)
@@ -69,10 +77,19 @@ func TestMemory(t *testing.T) {
 	t.Logf("row 7: %s; row 9: %s", out[0][2], out[1][2])
 }
 
+// memoryRunResult is what one memory run measured.
+type memoryRunResult struct {
+	rss       float64       // the manager's RSS, MiB
+	converged time.Duration // from the first create until all are Ready
+	// apiStatusWrites and apiConflicts are the KeystoneAPIs' successful status writes and
+	// conflicted writes meanwhile; stateChanges the registrations' state changes.
+	apiStatusWrites, apiConflicts, stateChanges float64
+}
+
 // memoryRun starts a control plane and a manager process, converges n registrations
 // spread over apis namespaces (each with an external KeystoneAPI at one fake Keystone),
-// and returns the manager's RSS and the time from the first create until all are Ready.
-func memoryRun(t *testing.T, root string, n, apis int) (float64, time.Duration) {
+// and returns what it measured.
+func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	ctx := context.Background()
 	env, err := controlplane.Environment(root)
 	must(err)
@@ -150,16 +167,62 @@ func memoryRun(t *testing.T, root string, n, apis int) (float64, time.Duration) 
 		time.Sleep(50 * time.Millisecond)
 	}
 	converged := time.Since(start)
+	// The consolidated view settles after the last Ready: wait until the KeystoneAPIs
+	// report every registration Ready (bounded), then count.
+	for deadline := time.Now().Add(time.Minute); !viewsConverged(ctx, namespaces, n/apis); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the KeystoneAPIs' RegistrationsReady did not count every registration within a minute")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	stateChanges := float64(ready.Changes())
 	t.Logf("created in %.1f s, all Ready in %.1f s; processor time meanwhile: %s", created.Seconds(), converged.Seconds(), cpu())
 	writesAfter, busyAfter := apiserverRequests(cfg)
 	profiled() // after what the run is charged: a profile outlasting the convergence adds idle time
 	t.Logf("mutating requests the API server answered meanwhile, per registration: %s", perRegistration(writesAfter, writes, n, ""))
 	t.Logf("seconds the API server spent answering them (latency, not processor time), per registration: %s",
 		perRegistration(busyAfter, busy, n, " s"))
+	statusWrites, conflicts := keystoneAPIWrites(writesAfter, writes)
 	time.Sleep(5 * time.Second)
 	logClientRequests(t, metricsURL)
 	time.Sleep(5 * time.Second)
-	return rssMiB(cmd.Process.Pid), converged
+	return memoryRunResult{rss: rssMiB(cmd.Process.Pid), converged: converged, apiStatusWrites: statusWrites,
+		apiConflicts: conflicts, stateChanges: stateChanges}
+}
+
+// viewsConverged tells whether every namespace's KeystoneAPI counts perNamespace
+// KeystoneServices and as many KeystoneEndpoints, all Ready, with RegistrationsReady True.
+func viewsConverged(ctx context.Context, namespaces []string, perNamespace int) bool {
+	for _, ns := range namespaces {
+		api := &keystonev1.KeystoneAPI{}
+		if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "keystone"}, api) != nil || api.Status.Registrations == nil ||
+			!api.Status.Conditions.IsTrue(keystonev1.KeystoneAPIRegistrationsReady) {
+			return false
+		}
+		want := keystonev1.RegistrationCount{Total: int32(perNamespace), Ready: int32(perNamespace)} //nolint:gosec // small
+		if r := api.Status.Registrations; r.KeystoneServices != want || r.KeystoneEndpoints != want {
+			return false
+		}
+	}
+	return true
+}
+
+// keystoneAPIWrites is, from the API server's request counts before and after, the
+// KeystoneAPIs' successful status writes and their writes refused with a conflict.
+func keystoneAPIWrites(after, before map[string]float64) (statusWrites, conflicts float64) {
+	for key, v := range after {
+		f := strings.Fields(key) // verb resource code
+		if len(f) != 3 || !strings.HasPrefix(f[1], "keystoneapis") {
+			continue
+		}
+		switch {
+		case f[2] == "409":
+			conflicts += v - before[key]
+		case f[1] == "keystoneapis/status" && strings.HasPrefix(f[2], "2"):
+			statusWrites += v - before[key]
+		}
+	}
+	return statusWrites, conflicts
 }
 
 // logClientRequests scrapes the manager's metrics and logs its requests to the

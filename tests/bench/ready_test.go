@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,12 +23,17 @@ type readyWatch struct {
 	ready map[string]int // namespace/name → how many of the two are Ready
 	seen  map[string]bool
 	stop  context.CancelFunc
+	// steady is each object's Ready as the KeystoneAPI's consolidated view is woken by
+	// it (condition.SteadyMirrorOf); changes counts how often that changed, an object's
+	// first appearance included: the registration state changes.
+	steady  map[string]string
+	changes int
 }
 
 // watchReady starts counting; Stop ends it.
 func watchReady(ctx context.Context, ns string) *readyWatch {
 	ctx, cancel := context.WithCancel(ctx)
-	r := &readyWatch{ready: map[string]int{}, seen: map[string]bool{}, stop: cancel}
+	r := &readyWatch{ready: map[string]int{}, seen: map[string]bool{}, steady: map[string]string{}, stop: cancel}
 	r.follow(ctx, ns, "KeystoneService", &keystonev1.KeystoneServiceList{}, func(o client.Object) bool {
 		s := o.(*keystonev1.KeystoneService)
 		return s.IsReady() && s.Status.Conditions.IsTrue(lc.ReadyCondition)
@@ -69,6 +75,10 @@ func (r *readyWatch) record(kind string, o client.Object, ready bool) {
 	kindKey := key + "/" + kind
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if steady, known := r.steady[kindKey]; !known || steady != steadyOf(o) {
+		r.steady[kindKey] = steadyOf(o)
+		r.changes++
+	}
 	switch {
 	case ready && !r.seen[kindKey]:
 		r.seen[kindKey] = true
@@ -90,6 +100,24 @@ func (r *readyWatch) Count() int {
 		}
 	}
 	return n
+}
+
+// Changes is how many registration state changes the watches saw.
+func (r *readyWatch) Changes() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changes
+}
+
+// steadyOf is a registration's Ready as the consolidated view is woken by it.
+func steadyOf(o client.Object) string {
+	switch r := o.(type) {
+	case *keystonev1.KeystoneService:
+		return condition.SteadyMirrorOf(r.Status.Conditions)
+	case *keystonev1.KeystoneEndpoint:
+		return condition.SteadyMirrorOf(r.Status.Conditions)
+	}
+	return ""
 }
 
 // Stop ends the watches.

@@ -126,7 +126,7 @@ var _ = Describe("KeystoneAPI in external mode", func() {
 		Expect(api.Status.APIEndpoints).To(Equal(map[string]string{"public": "https://keystone.example.com", "internal": ks.URL}))
 		Expect(api.Status.Region).To(Equal("regionOne"))
 		Expect(api.GetRegion()).To(Equal("regionOne"))
-		Expect(summary(api.Status.Conditions)).To(HaveLen(4), "Ready, InputReady, KeystoneEndpointReady, OpenStackConfigReady")
+		Expect(summary(api.Status.Conditions)).To(HaveLen(5), "Ready, InputReady, KeystoneEndpointReady, OpenStackConfigReady, RegistrationsReady")
 		Expect(writesIn(ns)).NotTo(HaveKey(ContainSubstring("POST /apis/")), "no workload created")
 		var created []string
 		for req := range writesIn(ns) {

@@ -200,6 +200,7 @@ var _ = Describe("KeystoneApplicationCredential", func() {
 		second := ready().Status
 		Expect(second.PreviousSecretName).To(Equal(first.SecretName))
 		Expect(second.LastRotated).NotTo(BeNil())
+		expectRelated(appCredRelated(key), secretNamed(ns, second.SecretName), secretNamed(ns, first.SecretName))
 		// Events are recorded asynchronously: the Event may follow the status.
 		Eventually(func() []string { return eventReasons(ns, "ac-glance") }).Should(ContainElement("ApplicationCredentialRotated"))
 		Expect(getAppCred(key)(Default).Status.Conditions.Get("ApplicationCredentialCleanupReady").Message).To(
@@ -215,6 +216,7 @@ var _ = Describe("KeystoneApplicationCredential", func() {
 		Eventually(gone(types.NamespacedName{Namespace: ns, Name: first.SecretName}, &corev1.Secret{})).Should(BeTrue())
 		Eventually(func(g Gomega) { g.Expect(getAppCred(key)(g).Status.PreviousSecretName).To(BeEmpty()) }).Should(Succeed())
 		expectAppCredConditions(key, condition{"Ready", "True", "Ready", ""})
+		expectRelated(appCredRelated(key), secretNamed(ns, second.SecretName))
 	})
 
 	It("rotates at once when the roles change, and revokes the previous one when nobody uses it", func() {

@@ -136,6 +136,7 @@ var _ = Describe("KeystoneEndpoint", func() {
 			{Interface: "public", URL: glanceEndpoints["public"], ID: ep.Status.EndpointIDs["public"]},
 		}))
 		Expect(getService(svcKey)(Default).Finalizers).To(ContainElement("keystone.openstack.org/keystoneendpoint-glance"))
+		expectRelated(endpointRelated(key), &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "glance"}})
 		api := getAPI(types.NamespacedName{Namespace: ns, Name: "keystone"})(Default)
 		Expect(api.Finalizers).NotTo(ContainElement(ContainSubstring("keystoneendpoint")),
 			"the KeystoneService it holds keeps the KeystoneAPI")

@@ -124,6 +124,7 @@ var _ = Describe("KeystoneService", func() {
 		Expect(eventReasons(ns, "glance")).NotTo(ContainElements("ServiceCreated", "UserCreated", "RoleCreated", "AssignUserRoleCreated"),
 			"Keystone's answer to each write confirms its step: no round shows it as still in progress")
 
+		expectRelated(serviceRelated(key), secretNamed(ns, "osp-secret"))
 		svc := getService(key)(Default)
 		services := ks.List(fakekeystone.Services, map[string]any{"type": "image"})
 		Expect(services).To(HaveLen(1))

@@ -234,6 +234,7 @@ var _ = Describe("A KeystoneAPI in external mode", func() {
 				{keystonev1.KeystoneAPIInputReady, "False", "DependencyNotFound", "Warning"},
 				{keystonev1.KeystoneAPIEndpointReady, "Unknown", "Init", ""},
 				{keystonev1.KeystoneAPIOpenStackConfigReady, "Unknown", "Init", ""},
+				{keystonev1.KeystoneAPIRegistrationsReady, "True", "Ready", ""},
 				{"Reconciling", "True", "DependencyNotFound", ""},
 			}))
 		}).Should(Succeed())

@@ -52,6 +52,13 @@ const (
 	KeystoneAPIOpenStackConfigReady condition.Type = "OpenStackConfigReady"
 )
 
+// KeystoneAPIRegistrationsReady is reported beside KeystoneAPI's steps and is not one:
+// whether every KeystoneService, KeystoneEndpoint and KeystoneApplicationCredential of
+// the namespace is Ready and, when one is not, which (the most severe first: Error, then
+// Warning), with its Ready reason, severity and message. It never gates Ready, Stalled or
+// Reconciling: the registrations are what wait for the KeystoneAPI.
+const KeystoneAPIRegistrationsReady condition.Type = "RegistrationsReady"
+
 // KeystoneAPISteps lists the step conditions of KeystoneAPI in declared order.
 var KeystoneAPISteps = []condition.Type{
 	KeystoneAPIInputReady,

@@ -331,8 +331,6 @@ type KeystoneAPIStatus struct {
 	// +optional
 	Region string `json:"region,omitempty"`
 
-	// Conditions: Ready first, then each step in order.
-	// +optional
 	// LastAppliedTopology is the Topology the pods were last given.
 	// +optional
 	LastAppliedTopology *TopoRef `json:"lastAppliedTopology,omitempty"`
@@ -346,11 +344,41 @@ type KeystoneAPIStatus struct {
 	// +optional
 	TransportURLSecret string `json:"transportURLSecret,omitempty"`
 
+	// Registrations counts the KeystoneServices, KeystoneEndpoints and
+	// KeystoneApplicationCredentials of the namespace, and how many of each are Ready; the
+	// condition RegistrationsReady says which one is not.
+	// +optional
+	Registrations *KeystoneAPIRegistrations `json:"registrations,omitempty"`
+
+	// RelatedObjects are the objects this KeystoneAPI created or holds (configuration and
+	// key Secrets, Jobs, Services, Deployment, CronJob, MariaDB objects, Memcached,
+	// TransportURL, openstack-config) that exist, in a fixed order (apiVersion, kind,
+	// namespace, name and uid; no resourceVersion, which would make every change of them a
+	// write here): what an audit, or an admin on call, looks at first.
+	// +optional
+	RelatedObjects []corev1.ObjectReference `json:"relatedObjects,omitempty"`
+
+	// Conditions: Ready first, then each step in order.
+	// +optional
 	Conditions condition.Conditions `json:"conditions,omitempty"`
 
 	// ObservedGeneration is the generation the conditions describe.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// KeystoneAPIRegistrations counts the registrations of a KeystoneAPI's namespace.
+type KeystoneAPIRegistrations struct {
+	KeystoneServices               RegistrationCount `json:"keystoneServices"`
+	KeystoneEndpoints              RegistrationCount `json:"keystoneEndpoints"`
+	KeystoneApplicationCredentials RegistrationCount `json:"keystoneApplicationCredentials"`
+}
+
+// RegistrationCount is how many objects of one registration kind exist, and how many of
+// them are Ready.
+type RegistrationCount struct {
+	Total int32 `json:"total"`
+	Ready int32 `json:"ready"`
 }
 
 // KeystoneAPI deploys OpenStack Keystone, or points at an existing one.

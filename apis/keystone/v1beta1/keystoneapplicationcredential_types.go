@@ -2,6 +2,7 @@ package v1beta1
 
 import (
 	"github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -80,6 +81,13 @@ type KeystoneApplicationCredentialStatus struct {
 	// kept while a consumer holds a finalizer on it.
 	// +optional
 	PreviousSecretName string `json:"previousSecretName,omitempty"`
+
+	// RelatedObjects are the objects this KeystoneApplicationCredential holds (its current
+	// and previous Secrets) that exist, in a fixed order (apiVersion, kind, namespace, name
+	// and uid; no resourceVersion, which would make every change of them a write here): what
+	// an audit, or an admin on call, looks at first.
+	// +optional
+	RelatedObjects []corev1.ObjectReference `json:"relatedObjects,omitempty"`
 
 	// Conditions: Ready first, then each step in order.
 	// +optional

@@ -1,0 +1,88 @@
+package keystoneapi
+
+import (
+	"context"
+	"fmt"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// registration is what the consolidated view reads of one registration.
+type registration struct {
+	kind, name string
+	// ready is its Ready condition, nil before its first round.
+	ready *lc.Condition
+}
+
+// registrationOf reads a registration object: its kind, name and conditions.
+func registrationOf(o client.Object) (kind string, conditions lc.Conditions, ok bool) {
+	switch r := o.(type) {
+	case *keystonev1.KeystoneService:
+		return "KeystoneService", r.Status.Conditions, true
+	case *keystonev1.KeystoneEndpoint:
+		return "KeystoneEndpoint", r.Status.Conditions, true
+	case *keystonev1.KeystoneApplicationCredential:
+		return "KeystoneApplicationCredential", r.Status.Conditions, true
+	}
+	return "", nil, false
+}
+
+// registrationReadyChanged passes what changes the consolidated view: a registration
+// created or gone, and its Ready as MirrorSteady sees it (status, reason, severity, and
+// the message of a Warning or Error), not the progress of its every round.
+var registrationReadyChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		_, o, ok1 := registrationOf(e.ObjectOld)
+		_, n, ok2 := registrationOf(e.ObjectNew)
+		return !ok1 || !ok2 || condition.SteadyMirrorOf(o) != condition.SteadyMirrorOf(n)
+	},
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// reconcileRegistrations reports RegistrationsReady and status.registrations from the
+// namespace's registrations, read from the cache. It is not a step: it runs every round
+// that was not halted, and what it reports never gates Ready.
+func (r *Reconciler) reconcileRegistrations(ctx context.Context, s *scope) (ctrl.Result, error) {
+	var all []registration
+	lists := []client.ObjectList{&keystonev1.KeystoneServiceList{}, &keystonev1.KeystoneEndpointList{},
+		&keystonev1.KeystoneApplicationCredentialList{}}
+	for _, list := range lists {
+		if err := r.List(ctx, list, client.InNamespace(s.api.Namespace)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("listing the namespace's registrations: %w", err)
+		}
+		all = append(all, registrationsIn(list)...)
+	}
+	counts, v := registrationsVerdict(all)
+	s.api.Status.Registrations = &counts
+	s.round.Report(keystonev1.KeystoneAPIRegistrationsReady, v)
+	return ctrl.Result{}, nil
+}
+
+func registrationsIn(list client.ObjectList) []registration {
+	var out []registration
+	add := func(o client.Object) {
+		kind, conditions, _ := registrationOf(o)
+		out = append(out, registration{kind: kind, name: o.GetName(), ready: conditions.Get(condition.ReadyCondition)})
+	}
+	switch l := list.(type) {
+	case *keystonev1.KeystoneServiceList:
+		for i := range l.Items {
+			add(&l.Items[i])
+		}
+	case *keystonev1.KeystoneEndpointList:
+		for i := range l.Items {
+			add(&l.Items[i])
+		}
+	case *keystonev1.KeystoneApplicationCredentialList:
+		for i := range l.Items {
+			add(&l.Items[i])
+		}
+	}
+	return out
+}
