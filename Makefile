@@ -162,8 +162,9 @@ demo: manifests generate envtest debian-deps ## Register services in a real Keys
 ##@ Tools
 
 .PHONY: debian-deps
-debian-deps: ## Install Debian's keystone, uwsgi, MariaDB and memcached for the real-Keystone tests.
+debian-deps: ## Install Debian's keystone, uwsgi, MariaDB and memcached for the real-Keystone tests, and promtool for the alerts'.
 	hack/debian-deps.sh keystone
+	hack/debian-deps.sh monitoring
 
 .PHONY: cluster-deps
 cluster-deps: ## Install Debian's containerd, runc, CNI plugins, iptables and debootstrap for the local cluster.

@@ -239,6 +239,9 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneAPI, *scope] {
 		Phases:  r.phases(),
 		Delete:  r.reconcileDelete,
 		Related: func(s *scope) []client.Object { return related(s.api) },
+		Deadlines: func(s *scope) []reconciler.Deadline {
+			return []reconciler.Deadline{{Name: "fernetRotation", At: s.fernetRotation}}
+		},
 		Requeue: func(s *scope, result ctrl.Result) ctrl.Result {
 			if result.IsZero() && s.requeueAfter > 0 {
 				result.RequeueAfter = s.requeueAfter

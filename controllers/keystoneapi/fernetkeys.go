@@ -49,6 +49,7 @@ func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Re
 		return ctrl.Result{}, nil
 	}
 	sched := fernetScheduleOf(secret, ptr.Deref(api.Spec.FernetRotationDays, 1), now)
+	s.fernetRotation = sched.due
 	keys := deploy.FernetKeys(secret.Data)
 	if !s.acting(step) {
 		s.round.MarkTrue(step, "%d fernet keys in secret %s, next rotation at %s %s", len(keys), secret.Name,
@@ -61,6 +62,7 @@ func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Re
 		}
 	}
 	s.requeueAt(sched.due.Sub(now))
+	s.fernetRotation = sched.due
 	if sched.malformed {
 		s.round.MarkFalse(step, invalidAnnotation, "annotation %s=%q of secret %s is not an RFC 3339 time (such as %s): "+
 			"the keys were rotated now, and the next rotation is at %s", deploy.RotatedAtAnnotation, sched.raw, secret.Name,

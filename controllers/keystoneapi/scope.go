@@ -78,6 +78,8 @@ type scope struct {
 	configRevision string
 	// tlsRevision identifies the certificate Secrets the pods mount, the same way.
 	tlsRevision string
+	// fernetRotation is when the fernet keys rotate next, once FernetKeysReady saw them.
+	fernetRotation time.Time
 	// caBundle is the PEM CA bundle of spec.tls, for this operator's Keystone clients.
 	caBundle []byte
 	// topology is the Topology of topologyRef, once found.

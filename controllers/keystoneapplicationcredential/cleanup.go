@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,6 +56,7 @@ func (r *Reconciler) reconcileCleanup(ctx context.Context, s *scope) (ctrl.Resul
 	if !previousFound {
 		ac.Status.PreviousSecretName = ""
 	}
+	r.reportHeld(s, kept)
 	switch {
 	case len(revoked) > 0:
 		s.Round.MarkDone(step, revokedReason, "revoked credential %s", strings.Join(revoked, ", "))
@@ -114,4 +117,41 @@ func (r *Reconciler) revokeSecret(ctx context.Context, s *scope, secret *corev1.
 		return fmt.Errorf("deleting secret %s: %w", secret.Name, err)
 	}
 	return nil
+}
+
+// reportHeld reports PreviousCredentialReleased while earlier credentials are kept (kept
+// says by whom), and asks for a round when it is to turn Warning.
+func (r *Reconciler) reportHeld(s *scope, kept []string) {
+	if len(kept) == 0 {
+		return
+	}
+	v, wait := heldVerdict(s.ac, kept, r.Clock.Now())
+	s.Round.Report(keystonev1.KeystoneApplicationCredentialPreviousReleased, v)
+	if wait > 0 && (s.requeueAfter == 0 || wait < s.requeueAfter) {
+		s.requeueAfter = wait
+	}
+}
+
+// HeldWarningAfter is how long after a rotation the credentials it replaced may be held
+// by their consumers before PreviousCredentialReleased turns Warning; at most half the
+// grace period, so that the Warning comes well before they expire.
+const HeldWarningAfter = 24 * time.Hour
+
+// heldVerdict is PreviousCredentialReleased while the credentials a rotation replaced are
+// kept (kept says by whom): True until the warning time (the rotation, status.lastRotated,
+// plus HeldWarningAfter or half the grace period), and how long until then; after it,
+// CredentialHeld (Warning) naming who holds them.
+func heldVerdict(ac *keystonev1.KeystoneApplicationCredential, kept []string, now time.Time) (condition.Verdict, time.Duration) {
+	threshold := min(HeldWarningAfter, time.Duration(ac.Spec.GracePeriodDays)*day/2)
+	rotated := now
+	if ac.Status.LastRotated != nil {
+		rotated = ac.Status.LastRotated.Time
+	}
+	warnAt := rotated.Add(threshold)
+	if now.Before(warnAt) {
+		return condition.TrueVerdict("kept while in use, a Warning if still at %s: %s", warnAt.UTC().Format(time.RFC3339),
+			strings.Join(kept, "; ")), warnAt.Sub(now)
+	}
+	return condition.FalseVerdict(credentialHeld, "replaced at %s and still held: %s; its consumers must move to secret %s",
+		rotated.UTC().Format(time.RFC3339), strings.Join(kept, "; "), ac.Status.SecretName), 0
 }

@@ -137,6 +137,15 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneApplicationCrede
 			{Step: keystonev1.KeystoneApplicationCredentialCleanupReady, Run: r.reconcileCleanup},
 		},
 		Delete: r.reconcileDelete,
+		Deadlines: func(s *scope) []reconciler.Deadline {
+			out := []reconciler.Deadline{}
+			for name, t := range map[string]*metav1.Time{"expiresAt": s.ac.Status.ExpiresAt, "rotationEligibleAt": s.ac.Status.RotationEligibleAt} {
+				if t != nil {
+					out = append(out, reconciler.Deadline{Name: name, At: t.Time})
+				}
+			}
+			return out
+		},
 		// Its current and previous Secrets.
 		Related: func(s *scope) []client.Object {
 			secret := func(name string) client.Object {

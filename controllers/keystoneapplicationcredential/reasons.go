@@ -14,4 +14,5 @@ var (
 	rotatedReason            = reasons.Of(keystonev1.ApplicationCredentialRotatedReason)
 	revokedReason            = reasons.Of(keystonev1.ApplicationCredentialRevokedReason)
 	secretCreatedReason      = reasons.Of(keystonev1.SecretCreatedReason)
+	credentialHeld           = reasons.Of(keystonev1.CredentialHeldReason)
 )

@@ -20,6 +20,8 @@ import (
 // converged objects (BENCHMARKS.md, memory).
 type Metrics struct {
 	conditions *prometheus.Desc
+	deadlines  *prometheus.Desc
+	deletions  *prometheus.Desc
 	toReady    *prometheus.HistogramVec
 	now        func() time.Time
 
@@ -32,6 +34,17 @@ type Metrics struct {
 type observed struct {
 	kind, namespace, name string
 	conditions            []typeStatus
+	deadlines             []Deadline
+	// deleting is when the object's deletion was requested; zero while it is not.
+	deleting time.Time
+}
+
+// Deadline is a point in time an object reports for alerting: a credential's expiry, a
+// rotation due.
+type Deadline struct {
+	// Name is the deadline label: expiresAt, rotationEligibleAt, fernetRotation.
+	Name string
+	At   time.Time
 }
 
 type typeStatus struct {
@@ -52,6 +65,13 @@ func NewMetrics(reg prometheus.Registerer, now func() time.Time) *Metrics {
 		conditions: prometheus.NewDesc("keystone_operator_condition",
 			"1 when the object's condition has this status, else 0.",
 			[]string{"kind", "namespace", "name", "type", "status"}, nil),
+		deadlines: prometheus.NewDesc("keystone_operator_deadline_timestamp_seconds",
+			"When the object's deadline falls, in seconds since the epoch: an application credential's expiresAt and "+
+				"rotationEligibleAt, a KeystoneAPI's next fernetRotation.",
+			[]string{"kind", "namespace", "name", "deadline"}, nil),
+		deletions: prometheus.NewDesc("keystone_operator_deletion_timestamp_seconds",
+			"When the deletion of an object that still waits for its clean-up was requested, in seconds since the epoch.",
+			[]string{"kind", "namespace", "name"}, nil),
 		toReady: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "keystone_operator", Name: "generation_ready_seconds",
 			Help:    "Time from the first reconcile of a generation to the one that found it Ready.",
@@ -65,8 +85,12 @@ func NewMetrics(reg prometheus.Registerer, now func() time.Time) *Metrics {
 	return m
 }
 
-// Describe sends the condition gauges' description (prometheus.Collector).
-func (m *Metrics) Describe(ch chan<- *prometheus.Desc) { ch <- m.conditions }
+// Describe sends the gauges' descriptions (prometheus.Collector).
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	ch <- m.conditions
+	ch <- m.deadlines
+	ch <- m.deletions
+}
 
 // Collect sends the condition gauges of every object observed (prometheus.Collector).
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
@@ -83,19 +107,41 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 					o.kind, o.namespace, o.name, string(c.condType), string(s))
 			}
 		}
+		for _, d := range o.deadlines {
+			ch <- prometheus.MustNewConstMetric(m.deadlines, prometheus.GaugeValue, float64(d.At.Unix()),
+				o.kind, o.namespace, o.name, d.Name)
+		}
+		if !o.deleting.IsZero() {
+			ch <- prometheus.MustNewConstMetric(m.deletions, prometheus.GaugeValue, float64(o.deleting.Unix()),
+				o.kind, o.namespace, o.name)
+		}
 	}
 }
 
-// Observe records the conditions of obj after a reconcile.
-func (m *Metrics) Observe(kind string, obj client.Object, conds lc.Conditions) {
+// Observe records the conditions and deadlines of obj after a reconcile; nil deadlines
+// keep the last ones recorded.
+func (m *Metrics) Observe(kind string, obj client.Object, conds lc.Conditions, deadlines []Deadline) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	uid := obj.GetUID()
 	o := m.objects[uid]
 	o.kind, o.namespace, o.name = kind, obj.GetNamespace(), obj.GetName()
+	o.deleting = time.Time{}
+	if t := obj.GetDeletionTimestamp(); t != nil {
+		o.deleting = t.Time
+	}
 	o.conditions = o.conditions[:0]
 	for _, c := range conds {
 		o.conditions = append(o.conditions, typeStatus{c.Type, c.Status})
+	}
+	// nil: not evaluated this round (the phases failed); the last ones stand.
+	if deadlines != nil {
+		o.deadlines = o.deadlines[:0]
+		for _, d := range deadlines {
+			if !d.At.IsZero() {
+				o.deadlines = append(o.deadlines, d)
+			}
+		}
 	}
 	m.objects[uid] = o
 

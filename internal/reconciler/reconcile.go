@@ -41,6 +41,9 @@ type Kind[O client.Object, S any] struct {
 	// status.relatedObjects: those that exist are listed, in this order, after every
 	// round whose phases returned no error (Related).
 	Related func(s S) []client.Object
+	// Deadlines, when set, are the points in time the object reports for alerting
+	// (Metrics: keystone_operator_deadline_timestamp_seconds), read after the phases.
+	Deadlines func(s S) []Deadline
 	// Requeue, when set, adjusts the result of a reconcile whose phases returned no
 	// error: for time-based steps and for what cannot be watched.
 	Requeue func(s S, result ctrl.Result) ctrl.Result
@@ -119,6 +122,9 @@ func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (res
 	}
 	if *status.RelatedObjects, err = Related(ctx, r.Client, r.Kind.Related(s)...); err != nil {
 		return result, err
+	}
+	if r.Kind.Deadlines != nil {
+		status.Deadlines = r.Kind.Deadlines(s)
 	}
 	if r.Kind.Requeue != nil {
 		result = r.Kind.Requeue(s, result)

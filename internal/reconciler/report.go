@@ -45,6 +45,9 @@ type Status struct {
 	Conditions         *lc.Conditions
 	ObservedGeneration *int64
 	RelatedObjects     *[]corev1.ObjectReference
+	// Deadlines are exported as gauges (Metrics); the skeleton sets them from
+	// Kind.Deadlines after the phases.
+	Deadlines []Deadline
 }
 
 // Finish ends round for obj, whose state as read from the API server is base, and
@@ -83,7 +86,7 @@ func (r Reporter) Finish(ctx context.Context, obj, base client.Object, status St
 		}
 	}
 	if r.Metrics != nil {
-		r.Metrics.Observe(r.Kind, obj, out.Conditions)
+		r.Metrics.Observe(r.Kind, obj, out.Conditions, status.Deadlines)
 	}
 	return out, reconcileErr
 }

@@ -32,6 +32,15 @@ var _ = Describe("KeystoneAPI fernet keys", func() {
 		dep := &appsv1.Deployment{}
 		Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
 		template := dep.Spec.Template.DeepCopy()
+		nextRotation := func(s *corev1.Secret) float64 {
+			GinkgoHelper()
+			at, err := time.Parse(time.RFC3339, s.Annotations[deploy.RotatedAtAnnotation])
+			Expect(err).NotTo(HaveOccurred())
+			return float64(at.Add(24 * time.Hour).Unix())
+		}
+		Eventually(func() float64 { return deadlineGauge("KeystoneAPI", ns, "keystone", "fernetRotation") }).Should(
+			Equal(nextRotation(before)), "the next rotation, as a gauge to alert on")
+		scrapeSeries() // for the alerts (monitoring_test.go)
 
 		By("no rotation before it is due, and no new keys on later reconciles")
 		touch(key)
@@ -57,6 +66,10 @@ var _ = Describe("KeystoneAPI fernet keys", func() {
 			g.Expect(deploy.CredentialKeys(s.Data)).To(Equal(deploy.CredentialKeys(before.Data)))
 		}).Should(Succeed())
 		expectConditions(key, condition{"Ready", "True", "Ready", ""}, condition{"FernetKeysReady", "True", "Ready", ""})
+		rotated := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, keysKey, rotated)).To(Succeed())
+		Eventually(func() float64 { return deadlineGauge("KeystoneAPI", ns, "keystone", "fernetRotation") }).Should(
+			Equal(nextRotation(rotated)), "moved on with the rotation")
 		Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
 		Expect(dep.Spec.Template).To(Equal(*template), "the pods are not rolled: keys are mounted, not in the config hash")
 

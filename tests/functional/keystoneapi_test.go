@@ -102,6 +102,7 @@ var _ = Describe("KeystoneAPI", func() {
 		longKey := client.ObjectKeyFromObject(long)
 		expectConditions(longKey, condition{"Ready", "False", "InvalidInput", "Error"},
 			condition{"InputReady", "False", "InvalidInput", "Error"}, condition{"Stalled", "True", "InvalidInput", ""})
+		scrapeSeries() // a stalled object, for the alerts (monitoring_test.go)
 		Expect(message(longKey, "InputReady")).To(ContainSubstring("at most 47"))
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, &mariadbv1.MariaDBDatabase{})).NotTo(Succeed())
 		Expect(k8sClient.Delete(ctx, long)).To(Succeed())
@@ -526,6 +527,16 @@ func gauge(kind, ns, name, condType, condStatus string) float64 {
 	key := testutil.SeriesKey(kind, ns, name, condType, condStatus)
 	v, ok := series[key]
 	Expect(ok).To(BeTrue(), "no keystone_operator_condition series %s", key)
+	return v
+}
+
+// deadlineGauge is the keystone_operator_deadline_timestamp_seconds series of an object.
+func deadlineGauge(kind, ns, name, deadline string) float64 {
+	GinkgoHelper()
+	series, err := testutil.DeadlineSeries(metrics.Registry)
+	Expect(err).NotTo(HaveOccurred())
+	v, ok := series[kind+" "+ns+"/"+name+" "+deadline]
+	Expect(ok).To(BeTrue(), "no deadline series %s of %s %s/%s", deadline, kind, ns, name)
 	return v
 }
 

@@ -207,6 +207,24 @@ var _ = Describe("KeystoneApplicationCredential", func() {
 			ContainSubstring("secret " + first.SecretName + " is used by " + consumerFinalizer))
 		Expect(canUseAppCred(ks.URL, first.ACID, string(firstSecret.Data["AC_SECRET"]))).To(BeTrue(), "the old one works while in use")
 		Expect(ks.AppCredIDs("glance")).To(ConsistOf(first.ACID, second.ACID))
+		expectAppCredConditions(key, condition{"Ready", "True", "Ready", ""}, condition{"PreviousCredentialReleased", "True", "Ready", ""})
+		Expect(deadlineGauge("KeystoneApplicationCredential", ns, "ac-glance", "expiresAt")).To(BeEquivalentTo(second.ExpiresAt.Unix()))
+		Expect(deadlineGauge("KeystoneApplicationCredential", ns, "ac-glance", "rotationEligibleAt")).To(
+			BeEquivalentTo(second.RotationEligibleAt.Unix()))
+
+		By("a day later the consumer still holds it: a Warning naming it, Ready unmoved")
+		testClock.Advance(25 * time.Hour)
+		DeferCleanup(func() { testClock.Advance(-25 * time.Hour) })
+		update(key, &keystonev1.KeystoneApplicationCredential{}, touchAnnotation)
+		expectAppCredConditions(key, condition{"Ready", "True", "Ready", ""},
+			condition{"PreviousCredentialReleased", "False", "CredentialHeld", "Warning"})
+		Expect(getAppCred(key)(Default).Status.Conditions.Get("PreviousCredentialReleased").Message).To(
+			ContainSubstring("secret " + first.SecretName + " is used by " + consumerFinalizer))
+		Eventually(func() []string { return eventReasons(ns, "ac-glance") }).Should(ContainElement("CredentialHeld"))
+		Eventually(func() float64 {
+			return gauge("KeystoneApplicationCredential", ns, "ac-glance", "PreviousCredentialReleased", "False")
+		}).Should(Equal(1.0))
+		scrapeSeries() // for the alerts (monitoring_test.go)
 
 		By("the consumer moves its finalizer to the new Secret")
 		setFinalizers(ns, second.SecretName, withConsumer)
@@ -216,6 +234,7 @@ var _ = Describe("KeystoneApplicationCredential", func() {
 		Eventually(gone(types.NamespacedName{Namespace: ns, Name: first.SecretName}, &corev1.Secret{})).Should(BeTrue())
 		Eventually(func(g Gomega) { g.Expect(getAppCred(key)(g).Status.PreviousSecretName).To(BeEmpty()) }).Should(Succeed())
 		expectAppCredConditions(key, condition{"Ready", "True", "Ready", ""})
+		Expect(getAppCred(key)(Default).Status.Conditions.Get("PreviousCredentialReleased")).To(BeNil(), "nothing held: not reported")
 		expectRelated(appCredRelated(key), secretNamed(ns, second.SecretName))
 	})
 

@@ -579,9 +579,19 @@ var _ = Describe("KeystoneService", func() {
 		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
 		Eventually(series).Should(HaveKeyWithValue(readyFalse, 1.0))
 		Consistently(series, 2*time.Second).Should(HaveKeyWithValue(readyFalse, 1.0), "kept while the deletion is blocked")
+		deletions := func() map[string]float64 {
+			all, err := testutil.DeletionSeries(metrics.Registry)
+			Expect(err).NotTo(HaveOccurred())
+			return all
+		}
+		requested := getService(key)(Default).DeletionTimestamp
+		Expect(deletions()).To(HaveKeyWithValue("KeystoneService "+ns+"/glance", float64(requested.Unix())),
+			"when the blocked deletion was requested: an alert measures how long it waits")
+		scrapeSeries() // for the alerts (monitoring_test.go)
 		ks.Heal()
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
 		Eventually(series).ShouldNot(HaveKey(readyFalse), "dropped once it is gone")
+		Expect(deletions()).NotTo(HaveKey("KeystoneService " + ns + "/glance"))
 	})
 
 	It("removes its registration with the admin's credentials alone when its password Secret goes first", func() {

@@ -63,12 +63,13 @@ func realKeystone() *localkeystone.Stack {
 	return realStack
 }
 
-var _ = AfterSuite(func() {
+// stopRealStack stops the real Keystone, if a spec started it.
+func stopRealStack() {
 	if realStack != nil {
 		realStack.Stop()
 		Expect(os.RemoveAll(realStack.Dir)).To(Succeed())
 	}
-})
+}
 
 // adminClient is an identity client of the real Keystone, independent of the operator's.
 func adminClient(url string) *gophercloud.ServiceClient {

@@ -87,6 +87,11 @@ var _ = BeforeSuite(func() {
 	DeferCleanup(func() { cancel() })
 })
 
+var _ = AfterSuite(func() {
+	stopRealStack()
+	checkMonitoringAfterSuite()
+})
+
 // writesIn counts the manager's mutating requests in namespace ns.
 func writesIn(ns string) map[string]int64 { return managerWrites.In(ns) }
 

@@ -144,6 +144,13 @@ const (
 	KeystoneApplicationCredentialCleanupReady condition.Type = "ApplicationCredentialCleanupReady"
 )
 
+// KeystoneApplicationCredentialPreviousReleased is reported beside the steps, and is not
+// one, while a credential replaced by a rotation is kept because a consumer's finalizer
+// or the data plane still holds it: True while that is recent, False (CredentialHeld,
+// Warning) once it has lasted longer than a day (at most half the grace period), naming
+// who holds it. It never gates Ready: the current credential works.
+const KeystoneApplicationCredentialPreviousReleased condition.Type = "PreviousCredentialReleased"
+
 // KeystoneApplicationCredentialSteps lists the step conditions of
 // KeystoneApplicationCredential in declared order.
 var KeystoneApplicationCredentialSteps = []condition.Type{
@@ -191,6 +198,9 @@ const (
 	ApplicationCredentialRevokedReason condition.Reason = "ApplicationCredentialRevoked"
 	// SecretCreatedReason: the credential's Secret was created this round (Info).
 	SecretCreatedReason condition.Reason = "SecretCreated"
+	// CredentialHeldReason: a credential replaced by a rotation is still held by its
+	// consumers long after (Warning).
+	CredentialHeldReason condition.Reason = "CredentialHeld" //nolint:gosec // a condition reason, not a credential
 )
 
 // ReasonSeverity gives each Keystone-specific reason its one severity: Created
@@ -217,4 +227,5 @@ var ReasonSeverity = map[condition.Reason]condition.Severity{
 	ApplicationCredentialRotatedReason: condition.SeverityInfo,
 	ApplicationCredentialRevokedReason: condition.SeverityInfo,
 	SecretCreatedReason:                condition.SeverityInfo,
+	CredentialHeldReason:               condition.SeverityWarning,
 }
