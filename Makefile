@@ -95,7 +95,7 @@ conformance: manifests envtest debian-deps ## Play the dependent operators with 
 		$(CONFORMANCE_ENV) KUBEBUILDER_ASSETS=$(ENVTEST_DIR) CONFORMANCE_CRDS=$$crds go test -count=1 ./... $(TEST_ARGS) || exit 1; done
 
 .PHONY: kuttl
-kuttl: manifests envtest debian-deps $(KUTTL) ## Run the kuttl scenarios (tests/kuttl) with the operator and a real Keystone.
+kuttl: manifests envtest debian-deps $(KUTTL) kubectl-keystone ## Run the kuttl scenarios (tests/kuttl) with the operator and a real Keystone.
 	go build -o $(LOCALBIN)/manager ./cmd
 	go build -o $(LOCALBIN)/asoperator ./tests/asoperator
 	go build -o $(LOCALBIN)/localkeystone ./cmd/localkeystone
@@ -125,6 +125,10 @@ fuzz: ## Fuzz the condition engine for FUZZTIME (default 60s).
 build: generate ## Build the manager binary.
 	go build -o $(LOCALBIN)/manager ./cmd
 
+.PHONY: kubectl-keystone
+kubectl-keystone: ## Build the kubectl plugin bin/kubectl-keystone (kubectl keystone tree): put bin/ on PATH to use it.
+	go build -o $(LOCALBIN)/kubectl-keystone ./cmd/kubectl-keystone
+
 .PHONY: manager-image
 manager-image: generate ## Build the manager image as an OCI archive in bin/manager-image/, without a registry (the Dockerfile's layout).
 	hack/manager-image.sh $(LOCALBIN)/manager-image
@@ -134,7 +138,7 @@ manager-image: generate ## Build the manager image as an OCI archive in bin/mana
 RUN_LOCAL ?= cluster
 
 .PHONY: run
-run: manifests generate envtest $(if $(KUBECONFIG),,$(if $(filter cluster,$(RUN_LOCAL)),node-bins cluster-deps)) ## Run the operator: against KUBECONFIG, or a local cluster it starts.
+run: manifests generate envtest kubectl-keystone $(if $(KUBECONFIG),,$(if $(filter cluster,$(RUN_LOCAL)),node-bins cluster-deps)) ## Run the operator: against KUBECONFIG, or a local cluster it starts.
 	go build -o $(LOCALBIN)/devrun ./cmd/devrun
 	go build -o $(LOCALBIN)/e2e-actor ./tests/e2e/actor
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) $(CLUSTER_ENV) exec $(LOCALBIN)/devrun -local=$(RUN_LOCAL) -actor=$(LOCALBIN)/e2e-actor $(RUN_ARGS)

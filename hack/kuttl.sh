@@ -34,7 +34,10 @@ KEYSTONE_URL=$(cat "$url_file")
 export KEYSTONE_URL
 echo "kuttl.sh: real Keystone at $KEYSTONE_URL"
 
-# kubectl for the scenarios' commands: the one built for envtest.
-export PATH="$KUBEBUILDER_ASSETS:$PATH"
+# kubectl for the scenarios' commands: the one built for envtest; and the plugin
+# kubectl keystone (bin/kubectl-keystone), found by kubectl on PATH.
+mkdir -p bin/kuttl/plugins
+ln -sf "$root/bin/kubectl-keystone" bin/kuttl/plugins/kubectl-keystone
+export PATH="$root/bin/kuttl/plugins:$KUBEBUILDER_ASSETS:$PATH"
 cd tests/kuttl
 "$kuttl" test --config kuttl-test.yaml "$@"

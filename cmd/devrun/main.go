@@ -72,9 +72,9 @@ func run() error {
 		// The operator runs on the host: Keystone's Service names resolve through the
 		// cluster's DNS, as they would in a pod.
 		opts.ClusterDNS = "10.244.0.1:53"
-		hint = nextSteps("the local cluster", path,
+		hint = nextSteps(root, "the local cluster", path,
 			"kubectl apply -f config/samples/osp-secret.yaml -f config/samples/keystone_v1beta1_keystoneapi.yaml -f config/samples/local-cluster/",
-			"kubectl get keystoneapi -w")
+			"kubectl get keystoneapi -w", "kubectl keystone tree")
 	case *local == "control-plane":
 		env, err := controlplane.Environment(root)
 		if err != nil {
@@ -88,7 +88,7 @@ func run() error {
 		if err := controlplane.WriteKubeconfig(env, kubeconfig); err != nil {
 			return err
 		}
-		hint = nextSteps("the local control plane", kubeconfig, "kubectl apply -f config/samples/")
+		hint = nextSteps(root, "the local control plane", kubeconfig, "kubectl apply -f config/samples/", "kubectl keystone tree")
 	default:
 		return fmt.Errorf("-local=%s: want cluster or control-plane", *local)
 	}
@@ -114,15 +114,17 @@ func run() error {
 }
 
 // nextSteps says how to use a cluster devrun started: its kubeconfig, the kubectl built
-// with envtest's binaries (of the cluster's version, for machines without one) and the
-// commands.
-func nextSteps(what, kubeconfig string, commands ...string) string {
+// with envtest's binaries (of the cluster's version, for machines without one), the
+// plugin kubectl keystone (bin/kubectl-keystone, which make run builds) and the commands.
+func nextSteps(root, what, kubeconfig string, commands ...string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "devrun: %s is up; in another shell:\n\n    export KUBECONFIG=%s\n", what, kubeconfig)
+	path := []string{filepath.Join(root, "bin")}
 	// make run points KUBEBUILDER_ASSETS at envtest's binaries, kubectl among them.
 	if assets := os.Getenv("KUBEBUILDER_ASSETS"); assets != "" {
-		fmt.Fprintf(&b, "    export PATH=%s:$PATH\n", assets)
+		path = append(path, assets)
 	}
+	fmt.Fprintf(&b, "    export PATH=%s:$PATH\n", strings.Join(path, ":"))
 	for _, c := range commands {
 		fmt.Fprintf(&b, "    %s\n", c)
 	}

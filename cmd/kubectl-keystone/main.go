@@ -1,0 +1,147 @@
+// Command kubectl-keystone is the kubectl plugin `kubectl keystone`: with the binary on
+// PATH, `kubectl keystone tree [-n NS] [KIND/NAME]` draws a namespace's KeystoneAPI, its
+// steps (the blocking one marked), its registrations and their credentials' Secrets.
+// It only reads the API, so it shows keystone-operator's objects too.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/tree"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const usage = `kubectl keystone: the Keystone objects of a namespace at a glance.
+
+Usage:
+  kubectl keystone tree [-n NAMESPACE] [KIND/NAME] [--show-conditions blocking|all] [-o text|json]
+
+tree draws each KeystoneAPI, its steps (the one it waits on marked), its KeystoneServices,
+their KeystoneEndpoints and application credentials, and the credentials' Secrets with
+the consumers whose finalizers hold them. KIND/NAME (keystoneservice/glance, ...) draws
+that object's subtree alone. --show-conditions blocking (the default) draws the step each
+object waits on and every condition failing with a Warning or Error; all draws every one.
+
+Flags:
+`
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "kubectl keystone:", err)
+		os.Exit(1)
+	}
+}
+
+// options are what the command line asks for.
+type options struct {
+	namespace, show, output, kubeconfig, kubeContext, target string
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	opts, err := parse(args, stderr)
+	if err != nil {
+		return err
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = opts.kubeconfig
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.kubeContext})
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return err
+	}
+	if opts.namespace == "" {
+		if opts.namespace, _, err = loader.Namespace(); err != nil {
+			return err
+		}
+	}
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(keystonev1.AddToScheme(scheme))
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nodes, err := tree.Build(ctx, c, opts.namespace, opts.target, tree.Show(opts.show))
+	if err != nil {
+		return err
+	}
+	switch {
+	case opts.output == "json":
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(nodes)
+	case len(nodes) == 0:
+		_, err := fmt.Fprintf(stdout, "no Keystone objects in namespace %s\n", opts.namespace)
+		return err
+	}
+	return tree.Render(stdout, nodes, time.Now())
+}
+
+// parse reads the command line: tree, its flags, and at most one KIND/NAME.
+func parse(args []string, stderr io.Writer) (options, error) {
+	var opts options
+	if len(args) == 0 || args[0] != "tree" {
+		_, _ = fmt.Fprint(stderr, usage)
+		return opts, errors.New("the only command is tree")
+	}
+	flags := flag.NewFlagSet("kubectl keystone tree", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	flags.Usage = func() { _, _ = fmt.Fprint(stderr, usage); flags.PrintDefaults() }
+	flags.StringVar(&opts.namespace, "n", "", "the namespace (default: the kubeconfig context's)")
+	flags.StringVar(&opts.namespace, "namespace", "", "the namespace (default: the kubeconfig context's)")
+	flags.StringVar(&opts.show, "show-conditions", string(tree.ShowBlocking), "blocking or all")
+	flags.StringVar(&opts.output, "o", "text", "text or json")
+	flags.StringVar(&opts.kubeconfig, "kubeconfig", "", "the kubeconfig (default: KUBECONFIG, then ~/.kube/config)")
+	flags.StringVar(&opts.kubeContext, "context", "", "the kubeconfig context")
+	if err := flags.Parse(interleaved(args[1:], flags)); err != nil {
+		return opts, err
+	}
+	switch {
+	case opts.show != string(tree.ShowBlocking) && opts.show != string(tree.ShowAll):
+		return opts, fmt.Errorf("--show-conditions %q: blocking or all", opts.show)
+	case opts.output != "text" && opts.output != "json":
+		return opts, fmt.Errorf("-o %q: text or json", opts.output)
+	case flags.NArg() > 1:
+		return opts, fmt.Errorf("one KIND/NAME at most, not %v", flags.Args())
+	}
+	opts.target = flags.Arg(0)
+	return opts, nil
+}
+
+// interleaved moves flags after the positional argument before it, as kubectl accepts
+// `tree keystoneservice/glance -n openstack`.
+func interleaved(args []string, flags *flag.FlagSet) []string {
+	var opts, positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if len(a) > 1 && a[0] == '-' {
+			opts = append(opts, a)
+			name := a[1:]
+			if len(name) > 0 && name[0] == '-' {
+				name = name[1:]
+			}
+			if f := flags.Lookup(name); f != nil && i+1 < len(args) && !strings.Contains(a, "=") {
+				opts = append(opts, args[i+1])
+				i++
+			}
+			continue
+		}
+		positional = append(positional, a)
+	}
+	return append(opts, positional...)
+}
