@@ -243,9 +243,12 @@ var _ = Describe("Dependent operators using keystone-operator's helpers", func()
 		placement.registerEndpoint("placement", "placement", urls)
 		Expect(ep.GetEndpointIDs()).To(Equal(ids))
 
-		By("converged: a forced reconcile writes nothing, whatever the schema prunes")
-		for _, obj := range []client.Object{&keystonev1.KeystoneService{}, &keystonev1.KeystoneEndpoint{}} {
+		By("converged: a forced reconcile writes nothing, whatever the schema prunes (the KeystoneAPI's relatedObjects and registrations on keystone-operator's)")
+		for _, obj := range []client.Object{&keystonev1.KeystoneService{}, &keystonev1.KeystoneEndpoint{}, &keystonev1.KeystoneAPI{}} {
 			key := client.ObjectKey{Namespace: ns, Name: "placement"}
+			if _, isAPI := obj.(*keystonev1.KeystoneAPI); isAPI {
+				key.Name = api.Name
+			}
 			Expect(k8sClient.Get(ctx, key, obj)).To(Succeed())
 			patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 			annotations := obj.GetAnnotations()
