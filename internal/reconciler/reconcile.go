@@ -120,8 +120,12 @@ func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (res
 	if err != nil {
 		return result, err
 	}
-	if *status.RelatedObjects, err = Related(ctx, r.Client, r.Kind.Related(s)...); err != nil {
-		return result, err
+	if r.Kind.Related != nil {
+		related, err := Related(ctx, r.Client, r.Kind.Related(s)...)
+		if err != nil {
+			return result, err
+		}
+		*status.RelatedObjects = related
 	}
 	if r.Kind.Deadlines != nil {
 		status.Deadlines = r.Kind.Deadlines(s)
