@@ -128,13 +128,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A KeystoneAPI created or deleted changes which one of the namespace is the first.
 		Watches(&keystonev1.KeystoneAPI{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneAPIList{}, nil),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
-		// The consolidated view follows the registrations' Ready, not their every round.
-		Watches(&keystonev1.KeystoneService{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneAPIList{}, nil),
-			builder.WithPredicates(registrationReadyChanged)).
-		Watches(&keystonev1.KeystoneEndpoint{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneAPIList{}, nil),
-			builder.WithPredicates(registrationReadyChanged)).
-		Watches(&keystonev1.KeystoneApplicationCredential{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneAPIList{}, nil),
-			builder.WithPredicates(registrationReadyChanged)).
+		// The consolidated view follows the registrations' Ready, not their every round,
+		// and a burst of changes wakes it once per RegistrationsViewInterval.
+		Watches(&keystonev1.KeystoneService{}, r.registrationsView(), builder.WithPredicates(registrationReadyChanged)).
+		Watches(&keystonev1.KeystoneEndpoint{}, r.registrationsView(), builder.WithPredicates(registrationReadyChanged)).
+		Watches(&keystonev1.KeystoneApplicationCredential{}, r.registrationsView(), builder.WithPredicates(registrationReadyChanged)).
 		Watches(&corev1.Secret{}, r.enqueueBy(secretIndex, func(o client.Object) string { return o.GetName() })).
 		Watches(&corev1.Secret{}, r.enqueueForAccountSecret()).
 		Watches(&memcachedv1.Memcached{}, r.enqueueBy(memcachedIndex, func(o client.Object) string { return o.GetName() })).

@@ -3,13 +3,11 @@ package keystoneapi
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,21 +22,8 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 	if err := r.List(ctx, list, client.InNamespace(s.api.Namespace)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing KeystoneAPIs: %w", err)
 	}
-	if first := access.First(list.Items); first != nil && first.UID != s.api.UID {
-		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.InvalidInput,
-			"KeystoneAPI %s already deploys Keystone in namespace %s; one KeystoneAPI per namespace: delete this one",
-			first.Name, s.api.Namespace)
-		s.round.Halt()
-		return ctrl.Result{}, nil
-	}
-	if problems := deploy.SpecProblems(s.api); len(problems) > 0 {
-		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.InvalidInput, "%s", strings.Join(problems, "; "))
-		s.round.Halt()
-		return ctrl.Result{}, nil
-	}
-	if pending := deploy.PendingEndpoints(s.api); len(pending) > 0 {
-		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.Requested,
-			"waiting for a host in %s (openstack-operator sets it once its Route has one)", strings.Join(pending, " and "))
+	if v, refused := inputGate(s.api, access.First(list.Items)); refused {
+		s.round.Apply(keystonev1.KeystoneAPIInputReady, v)
 		s.round.Halt()
 		return ctrl.Result{}, nil
 	}
@@ -47,9 +32,8 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if !found {
-		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.DependencyNotFound,
-			"secret %s with key %s not found", spec.Secret, spec.PasswordSelectors.Admin)
+	if v := passwordVerdict(s.api, found); !v.True {
+		s.round.Apply(keystonev1.KeystoneAPIInputReady, v)
 		return ctrl.Result{}, nil
 	}
 	password := string(secret.Data[spec.PasswordSelectors.Admin])
@@ -67,7 +51,7 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 	if err := finalizers.Add(ctx, r.Client, cleanup, Finalizer); err != nil {
 		return ctrl.Result{}, err
 	}
-	s.round.MarkTrue(keystonev1.KeystoneAPIInputReady, "admin password found in secret %s", spec.Secret)
+	s.round.Apply(keystonev1.KeystoneAPIInputReady, passwordVerdict(s.api, true))
 	return ctrl.Result{}, nil
 }
 

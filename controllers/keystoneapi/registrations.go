@@ -3,13 +3,16 @@ package keystoneapi
 import (
 	"context"
 	"fmt"
+	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
@@ -31,6 +34,18 @@ func registrationOf(o client.Object) (kind string, conditions lc.Conditions, ok 
 		return "KeystoneApplicationCredential", r.Status.Conditions, true
 	}
 	return "", nil, false
+}
+
+// RegistrationsViewInterval is how often at most the registrations' changes wake a
+// KeystoneAPI's view: a change is seen at once, and the changes of a burst (a control
+// plane's registrations created at once) in one round per interval (BENCHMARKS.md, the
+// consolidated view).
+const RegistrationsViewInterval = 2 * time.Second
+
+// registrationsView wakes the namespace's KeystoneAPIs for a registration's change, at
+// most once per RegistrationsViewInterval.
+func (r *Reconciler) registrationsView() handler.EventHandler {
+	return reconciler.Throttled(reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneAPIList{}, nil), RegistrationsViewInterval)
 }
 
 // registrationReadyChanged passes what changes the consolidated view: a registration

@@ -10,6 +10,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
+	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/networkattachment"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
@@ -207,4 +208,52 @@ func registrationsVerdict(regs []registration) (keystonev1.KeystoneAPIRegistrati
 	}
 	return counts, condition.FalseVerdict(condition.Requested, "%d of %d registrations not ready yet, among them %s %s",
 		notReady, len(regs), worst.kind, worst.name)
+}
+
+// inputGate is InputReady before the admin password is read, from the namespace's first
+// KeystoneAPI: refused (the round halts) for any other one of the namespace (InvalidInput),
+// for a spec no object can be made from (InvalidInput), and while openstack-operator has
+// not yet written an endpoint's host (Requested).
+func inputGate(api, first *keystonev1.KeystoneAPI) (v condition.Verdict, refused bool) {
+	if first != nil && first.UID != api.UID {
+		return condition.FalseVerdict(condition.InvalidInput, "KeystoneAPI %s already deploys Keystone in namespace %s; "+
+			"one KeystoneAPI per namespace: delete this one", first.Name, api.Namespace), true
+	}
+	if problems := deploy.SpecProblems(api); len(problems) > 0 {
+		return condition.FalseVerdict(condition.InvalidInput, "%s", strings.Join(problems, "; ")), true
+	}
+	if pending := deploy.PendingEndpoints(api); len(pending) > 0 {
+		return condition.FalseVerdict(condition.Requested, "waiting for a host in %s (openstack-operator sets it once its "+
+			"Route has one)", strings.Join(pending, " and ")), true
+	}
+	return condition.Verdict{}, false
+}
+
+// passwordVerdict is InputReady once the gate passed: True when the admin password's
+// Secret holds its key, else DependencyNotFound.
+func passwordVerdict(api *keystonev1.KeystoneAPI, found bool) condition.Verdict {
+	if !found {
+		return condition.FalseVerdict(condition.DependencyNotFound, "secret %s with key %s not found", api.Spec.Secret,
+			api.Spec.PasswordSelectors.Admin)
+	}
+	return condition.TrueVerdict("admin password found in secret %s", api.Spec.Secret)
+}
+
+// topologyVerdict is TopologyReady from the Topology of topologyRef (nil when it does not
+// exist): InvalidInput for one in another namespace, DependencyNotFound while it is
+// missing, True with what it holds.
+func topologyVerdict(api *keystonev1.KeystoneAPI, topology *topologyv1.Topology) condition.Verdict {
+	ref := api.Spec.TopologyRef
+	switch {
+	case ref.Namespace != "" && ref.Namespace != api.Namespace:
+		return condition.FalseVerdict(condition.InvalidInput, "topologyRef.namespace %s: the Topology must be in the "+
+			"KeystoneAPI's namespace %s", ref.Namespace, api.Namespace)
+	case topology == nil:
+		return condition.FalseVerdict(condition.DependencyNotFound, "topology %s not found", ref.Name)
+	}
+	n := 0
+	if c := topology.Spec.TopologySpreadConstraints; c != nil {
+		n = len(*c)
+	}
+	return condition.TrueVerdict("topology %s: %d spread constraints, affinity %t", ref.Name, n, topology.Spec.Affinity != nil)
 }

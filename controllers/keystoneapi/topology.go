@@ -7,7 +7,6 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,18 +23,16 @@ func (r *Reconciler) reconcileTopology(ctx context.Context, s *scope) (ctrl.Resu
 	api := s.api
 	step := keystonev1.KeystoneAPITopologyReady
 	ref := api.Spec.TopologyRef
-	if ref.Namespace != "" && ref.Namespace != api.Namespace {
-		s.round.MarkFalse(step, condition.InvalidInput, "topologyRef.namespace %s: the Topology must be in the KeystoneAPI's namespace %s",
-			ref.Namespace, api.Namespace)
-		return ctrl.Result{}, nil
-	}
 	topology := &topologyv1.Topology{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: ref.Name}, topology); err != nil {
-		if apierrors.IsNotFound(err) {
-			s.round.MarkFalse(step, condition.DependencyNotFound, "topology %s not found", ref.Name)
-			return ctrl.Result{}, nil
-		}
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: ref.Name}, topology); {
+	case apierrors.IsNotFound(err):
+		topology = nil
+	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("reading topology %s: %w", ref.Name, err)
+	}
+	if v := topologyVerdict(api, topology); !v.True {
+		s.round.Apply(step, v)
+		return ctrl.Result{}, nil
 	}
 	if s.acting(step) {
 		if err := finalizers.Add(ctx, r.Client, topology, finalizerFor(api)); err != nil {
@@ -44,11 +41,7 @@ func (r *Reconciler) reconcileTopology(ctx context.Context, s *scope) (ctrl.Resu
 		api.Status.LastAppliedTopology = &keystonev1.TopoRef{Name: ref.Name, Namespace: api.Namespace}
 	}
 	s.topology = topology
-	n := 0
-	if c := topology.Spec.TopologySpreadConstraints; c != nil {
-		n = len(*c)
-	}
-	s.round.MarkTrue(step, "topology %s: %d spread constraints, affinity %t", ref.Name, n, topology.Spec.Affinity != nil)
+	s.round.Apply(step, topologyVerdict(api, topology))
 	return ctrl.Result{}, nil
 }
 

@@ -2,10 +2,14 @@ package reconciler
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -40,4 +44,57 @@ func EnqueueInNamespace(c client.Reader, list client.ObjectList, filter func(cli
 		}
 		return reqs
 	})
+}
+
+// Throttled is h, waking each object it names at most once per every: the first event
+// wakes it at once, those that follow within every wake it once more at the end of that
+// window. A burst of events (a thousand registrations turning Ready) costs a reconcile
+// per window, not one each, and a single event is seen without delay.
+func Throttled(h handler.EventHandler, every time.Duration) handler.EventHandler {
+	t := &throttle{every: every, next: map[reconcile.Request]time.Time{}}
+	queue := func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) throttled {
+		return throttled{TypedRateLimitingInterface: q, throttle: t}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Create(ctx, e, queue(q))
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Update(ctx, e, queue(q))
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Delete(ctx, e, queue(q))
+		},
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Generic(ctx, e, queue(q))
+		},
+	}
+}
+
+// throttle holds, per object, when its current window ends.
+type throttle struct {
+	every time.Duration
+	mu    sync.Mutex
+	next  map[reconcile.Request]time.Time
+}
+
+// throttled is a work queue whose Add goes through a throttle.
+type throttled struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	throttle *throttle
+}
+
+// Add queues item at once when its window has ended (and starts a new one), else at
+// the end of its window (a wake already waiting for it keeps its time).
+func (q throttled) Add(item reconcile.Request) {
+	t := q.throttle
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := time.Now()
+	if end, ok := t.next[item]; ok && now.Before(end) {
+		q.AddAfter(item, end.Sub(now))
+		return
+	}
+	t.next[item] = now.Add(t.every)
+	q.TypedRateLimitingInterface.Add(item)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneapi"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
 	. "github.com/onsi/ginkgo/v2"
@@ -570,17 +571,20 @@ func reconciledAfter(controller string, touch func()) {
 	Eventually(func() float64 { return reconcileCount(controller) }).Should(BeNumerically(">", before), "a reconcile ran")
 }
 
-// settledWrites waits until the manager's writes in ns stop changing and returns them.
+// settledWrites waits until the manager's writes in ns stop changing for longer than
+// the KeystoneAPI's view of the registrations may wait to count a change
+// (keystoneapi.RegistrationsViewInterval), and returns them.
 func settledWrites(ns string) map[string]int64 {
 	GinkgoHelper()
+	quiet := keystoneapi.RegistrationsViewInterval + 300*time.Millisecond
 	last := writesIn(ns)
 	Eventually(func() bool {
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(quiet)
 		now := writesIn(ns)
 		same := fmt.Sprint(now) == fmt.Sprint(last)
 		last = now
 		return same
-	}).Should(BeTrue())
+	}).WithTimeout(10 * quiet).Should(BeTrue())
 	return last
 }
 

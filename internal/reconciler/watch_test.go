@@ -1,0 +1,44 @@
+package reconciler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+func TestThrottled(t *testing.T) {
+	g := NewWithT(t)
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	api := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "keystone"}}
+	wake := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request { return []reconcile.Request{api} })
+	h := Throttled(wake, 400*time.Millisecond)
+	created := event.CreateEvent{Object: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "r"}}}
+	reconciled := func() {
+		item, _ := q.Get()
+		q.Done(item)
+	}
+
+	h.Create(context.Background(), created, q)
+	g.Expect(q.Len()).To(Equal(1), "the first event wakes it at once")
+	reconciled()
+	for i := 0; i < 50; i++ {
+		h.Create(context.Background(), created, q)
+	}
+	g.Expect(q.Len()).To(BeZero(), "a burst within the window waits for its end")
+	g.Eventually(q.Len).WithTimeout(2*time.Second).Should(Equal(1), "and wakes it once")
+	reconciled()
+	g.Consistently(q.Len).WithTimeout(600*time.Millisecond).Should(BeZero(), "nothing more for that burst")
+	h.Create(context.Background(), created, q)
+	g.Expect(q.Len()).To(Equal(1), "the window over, an event wakes it at once again")
+}
