@@ -40,7 +40,7 @@ func registrationOf(o client.Object) (kind string, conditions lc.Conditions, ok 
 // KeystoneAPI's view: a change is seen at once, and the changes of a burst (a control
 // plane's registrations created at once) in one round per interval (BENCHMARKS.md, the
 // consolidated view).
-const RegistrationsViewInterval = 2 * time.Second
+const RegistrationsViewInterval = 5 * time.Second
 
 // registrationsView wakes the namespace's KeystoneAPIs for a registration's change, at
 // most once per RegistrationsViewInterval.
@@ -68,7 +68,8 @@ func (r *Reconciler) reconcileRegistrations(ctx context.Context, s *scope) (ctrl
 	lists := []client.ObjectList{&keystonev1.KeystoneServiceList{}, &keystonev1.KeystoneEndpointList{},
 		&keystonev1.KeystoneApplicationCredentialList{}}
 	for _, list := range lists {
-		if err := r.List(ctx, list, client.InNamespace(s.api.Namespace)); err != nil {
+		// Read, never changed: the cache's objects themselves, not copies of a namespace's hundreds.
+		if err := r.List(ctx, list, client.InNamespace(s.api.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 			return ctrl.Result{}, fmt.Errorf("listing the namespace's registrations: %w", err)
 		}
 		all = append(all, registrationsIn(list)...)
