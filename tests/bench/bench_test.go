@@ -16,6 +16,7 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneapi"
 	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
@@ -386,7 +387,9 @@ func TestSteadyStateRegistrations(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 		ready.Stop()
-		time.Sleep(3 * time.Second)
+		// Converged: the KeystoneAPI's view of the registrations counts the last Ready
+		// at most RegistrationsViewInterval after it.
+		time.Sleep(keystoneapi.RegistrationsViewInterval + 2*time.Second)
 		before, keystoneBefore := testutil.Total(writes.In(ns)), mutatingKeystone(ks.Requests())
 		for i := 0; i < touches; i++ {
 			for j, obj := range objects {
