@@ -16,8 +16,8 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneapi"
 	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
+	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneapi"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/testactor"
