@@ -9,6 +9,8 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -72,33 +74,17 @@ func (r *Reconciler) reconcileRegistrations(ctx context.Context, s *scope) (ctrl
 		if err := r.List(ctx, list, client.InNamespace(s.api.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 			return ctrl.Result{}, fmt.Errorf("listing the namespace's registrations: %w", err)
 		}
-		all = append(all, registrationsIn(list)...)
+		if err := apimeta.EachListItem(list, func(o runtime.Object) error {
+			obj := o.(client.Object)
+			kind, conditions, _ := registrationOf(obj)
+			all = append(all, registration{kind: kind, name: obj.GetName(), ready: conditions.Get(condition.ReadyCondition)})
+			return nil
+		}); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	counts, v := registrationsVerdict(all)
 	s.api.Status.Registrations = &counts
 	s.round.Report(keystonev1.KeystoneAPIRegistrationsReady, v)
 	return ctrl.Result{}, nil
-}
-
-func registrationsIn(list client.ObjectList) []registration {
-	var out []registration
-	add := func(o client.Object) {
-		kind, conditions, _ := registrationOf(o)
-		out = append(out, registration{kind: kind, name: o.GetName(), ready: conditions.Get(condition.ReadyCondition)})
-	}
-	switch l := list.(type) {
-	case *keystonev1.KeystoneServiceList:
-		for i := range l.Items {
-			add(&l.Items[i])
-		}
-	case *keystonev1.KeystoneEndpointList:
-		for i := range l.Items {
-			add(&l.Items[i])
-		}
-	case *keystonev1.KeystoneApplicationCredentialList:
-		for i := range l.Items {
-			add(&l.Items[i])
-		}
-	}
-	return out
 }

@@ -178,11 +178,12 @@ var kindRank = map[string]int{"KeystoneService": 0, "KeystoneEndpoint": 1, "Keys
 func registrationsVerdict(regs []registration) (keystonev1.KeystoneAPIRegistrations, condition.Verdict) {
 	var counts keystonev1.KeystoneAPIRegistrations
 	var worst *registration
+	countOf := map[string]*keystonev1.RegistrationCount{"KeystoneService": &counts.KeystoneServices,
+		"KeystoneEndpoint": &counts.KeystoneEndpoints, "KeystoneApplicationCredential": &counts.KeystoneApplicationCredentials}
 	notReady := 0
 	for i := range regs {
 		reg := &regs[i]
-		count := map[string]*keystonev1.RegistrationCount{"KeystoneService": &counts.KeystoneServices,
-			"KeystoneEndpoint": &counts.KeystoneEndpoints, "KeystoneApplicationCredential": &counts.KeystoneApplicationCredentials}[reg.kind]
+		count := countOf[reg.kind]
 		count.Total++
 		if reg.ready != nil && reg.ready.Status == corev1.ConditionTrue {
 			count.Ready++
