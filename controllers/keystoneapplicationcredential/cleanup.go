@@ -8,16 +8,15 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// reconcileCleanup marks ApplicationCredentialCleanupReady: every credential but the
-// current one is revoked (and its Secret deleted) once no consumer holds a finalizer
-// on its Secret and, for a data plane service, every NodeSet deployed the current
-// Secrets; until then it is kept, and the step says for whom.
+// reconcileCleanup marks ApplicationCredentialCleanupReady (cleanupVerdict): every
+// credential but the current one is revoked (and its Secret deleted) once no consumer
+// holds a finalizer on its Secret and, for a data plane service, every NodeSet deployed
+// the current Secrets; until then it is kept, and the step says for whom.
 func (r *Reconciler) reconcileCleanup(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneApplicationCredentialCleanupReady
 	ac := s.ac
@@ -57,14 +56,7 @@ func (r *Reconciler) reconcileCleanup(ctx context.Context, s *scope) (ctrl.Resul
 		ac.Status.PreviousSecretName = ""
 	}
 	r.reportHeld(s, kept)
-	switch {
-	case len(revoked) > 0:
-		s.Round.MarkDone(step, revokedReason, "revoked credential %s", strings.Join(revoked, ", "))
-	case len(kept) > 0:
-		s.Round.MarkTrue(step, "earlier credentials kept while in use: %s", strings.Join(kept, "; "))
-	default:
-		s.Round.MarkTrue(step, "no earlier credential to revoke")
-	}
+	s.Round.Apply(step, cleanupVerdict(revoked, kept))
 	return ctrl.Result{}, nil
 }
 
@@ -136,22 +128,3 @@ func (r *Reconciler) reportHeld(s *scope, kept []string) {
 // by their consumers before PreviousCredentialReleased turns Warning; at most half the
 // grace period, so that the Warning comes well before they expire.
 const HeldWarningAfter = 24 * time.Hour
-
-// heldVerdict is PreviousCredentialReleased while the credentials a rotation replaced are
-// kept (kept says by whom): True until the warning time (the rotation, status.lastRotated,
-// plus HeldWarningAfter or half the grace period), and how long until then; after it,
-// CredentialHeld (Warning) naming who holds them.
-func heldVerdict(ac *keystonev1.KeystoneApplicationCredential, kept []string, now time.Time) (condition.Verdict, time.Duration) {
-	threshold := min(HeldWarningAfter, time.Duration(ac.Spec.GracePeriodDays)*day/2)
-	rotated := now
-	if ac.Status.LastRotated != nil {
-		rotated = ac.Status.LastRotated.Time
-	}
-	warnAt := rotated.Add(threshold)
-	if now.Before(warnAt) {
-		return condition.TrueVerdict("kept while in use, a Warning if still at %s: %s", warnAt.UTC().Format(time.RFC3339),
-			strings.Join(kept, "; ")), warnAt.Sub(now)
-	}
-	return condition.FalseVerdict(credentialHeld, "replaced at %s and still held: %s; its consumers must move to secret %s",
-		rotated.UTC().Format(time.RFC3339), strings.Join(kept, "; "), ac.Status.SecretName), 0
-}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -57,7 +56,7 @@ func securityChanged(recorded string, spec keystonev1.KeystoneApplicationCredent
 	return recorded != "" && recorded != securityHash(spec) && recorded != legacySecurityHash(spec)
 }
 
-// reconcileCredential marks KeystoneApplicationCredentialReady: the current credential
+// reconcileCredential marks KeystoneApplicationCredentialReady (credentialVerdict): the current credential
 // exists in Keystone. A new one is made, as the user, when there is none, when its
 // Secret or the credential itself is gone, when the roles, access rules or
 // unrestricted flag changed, or when its rotation is due.
@@ -72,9 +71,8 @@ func (r *Reconciler) reconcileCredential(ctx context.Context, s *scope) (ctrl.Re
 	if err != nil {
 		return s.FailedAs(s.user, step, credentialFailed, err)
 	}
-	st := &s.ac.Status
 	if why == "" {
-		s.Round.MarkTrue(step, "credential %s of user %s expires at %s", st.ACID, s.ac.Spec.UserName, st.ExpiresAt.UTC().Format(time.RFC3339))
+		s.Round.Apply(step, credentialVerdict(s.ac, ""))
 		return ctrl.Result{}, nil
 	}
 	return r.createCredential(ctx, s, why)
@@ -83,13 +81,8 @@ func (r *Reconciler) reconcileCredential(ctx context.Context, s *scope) (ctrl.Re
 // replacementReason says why the current credential must be replaced; "" when it need not.
 func (r *Reconciler) replacementReason(ctx context.Context, s *scope) (string, error) {
 	st := s.ac.Status
-	switch {
-	case st.ACID == "":
-		return "the first credential", nil
-	case securityChanged(st.SecurityHash, s.ac.Spec):
-		return "its roles, access rules or unrestricted flag changed", nil
-	case !r.Clock.Now().Before(rotationDue(s.ac)):
-		return fmt.Sprintf("its rotation was due at %s", rotationDue(s.ac).UTC().Format(time.RFC3339)), nil
+	if why := scheduledReplacement(s.ac, r.Clock.Now()); why != "" {
+		return why, nil
 	}
 	secret := &corev1.Secret{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: s.ac.Namespace, Name: st.SecretName}, secret); err != nil {
@@ -123,10 +116,8 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 		want.AccessRules = append(want.AccessRules, identity.AccessRule{Service: rule.Service, Path: rule.Path, Method: rule.Method})
 	}
 	created, err := kc.CreateAppCred(ctx, want)
-	if identity.StatusCode(err) == http.StatusBadRequest && strings.Contains(identity.Message(err), "unassigned role") {
-		// The user's KeystoneService may be assigning the role right now: retried.
-		s.Round.MarkFalse(step, roleNotAssigned, "Keystone at %s refused: %s: user %s needs roles %v on project %s",
-			s.user.URL, identity.Message(err), spec.UserName, spec.Roles, serviceProject)
+	if v, ok := refusedVerdict(spec, s.user.URL, err); ok {
+		s.Round.Apply(step, v)
 		return ctrl.Result{}, err
 	}
 	if err != nil {
@@ -156,30 +147,25 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 	st.CreatedAt, st.ExpiresAt = &metav1.Time{Time: now.UTC().Truncate(time.Second)}, &metav1.Time{Time: expires.UTC().Truncate(time.Second)}
 	st.RotationEligibleAt = &metav1.Time{Time: rotationDue(s.ac)}
 	s.created = true
-	s.Round.MarkDone(step, credentialCreated, "credential %s created for user %s (%s); it expires at %s", created.ID,
-		spec.UserName, why, st.ExpiresAt.UTC().Format(time.RFC3339))
+	s.Round.Apply(step, credentialVerdict(s.ac, why))
 	if rotation {
 		st.LastRotated = &metav1.Time{Time: now.UTC().Truncate(time.Second)}
-		s.Round.MarkDone(keystonev1.KeystoneApplicationCredentialRotationReady, rotatedReason, "credential %s replaced: %s", created.ID, why)
+		s.Round.Apply(keystonev1.KeystoneApplicationCredentialRotationReady, rotationVerdict(s.ac, why))
 	}
 	return ctrl.Result{}, nil
 }
 
-// userFailed reports a failure to authenticate as the service user: Keystone answers
-// 401 alike for a user that does not exist and for a wrong password, so the admin looks
-// the user up to say which. Both may be transient (the KeystoneService that creates the
-// user and sets its password may not have yet): a Warning, retried.
+// userFailed reports a failure to authenticate as the service user
+// (authenticationVerdict): the admin looks the user up to say whether it exists.
 func (r *Reconciler) userFailed(ctx context.Context, s *scope, step lc.Type, err error) (ctrl.Result, error) {
 	if identity.StatusCode(err) != 401 {
 		return s.FailedAs(s.user, step, credentialFailed, err)
 	}
-	user := s.ac.Spec.UserName
-	why := fmt.Sprintf("Keystone refused the password of user %s from secret %s", user, s.ac.Spec.Secret)
+	user, missing := s.ac.Spec.UserName, false
 	if admin, aerr := r.Keystone.Get(ctx, s.Admin); aerr == nil {
-		if id, ferr := admin.FindUserID(ctx, "default", user); ferr == nil && id == "" {
-			why = fmt.Sprintf("user %s does not exist in Keystone (yet)", user)
-		}
+		id, ferr := admin.FindUserID(ctx, "default", user)
+		missing = ferr == nil && id == ""
 	}
-	s.Round.MarkFalse(step, userAuthenticationFailed, "%s", why)
+	s.Round.Apply(step, authenticationVerdict(s.ac.Spec, missing))
 	return ctrl.Result{}, fmt.Errorf("authenticating as %s: %w", user, err)
 }

@@ -17,7 +17,7 @@ func rotationDue(ac *keystonev1.KeystoneApplicationCredential) time.Time {
 	return ac.Status.ExpiresAt.Add(-time.Duration(ac.Spec.GracePeriodDays) * day)
 }
 
-// reconcileRotation marks ApplicationCredentialRotationReady: the next replacement is
+// reconcileRotation marks ApplicationCredentialRotationReady (rotationVerdict): the next replacement is
 // scheduled (a rotation made this round was reported by the credential's phase).
 func (r *Reconciler) reconcileRotation(_ context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneApplicationCredentialRotationReady
@@ -29,7 +29,6 @@ func (r *Reconciler) reconcileRotation(_ context.Context, s *scope) (ctrl.Result
 	if wait := due.Sub(r.Clock.Now()); wait > 0 {
 		s.requeueAfter = wait
 	}
-	s.Round.MarkTrue(step, "the next credential replaces %s at %s, %d days before it expires", s.ac.Status.ACID,
-		due.UTC().Format(time.RFC3339), s.ac.Spec.GracePeriodDays)
+	s.Round.Apply(step, rotationVerdict(s.ac, ""))
 	return ctrl.Result{}, nil
 }

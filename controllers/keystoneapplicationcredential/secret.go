@@ -7,7 +7,6 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -85,23 +84,19 @@ func (r *Reconciler) sweepOrphans(ctx context.Context, s *scope) error {
 	return nil
 }
 
-// reconcileSecret marks ApplicationCredentialSecretReady: the current credential's
+// reconcileSecret marks ApplicationCredentialSecretReady (secretVerdict): the current credential's
 // Secret holds its AC_ID and AC_SECRET.
 func (r *Reconciler) reconcileSecret(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneApplicationCredentialSecretReady
 	st := s.ac.Status
 	if s.created {
-		s.Round.MarkDone(step, secretCreatedReason, "secret %s holds AC_ID and AC_SECRET of credential %s", st.SecretName, st.ACID)
+		s.Round.Apply(step, secretVerdict(st, true, st.ACID))
 		return ctrl.Result{}, nil
 	}
 	secret := &corev1.Secret{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: s.ac.Namespace, Name: st.SecretName}, secret); err != nil {
 		return ctrl.Result{}, fmt.Errorf("reading secret %s: %w", st.SecretName, err)
 	}
-	if got := string(secret.Data[keystonev1.ACIDSecretKey]); got != st.ACID {
-		s.Round.MarkFalse(step, condition.InvalidInput, "secret %s holds AC_ID %s, not the current credential %s", secret.Name, got, st.ACID)
-		return ctrl.Result{}, nil
-	}
-	s.Round.MarkTrue(step, "secret %s holds AC_ID and AC_SECRET of credential %s", st.SecretName, st.ACID)
+	s.Round.Apply(step, secretVerdict(st, false, string(secret.Data[keystonev1.ACIDSecretKey])))
 	return ctrl.Result{}, nil
 }

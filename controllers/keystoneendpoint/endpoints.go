@@ -4,36 +4,23 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
-	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// reconcileEndpoints marks KeystoneServiceOSEndpointsReady: this KeystoneEndpoint's
+// reconcileEndpoints marks KeystoneServiceOSEndpointsReady (endpointsVerdict): this KeystoneEndpoint's
 // endpoints are exactly the spec's, in the KeystoneAPI's region; the status lists them.
 func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneEndpointEndpointsReady
 	ep := s.endpoint
-	if problem, pending := invalidEndpoints(ep.Spec.Endpoints); problem != "" {
-		// Not validated at admission (keystone-operator's schema does not either). A URL
-		// without a host yet is its service operator's moment before its Route has one.
-		reason := condition.InvalidInput
-		if pending {
-			reason = condition.Requested
-		}
-		s.Round.MarkFalse(step, reason, "%s", problem)
-		return ctrl.Result{}, nil
-	}
 	region := registration.Region(s.API)
-	message := fmt.Sprintf("%s in region %s", describe(ep.Spec.Endpoints), region)
-	inputs := r.inputs(s, region)
-	if r.Recent.Matches(ep.UID, inputs, r.Clock.Now()) {
-		s.Round.MarkTrue(step, "%s", message)
+	verdict := endpointsVerdict(ep.Spec.Endpoints, region)
+	if !verdict.True || r.Recent.Matches(ep.UID, r.inputs(s, region), r.Clock.Now()) {
+		s.Round.Apply(step, verdict)
 		return ctrl.Result{}, nil
 	}
 	r.Recent.Forget(ep.UID)
@@ -65,7 +52,7 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 			return ctrl.Result{}, err
 		}
 	}
-	s.Mark(ctx, step, changed || changedService, "%s", message)
+	s.Mark(ctx, step, changed || changedService, verdict)
 	r.Recent.Record(ep.UID, r.inputs(s, region), r.Clock.Now())
 	return ctrl.Result{}, nil
 }
@@ -107,50 +94,4 @@ func setStatus(ep *keystonev1.KeystoneEndpoint, serviceID string, ids map[string
 	for _, iface := range ifaces {
 		ep.Status.Endpoints = append(ep.Status.Endpoints, keystonev1.Endpoint{Interface: iface, URL: ep.Spec.Endpoints[iface], ID: ids[iface]})
 	}
-}
-
-// describe lists interfaces and URLs, sorted: "internal http://..., public https://...".
-func describe(urls map[string]string) string {
-	if len(urls) == 0 {
-		return "no endpoints"
-	}
-	parts := make([]string, 0, len(urls))
-	for iface, u := range urls {
-		parts = append(parts, iface+" "+u)
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ", ")
-}
-
-// invalidEndpoints says what is wrong with the endpoints, "" when nothing; pending
-// when all that is wrong is a URL without a host yet ("http://").
-func invalidEndpoints(urls map[string]string) (problem string, pending bool) {
-	var hostless []string
-	for _, iface := range sortedKeys(urls) {
-		switch iface {
-		case keystonev1.EndpointPublic, keystonev1.EndpointInternal, keystonev1.EndpointAdmin:
-		default:
-			return fmt.Sprintf("endpoint interface %q is not public, internal or admin", iface), false
-		}
-		switch {
-		case deploy.HostlessURL(urls[iface]):
-			hostless = append(hostless, fmt.Sprintf("the %s endpoint %q", iface, urls[iface]))
-		case !deploy.AbsoluteHTTP(urls[iface]):
-			return fmt.Sprintf("the %s endpoint %q is not an absolute http or https URL, for example http://glance-internal.openstack.svc:9292",
-				iface, urls[iface]), false
-		}
-	}
-	if len(hostless) > 0 {
-		return fmt.Sprintf("waiting for a host in %s (its operator sets it once its Route has one)", strings.Join(hostless, " and ")), true
-	}
-	return "", false
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

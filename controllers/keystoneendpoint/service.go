@@ -7,7 +7,6 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -39,7 +38,7 @@ func (r *Reconciler) keystoneService(ctx context.Context, ep *keystonev1.Keyston
 	return nil, nil
 }
 
-// reconcileService marks KeystoneServiceReady: it mirrors the KeystoneService of
+// reconcileService marks KeystoneServiceReady (serviceVerdict): it mirrors the KeystoneService of
 // spec.serviceName, takes its service ID and puts a finalizer on it. Every round, even
 // while the KeystoneAPI is not ready, it lets go of the KeystoneServices it holds and
 // should not: one being deleted waits for nobody (the endpoints under it are removed
@@ -55,24 +54,15 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 	if err := r.releaseUnused(ctx, s, svc); err != nil {
 		return ctrl.Result{}, err
 	}
-	switch {
-	case svc != nil && !svc.DeletionTimestamp.IsZero():
+	if svc != nil && !svc.DeletionTimestamp.IsZero() {
 		if err := r.leaveService(ctx, s, svc); err != nil {
 			return ctrl.Result{}, err
 		}
-		s.Round.MarkFalse(step, condition.DependencyNotFound, "KeystoneService %s is being deleted; its endpoints are removed", svc.Name)
-		return ctrl.Result{}, nil
-	case s.Round.WaitingFor(step) != "":
-		return ctrl.Result{}, nil
-	case svc == nil:
-		s.Round.MarkFalse(step, condition.DependencyNotFound, "KeystoneService %s not found", ep.Spec.ServiceName)
+	} else if s.Round.WaitingFor(step) != "" {
 		return ctrl.Result{}, nil
 	}
-	if s.Round.MirrorSteady(step, "KeystoneService", svc.Name, svc.Status.Conditions); !s.Round.IsTrue(step) {
-		return ctrl.Result{}, nil
-	}
-	if !svc.IsReady() || svc.Status.ServiceID == "" {
-		s.Round.MarkFalse(step, condition.Requested, "KeystoneService %s: waiting for its current generation to be registered", svc.Name)
+	v := serviceVerdict(ep.Spec.ServiceName, svc)
+	if s.Round.Apply(step, v); !v.True {
 		return ctrl.Result{}, nil
 	}
 	s.service = svc

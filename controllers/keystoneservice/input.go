@@ -4,11 +4,10 @@ import (
 	"context"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// reconcileInput marks InputReady: the service user's password and the admin's.
+// reconcileInput marks InputReady (inputVerdict): the service user's password and the admin's.
 func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceInputReady
 	spec := s.service.Spec
@@ -21,11 +20,6 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 	if ok, err := s.Open(ctx, r.Client, step, s.API); err != nil || !ok {
 		return ctrl.Result{}, err
 	}
-	if spec.ServiceUser == s.API.Spec.AdminUser {
-		s.Round.MarkFalse(step, condition.InvalidInput, "serviceUser %s is the admin user of KeystoneAPI %s; a service needs a user of its own",
-			spec.ServiceUser, s.API.Name)
-		return ctrl.Result{}, nil
-	}
-	s.Round.MarkTrue(step, "password of user %s found in secret %s", spec.ServiceUser, spec.Secret)
+	s.Round.Apply(step, inputVerdict(s.service, s.API))
 	return ctrl.Result{}, nil
 }

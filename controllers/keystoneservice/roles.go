@@ -5,6 +5,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -16,11 +17,11 @@ func (r *Reconciler) reconcileRoles(ctx context.Context, s *scope) (ctrl.Result,
 		return r.failed(s, step, err)
 	}
 	s.roleIDs = ids
-	s.Mark(ctx, step, changed, "roles %v exist", s.service.Spec.ServiceRoles())
+	s.Mark(ctx, step, changed, condition.TrueVerdict("roles %v exist", s.service.Spec.ServiceRoles()))
 	return ctrl.Result{}, nil
 }
 
-// reconcileAssignment marks RoleAssignmentReady: the user has every role on the
+// reconcileAssignment marks RoleAssignmentReady (assignmentVerdict): the user has every role on the
 // service project, and no other when the user is ours. A role or project deleted since
 // this client looked it up is looked up again, once.
 func (r *Reconciler) reconcileAssignment(ctx context.Context, s *scope) (ctrl.Result, error) {
@@ -39,11 +40,7 @@ func (r *Reconciler) reconcileAssignment(ctx context.Context, s *scope) (ctrl.Re
 	if err != nil {
 		return r.failed(s, step, err)
 	}
-	only := ""
-	if exclusive {
-		only = " (and no other)"
-	}
-	s.Mark(ctx, step, changed, "user %s has roles %v%s on project %s", s.service.Spec.ServiceUser, roles, only, ServiceProject)
+	s.Mark(ctx, step, changed, assignmentVerdict(s.service.Spec, exclusive))
 	return ctrl.Result{}, nil
 }
 

@@ -6,12 +6,11 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// reconcileService marks KeystoneServiceReady: the service exists with the spec's
+// reconcileService marks KeystoneServiceReady (serviceVerdict): the service exists with the spec's
 // description and enabled flag; status.serviceID. The service is created marked as
 // this KeystoneService's, or adopted when it exists; after a change of serviceType or
 // serviceName the previous one is removed when it was ours.
@@ -30,7 +29,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 	})
 	var foreign *identity.ForeignError
 	if errors.As(err, &foreign) {
-		s.Round.MarkFalse(step, condition.InvalidInput, "%v; choose another serviceType or serviceName", foreign)
+		s.Round.Apply(step, serviceVerdict(spec, reg, foreign))
 		return ctrl.Result{}, nil
 	}
 	if err != nil {
@@ -43,15 +42,6 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 		changed = true
 	}
 	svc.Status.ServiceID = reg.ID
-	s.Mark(ctx, step, changed, "service %s (%s) registered as %s%s", spec.ServiceName, spec.ServiceType, reg.ID, adoptedNote(reg))
+	s.Mark(ctx, step, changed, serviceVerdict(spec, reg, nil))
 	return ctrl.Result{}, nil
-}
-
-// adoptedNote says, in a step's message, that an entity is used but not this
-// KeystoneService's to remove.
-func adoptedNote(reg identity.Registered) string {
-	if reg.Ownership == identity.Adopted {
-		return " (adopted: it existed before, and stays when this KeystoneService goes)"
-	}
-	return ""
 }

@@ -7,7 +7,6 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -31,7 +30,7 @@ func (r *Reconciler) recordUser(ctx context.Context, svc *keystonev1.KeystoneSer
 	return nil
 }
 
-// reconcileUser marks ServiceUserReady: the user exists in the service project and
+// reconcileUser marks ServiceUserReady (userVerdict): the user exists in the service project and
 // has the Secret's current password. It is created marked as ours, or adopted; a
 // user another KeystoneService registered is refused. After a change of serviceUser
 // the previous user is removed when it was ours, before the record moves on.
@@ -58,14 +57,14 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 	})
 	var foreign *identity.ForeignError
 	if errors.As(err, &foreign) {
-		s.Round.MarkFalse(step, condition.InvalidInput, "%v; choose another serviceUser", foreign)
+		s.Round.Apply(step, userVerdict(svc.Spec, reg, foreign))
 		return ctrl.Result{}, nil
 	}
 	if err != nil {
 		return r.failed(s, step, err)
 	}
 	s.user = reg
-	s.Mark(ctx, step, changed || replaced, "user %s (%s) has the password of secret %s%s", svc.Spec.ServiceUser, reg.ID, svc.Spec.Secret, adoptedNote(reg))
+	s.Mark(ctx, step, changed || replaced, userVerdict(svc.Spec, reg, nil))
 	return ctrl.Result{}, nil
 }
 

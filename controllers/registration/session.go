@@ -2,7 +2,6 @@ package registration
 
 import (
 	"context"
-	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
@@ -79,14 +78,14 @@ func (s *Session) Password(ctx context.Context, c client.Reader, step lc.Type, n
 	return secret, nil
 }
 
-// Mark marks a registration step True. Where the round wrote to Keystone (changed),
-// Keystone's successful answer to the write is what confirms the step: no later round
-// reads it back, so a new registration costs only the requests it needs. The write is
-// logged.
-func (s *Session) Mark(ctx context.Context, step lc.Type, changed bool, format string, args ...any) {
-	s.Round.MarkTrue(step, format, args...)
+// Mark marks a registration step as v says. Where the round wrote to Keystone
+// (changed), Keystone's successful answer to the write is what confirms the step: no
+// later round reads it back, so a new registration costs only the requests it needs.
+// The write is logged.
+func (s *Session) Mark(ctx context.Context, step lc.Type, changed bool, v condition.Verdict) {
+	s.Round.Apply(step, v)
 	if changed {
-		ctrl.LoggerFrom(ctx).Info("wrote to Keystone", "step", step, "result", fmt.Sprintf(format, args...))
+		ctrl.LoggerFrom(ctx).Info("wrote to Keystone", "step", step, "result", v.Message)
 	}
 }
 

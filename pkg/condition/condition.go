@@ -143,6 +143,9 @@ type Verdict struct {
 	True    bool
 	Reason  Reason
 	Message string
+	// Done is a False verdict for work this round did, which the next round confirms
+	// (MarkDone).
+	Done bool
 }
 
 // TrueVerdict is a step done, saying message.
@@ -153,6 +156,12 @@ func TrueVerdict(format string, args ...any) Verdict {
 // FalseVerdict is a step not done, for reason, saying message.
 func FalseVerdict(reason Reason, format string, args ...any) Verdict {
 	return Verdict{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// DoneVerdict is work this round did, for an Info reason, saying message: the step is
+// False until the next round confirms it (MarkDone).
+func DoneVerdict(reason Reason, format string, args ...any) Verdict {
+	return Verdict{Reason: reason, Message: fmt.Sprintf(format, args...), Done: true}
 }
 
 // Report sets condition t, which is not a step, as v says: a summary of something the
@@ -179,11 +188,14 @@ func (r *Round) Report(t lc.Type, v Verdict) {
 
 // Apply marks step t as v says.
 func (r *Round) Apply(t lc.Type, v Verdict) {
-	if v.True {
+	switch {
+	case v.True:
 		r.MarkTrue(t, "%s", v.Message)
-		return
+	case v.Done:
+		r.MarkDone(t, v.Reason, "%s", v.Message)
+	default:
+		r.MarkFalse(t, v.Reason, "%s", v.Message)
 	}
-	r.MarkFalse(t, v.Reason, "%s", v.Message)
 }
 
 // MarkDone marks step t False with an Info reason (such as ServiceCreated) for work
@@ -240,10 +252,16 @@ func MirrorVerdict(kind, name string, other lc.Conditions) Verdict {
 // every step it takes, so that its progress rewrites no status here; its reason and
 // severity still are mirrored. A Warning or Error keeps the dependency's message.
 func (r *Round) MirrorSteady(t lc.Type, kind, name string, other lc.Conditions) {
-	r.Mirror(t, kind, name, other)
-	if c := r.current[t]; c.Status == corev1.ConditionFalse && c.Severity == lc.SeverityInfo {
-		c.Message = kind + " " + name + " is not ready yet"
+	r.Apply(t, SteadyMirrorVerdict(kind, name, other))
+}
+
+// SteadyMirrorVerdict is the verdict MirrorSteady applies.
+func SteadyMirrorVerdict(kind, name string, other lc.Conditions) Verdict {
+	v := MirrorVerdict(kind, name, other)
+	if !v.True && v.Reason.Severity == lc.SeverityInfo {
+		v.Message = kind + " " + name + " is not ready yet"
 	}
+	return v
 }
 
 // SteadyMirrorOf is what MirrorSteady takes from a Ready condition: status, reason,

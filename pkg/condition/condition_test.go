@@ -367,10 +367,15 @@ func TestApplyVerdict(t *testing.T) {
 	r := testSteps.Begin(nil, t0)
 	r.Apply(stepA, TrueVerdict("done %d", 1))
 	r.Apply(stepB, FalseVerdict(CreationFailed, "failed %s", "hard"))
-	g.Expect(briefs(lc.Conditions{*r.Get(stepA), *r.Get(stepB)})).To(Equal([]brief{
+	g.Expect(r.Unconfirmed()).To(BeFalse())
+	r.Apply(stepC, DoneVerdict(Created, "made %s", "it"))
+	g.Expect(briefs(lc.Conditions{*r.Get(stepA), *r.Get(stepB), *r.Get(stepC)})).To(Equal([]brief{
 		{stepA, corev1.ConditionTrue, ReadyReason, "", "done 1"},
 		{stepB, corev1.ConditionFalse, CreationFailed.Name, lc.SeverityError, "failed hard"},
+		{stepC, corev1.ConditionFalse, Created.Name, lc.SeverityInfo, "made it"},
 	}))
+	g.Expect(r.Unconfirmed()).To(BeTrue(), "a done verdict is confirmed by the next round")
+	g.Expect(func() { r.Apply(stepC, DoneVerdict(CreationFailed, "x")) }).To(PanicWith(ContainSubstring("MarkDone takes an Info reason")))
 }
 
 func TestReport(t *testing.T) {

@@ -1,0 +1,97 @@
+package keystoneendpoint
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+)
+
+// The decisions of KeystoneEndpoint's steps: pure functions from what a phase observed
+// to the step's verdict, covered reason by reason in status_test.go. A Keystone error
+// is the shared registration.Session's (FailedAs).
+
+// serviceVerdict is KeystoneServiceReady from the KeystoneService of spec.serviceName
+// (nil: none): missing or being deleted is DependencyNotFound (Warning); its Ready is
+// mirrored (MirrorSteady: every endpoint of a service mirrors it at once); then
+// Requested (Info) until its current generation has a service ID.
+func serviceVerdict(name string, svc *keystonev1.KeystoneService) condition.Verdict {
+	switch {
+	case svc == nil:
+		return condition.FalseVerdict(condition.DependencyNotFound, "KeystoneService %s not found", name)
+	case !svc.DeletionTimestamp.IsZero():
+		return condition.FalseVerdict(condition.DependencyNotFound, "KeystoneService %s is being deleted; its endpoints are removed", svc.Name)
+	}
+	if v := condition.SteadyMirrorVerdict("KeystoneService", svc.Name, svc.Status.Conditions); !v.True {
+		return v
+	}
+	if !svc.IsReady() || svc.Status.ServiceID == "" {
+		return condition.FalseVerdict(condition.Requested, "KeystoneService %s: waiting for its current generation to be registered", svc.Name)
+	}
+	return condition.TrueVerdict("KeystoneService %s is ready", svc.Name)
+}
+
+// endpointsVerdict is EndpointsReady for the spec's endpoints (urls) in region: True
+// listing them once Keystone has them. They are not validated at admission
+// (keystone-operator's schema does not either): one Keystone cannot take is
+// InvalidInput (Error); a URL without a host yet is Requested (Info), its service
+// operator's moment before its Route has one.
+func endpointsVerdict(urls map[string]string, region string) condition.Verdict {
+	if problem, pending := invalidEndpoints(urls); problem != "" {
+		reason := condition.InvalidInput
+		if pending {
+			reason = condition.Requested
+		}
+		return condition.FalseVerdict(reason, "%s", problem)
+	}
+	return condition.TrueVerdict("%s in region %s", describe(urls), region)
+}
+
+// describe lists interfaces and URLs, sorted: "internal http://..., public https://...".
+func describe(urls map[string]string) string {
+	if len(urls) == 0 {
+		return "no endpoints"
+	}
+	parts := make([]string, 0, len(urls))
+	for iface, u := range urls {
+		parts = append(parts, iface+" "+u)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+// invalidEndpoints says what is wrong with the endpoints, "" when nothing; pending
+// when all that is wrong is a URL without a host yet ("http://").
+func invalidEndpoints(urls map[string]string) (problem string, pending bool) {
+	var hostless []string
+	for _, iface := range sortedKeys(urls) {
+		switch iface {
+		case keystonev1.EndpointPublic, keystonev1.EndpointInternal, keystonev1.EndpointAdmin:
+		default:
+			return fmt.Sprintf("endpoint interface %q is not public, internal or admin", iface), false
+		}
+		switch {
+		case deploy.HostlessURL(urls[iface]):
+			hostless = append(hostless, fmt.Sprintf("the %s endpoint %q", iface, urls[iface]))
+		case !deploy.AbsoluteHTTP(urls[iface]):
+			return fmt.Sprintf("the %s endpoint %q is not an absolute http or https URL, for example http://glance-internal.openstack.svc:9292",
+				iface, urls[iface]), false
+		}
+	}
+	if len(hostless) > 0 {
+		return fmt.Sprintf("waiting for a host in %s (its operator sets it once its Route has one)", strings.Join(hostless, " and ")), true
+	}
+	return "", false
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

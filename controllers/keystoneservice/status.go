@@ -1,0 +1,60 @@
+package keystoneservice
+
+import (
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+)
+
+// The decisions of KeystoneService's steps: pure functions from what a phase observed
+// to the step's verdict, covered reason by reason in status_test.go. A Keystone error
+// is the shared registration.Session's (FailedAs).
+
+// inputVerdict is InputReady once the passwords are found: the admin's user is not a
+// service's, so a serviceUser that names it is InvalidInput (Error).
+func inputVerdict(svc *keystonev1.KeystoneService, api *keystonev1.KeystoneAPI) condition.Verdict {
+	spec := svc.Spec
+	if spec.ServiceUser == api.Spec.AdminUser {
+		return condition.FalseVerdict(condition.InvalidInput,
+			"serviceUser %s is the admin user of KeystoneAPI %s; a service needs a user of its own", spec.ServiceUser, api.Name)
+	}
+	return condition.TrueVerdict("password of user %s found in secret %s", spec.ServiceUser, spec.Secret)
+}
+
+// serviceVerdict is ServiceReady from Keystone's service (reg), or from foreign: a
+// service of that type and name that another KeystoneService registered, which is
+// InvalidInput (Error).
+func serviceVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered, foreign *identity.ForeignError) condition.Verdict {
+	if foreign != nil {
+		return condition.FalseVerdict(condition.InvalidInput, "%v; choose another serviceType or serviceName", foreign)
+	}
+	return condition.TrueVerdict("service %s (%s) registered as %s%s", spec.ServiceName, spec.ServiceType, reg.ID, adoptedNote(reg))
+}
+
+// userVerdict is ServiceUserReady from Keystone's user (reg), or from foreign: a user of
+// that name that another KeystoneService registered, which is InvalidInput (Error).
+func userVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered, foreign *identity.ForeignError) condition.Verdict {
+	if foreign != nil {
+		return condition.FalseVerdict(condition.InvalidInput, "%v; choose another serviceUser", foreign)
+	}
+	return condition.TrueVerdict("user %s (%s) has the password of secret %s%s", spec.ServiceUser, reg.ID, spec.Secret, adoptedNote(reg))
+}
+
+// assignmentVerdict is RoleAssignmentReady once the user has the spec's roles on the
+// service project, and (exclusive: the user is ours) no other.
+func assignmentVerdict(spec keystonev1.KeystoneServiceSpec, exclusive bool) condition.Verdict {
+	only := ""
+	if exclusive {
+		only = " (and no other)"
+	}
+	return condition.TrueVerdict("user %s has roles %v%s on project %s", spec.ServiceUser, spec.ServiceRoles(), only, ServiceProject)
+}
+
+// adoptedNote says, in a step's message, that an entity is used but not this
+// KeystoneService's to remove.
+func adoptedNote(reg identity.Registered) string {
+	if reg.Ownership == identity.Adopted {
+		return " (adopted: it existed before, and stays when this KeystoneService goes)"
+	}
+	return ""
+}

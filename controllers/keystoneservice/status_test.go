@@ -1,0 +1,60 @@
+package keystoneservice
+
+import (
+	"testing"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
+	. "github.com/onsi/gomega"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// verdictOf is what a table compares of a verdict (testutil.Verdict).
+type verdictOf testutil.Verdict
+
+func brief(v condition.Verdict) verdictOf { return verdictOf(testutil.Brief(v)) }
+
+func TestVerdicts(t *testing.T) {
+	spec := keystonev1.KeystoneServiceSpec{ServiceType: "image", ServiceName: "glance", ServiceUser: "glance", Secret: "osp-secret"}
+	api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone"}, Spec: keystonev1.KeystoneAPISpec{AdminUser: "admin"}}
+	svc := func(user string) *keystonev1.KeystoneService {
+		s := spec
+		s.ServiceUser = user
+		return &keystonev1.KeystoneService{Spec: s}
+	}
+	foreign := &identity.ForeignError{Kind: "service", Name: "glance (image)", Owner: "KeystoneService/other/glance/u1@c1"}
+	owned := identity.Registered{ID: "s1", Ownership: identity.Owned}
+	adopted := identity.Registered{ID: "s1", Ownership: identity.Adopted}
+	tests := []struct {
+		name string
+		got  condition.Verdict
+		want verdictOf
+	}{
+		{"input: the admin's user as a service's", inputVerdict(svc("admin"), api), verdictOf{false, "InvalidInput", lc.SeverityError,
+			"serviceUser admin is the admin user of KeystoneAPI keystone; a service needs a user of its own"}},
+		{"input: found", inputVerdict(svc("glance"), api), verdictOf{true, "", "", "password of user glance found in secret osp-secret"}},
+		{"service: another KeystoneService's", serviceVerdict(spec, identity.Registered{}, foreign), verdictOf{false, "InvalidInput",
+			lc.SeverityError, "service glance (image) is registered by KeystoneService/other/glance of the cluster whose " +
+				"kube-system namespace has UID c1; choose another serviceType or serviceName"}},
+		{"service: ours", serviceVerdict(spec, owned, nil), verdictOf{true, "", "", "service glance (image) registered as s1"}},
+		{"service: adopted", serviceVerdict(spec, adopted, nil), verdictOf{true, "", "",
+			"service glance (image) registered as s1 (adopted: it existed before, and stays when this KeystoneService goes)"}},
+		{"user: another KeystoneService's", userVerdict(spec, identity.Registered{}, &identity.ForeignError{Kind: "user", Name: "glance",
+			Owner: "KeystoneService/other/glance/u1"}), verdictOf{false, "InvalidInput", lc.SeverityError,
+			"user glance is registered by KeystoneService/other/glance; choose another serviceUser"}},
+		{"user: ours", userVerdict(spec, identity.Registered{ID: "u1", Ownership: identity.Owned}, nil), verdictOf{true, "", "",
+			"user glance (u1) has the password of secret osp-secret"}},
+		{"roles of a user of ours", assignmentVerdict(spec, true), verdictOf{true, "", "",
+			"user glance has roles [admin service] (and no other) on project service"}},
+		{"roles of an adopted user", assignmentVerdict(spec, false), verdictOf{true, "", "",
+			"user glance has roles [admin service] on project service"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(brief(tt.got)).To(Equal(tt.want))
+		})
+	}
+}
