@@ -2,12 +2,10 @@ package keystoneapi
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,20 +14,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-// reconcileConfig marks ServiceConfigReady: the rendered configuration is stored in
+// reconcileConfig marks ServiceConfigReady (configVerdict): the rendered configuration is stored in
 // its Secret and its revision in status.hash. While an earlier step is not True (the
 // database's credentials or memcached's servers may be missing) the Secret is observed
 // as rendered before.
 func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	step := keystonev1.KeystoneAPIServiceConfigReady
+	found := configFound{secret: deploy.ConfigSecretName(api)}
 	if !s.acting(step) {
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: deploy.ConfigSecretName(api)}}
-		if found, err := r.written(ctx, s, secret); !found {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: found.secret}}
+		if ok, err := r.written(ctx, s, secret); !ok {
 			return ctrl.Result{}, err
 		}
 		s.setConfigRevision(secret)
-		s.round.MarkTrue(step, "configuration in secret %s as rendered before %s", secret.Name, s.afterwards(step))
+		found.waiting = s.afterwards(step)
+		s.round.Apply(step, configVerdict(found))
 		return ctrl.Result{}, nil
 	}
 	custom, err := r.httpdCustomization(ctx, api)
@@ -37,32 +37,32 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{}, err
 	}
 	if name := api.Spec.HttpdCustomization.CustomConfigSecret; custom == nil && name != nil && *name != "" {
-		s.round.MarkFalse(step, condition.DependencyNotFound, "httpdCustomization.customConfigSecret %s not found", *name)
-		return ctrl.Result{}, nil
+		found.missingCustom = *name
 	}
-	federation, problem, err := r.federationFiles(ctx, api)
-	if err != nil {
-		return ctrl.Result{}, err
+	var federation map[string]string
+	if name := api.Spec.FederatedRealmConfig; name != "" {
+		secrets, err := r.secrets(ctx, api.Namespace, name)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		federation, found.federation = federationFilesOf(name, secrets[name])
 	}
-	if problem != nil {
-		s.round.MarkFalse(step, problem.reason, "%s", problem.message)
-		return ctrl.Result{}, nil
+	if found.renderable() {
+		var files map[string]string
+		files, found.renderErr = deploy.RenderConfig(api, deploy.ConfigInput{
+			DatabaseHostname: api.Status.DatabaseHostname, DatabaseUser: s.dbUser, DatabasePassword: s.dbPassword,
+			MemcachedServers: s.memcachedServers, HttpdCustom: custom, TransportURL: s.transportURL, QuorumQueues: s.quorumQueues,
+			FederationFiles: federation, DatabaseTLS: s.databaseTLS, MemcachedTLS: s.memcachedTLS, MemcachedMTLS: s.memcachedMTLSSecret != "",
+		})
+		if found.renderErr == nil {
+			secret, err := r.writeSecret(ctx, api, found.secret, files)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			s.setConfigRevision(secret)
+		}
 	}
-	files, err := deploy.RenderConfig(api, deploy.ConfigInput{
-		DatabaseHostname: api.Status.DatabaseHostname, DatabaseUser: s.dbUser, DatabasePassword: s.dbPassword,
-		MemcachedServers: s.memcachedServers, HttpdCustom: custom, TransportURL: s.transportURL, QuorumQueues: s.quorumQueues,
-		FederationFiles: federation, DatabaseTLS: s.databaseTLS, MemcachedTLS: s.memcachedTLS, MemcachedMTLS: s.memcachedMTLSSecret != "",
-	})
-	if err != nil {
-		s.round.MarkFalse(step, condition.CreationFailed, "rendering the configuration: %v", err)
-		return ctrl.Result{}, nil
-	}
-	secret, err := r.writeSecret(ctx, api, deploy.ConfigSecretName(api), files)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	s.setConfigRevision(secret)
-	s.round.MarkTrue(step, "configuration rendered into secret %s", secret.Name)
+	s.round.Apply(step, configVerdict(found))
 	return ctrl.Result{}, nil
 }
 
@@ -89,35 +89,6 @@ func (r *Reconciler) httpdCustomization(ctx context.Context, api *keystonev1.Key
 // FederationConfigKey is the key of a federatedRealmConfig Secret: a JSON object of
 // file names and their JSON contents (keystone-operator's format).
 const FederationConfigKey = "federation-config.json"
-
-// inputProblem is why an input cannot be used, as the step reports it.
-type inputProblem struct {
-	reason  condition.Reason
-	message string
-}
-
-// federationFiles reads the federated realms' metadata files of federatedRealmConfig;
-// nil when none is named.
-func (r *Reconciler) federationFiles(ctx context.Context, api *keystonev1.KeystoneAPI) (map[string]string, *inputProblem, error) {
-	name := api.Spec.FederatedRealmConfig
-	if name == "" {
-		return nil, nil, nil
-	}
-	secret, msg, err := r.secretWithKeys(ctx, api.Namespace, name, FederationConfigKey)
-	if err != nil || msg != "" {
-		return nil, &inputProblem{condition.DependencyNotFound, "federatedRealmConfig: " + msg}, err
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(secret.Data[FederationConfigKey], &raw); err != nil {
-		return nil, &inputProblem{condition.InvalidInput, fmt.Sprintf("federatedRealmConfig: key %s of secret %s is not a JSON object of file names: %v",
-			FederationConfigKey, name, err)}, nil
-	}
-	files := make(map[string]string, len(raw))
-	for file, content := range raw {
-		files[file] = string(content)
-	}
-	return files, nil, nil
-}
 
 // setConfigRevision records the configuration Secret's revision: a digest of its
 // identity and resourceVersion, which change with its contents. The files hold

@@ -3,18 +3,15 @@ package keystoneapi
 import (
 	"context"
 	"fmt"
-	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-// reconcileTrustFlush marks CronJobReady: the CronJob running keystone-manage
+// reconcileTrustFlush marks CronJobReady (cronJobVerdict): the CronJob running keystone-manage
 // trust_flush exists with the spec's schedule, arguments and suspension, and its last
 // runs are reported. While an earlier step is not True it is observed, not changed.
 func (r *Reconciler) reconcileTrustFlush(ctx context.Context, s *scope) (ctrl.Result, error) {
@@ -23,14 +20,14 @@ func (r *Reconciler) reconcileTrustFlush(ctx context.Context, s *scope) (ctrl.Re
 	cron := &batchv1.CronJob{}
 	cron.Name, cron.Namespace = deploy.TrustFlushCronJobName(api), api.Namespace
 	if problem := deploy.TrustFlushScheduleProblem(api); problem != "" {
-		s.round.MarkFalse(step, condition.InvalidInput, "%s", problem)
+		s.round.Apply(step, cronJobVerdict(problem, nil, ""))
 		return ctrl.Result{}, nil
 	}
 	if !s.acting(step) {
 		if found, err := r.written(ctx, s, cron); !found {
 			return ctrl.Result{}, err
 		}
-		s.round.MarkTrue(step, "%s %s", describeCronJob(cron), s.afterwards(step))
+		s.round.Apply(step, cronJobVerdict("", cron, s.afterwards(step)))
 		return ctrl.Result{}, nil
 	}
 	desired := deploy.TrustFlushCronJob(api)
@@ -55,18 +52,6 @@ func (r *Reconciler) reconcileTrustFlush(ctx context.Context, s *scope) (ctrl.Re
 	if err := r.removeLegacyKeys(ctx, api); err != nil {
 		return ctrl.Result{}, err
 	}
-	s.round.MarkTrue(step, "%s", describeCronJob(cron))
+	s.round.Apply(step, cronJobVerdict("", cron, ""))
 	return ctrl.Result{}, nil
-}
-
-// describeCronJob says what the trust flush CronJob does and when it last ran.
-func describeCronJob(cron *batchv1.CronJob) string {
-	msg := fmt.Sprintf("cronjob %s runs keystone-manage trust_flush on schedule %q", cron.Name, cron.Spec.Schedule)
-	if ptr.Deref(cron.Spec.Suspend, false) {
-		msg += " (suspended)"
-	}
-	if t := cron.Status.LastSuccessfulTime; t != nil {
-		msg += "; last success at " + t.UTC().Format(time.RFC3339)
-	}
-	return msg
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -43,8 +41,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Re
 			return ctrl.Result{}, err
 		}
 		if len(missing) > 0 {
-			s.round.MarkFalse(step, condition.DependencyNotFound, "NetworkAttachmentDefinition %s not found (networkAttachments)",
-				strings.Join(missing, ", "))
+			s.round.Apply(step, attachmentsMissingVerdict(missing))
 			return ctrl.Result{RequeueAfter: NetworkRecheckInterval}, nil
 		}
 		if err := r.Get(ctx, client.ObjectKeyFromObject(dep), dep); client.IgnoreNotFound(err) != nil {

@@ -16,7 +16,6 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -54,7 +53,7 @@ func externalCheckKey(s *scope, url string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// reconcileExternalEndpoint marks KeystoneEndpointReady in external mode: the admin
+// reconcileExternalEndpoint marks KeystoneEndpointReady in external mode (externalVerdict): the admin
 // can authenticate at the internal override URL.
 func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
@@ -64,26 +63,22 @@ func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (c
 	url := api.Status.APIEndpoints[keystonev1.EndpointInternal]
 	key, now := externalCheckKey(s, url), r.Clock.Now()
 	if v, ok := r.verified.Load(api.UID); ok && v.(externalCheck).key == key && now.Sub(v.(externalCheck).at) < ExternalConfirmInterval {
-		s.round.MarkTrue(step, "admin %s authenticated at %s", api.Spec.AdminUser, url)
+		s.round.Apply(step, externalVerdict(api, url, nil))
 		return ctrl.Result{}, nil
 	}
 	r.verified.Delete(api.UID)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	err := r.authenticate(ctx, s, url)
+	s.round.Apply(step, externalVerdict(api, url, err))
 	switch {
 	case err == nil:
 		r.verified.Store(api.UID, externalCheck{key: key, at: now})
-		s.round.MarkTrue(step, "admin %s authenticated at %s", api.Spec.AdminUser, url)
 		return ctrl.Result{}, r.releaseStale(ctx, api)
 	case gophercloud.ResponseCodeIs(err, http.StatusUnauthorized):
-		s.round.MarkFalse(step, condition.InvalidInput, "Keystone at %s refused the credentials of admin %s in project %s",
-			url, api.Spec.AdminUser, api.Spec.AdminProject)
 		return ctrl.Result{}, nil
-	default:
-		s.round.MarkFalse(step, condition.ServiceUnavailable, "Keystone at %s: %v", url, err)
-		return ctrl.Result{RequeueAfter: ExternalRecheckInterval}, nil
 	}
+	return ctrl.Result{RequeueAfter: ExternalRecheckInterval}, nil
 }
 
 // authenticate authenticates the admin at url, verifying Keystone's certificate

@@ -7,7 +7,6 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-// reconcileFernetKeys marks FernetKeysReady: the keys Secret "keystone" exists, holds
+// reconcileFernetKeys marks FernetKeysReady (keysVerdict): the keys Secret "keystone" exists, holds
 // fernetMaxActiveKeys fernet keys and the credential keys, and rotates every
 // fernetRotationDays. A Secret "keystone" that exists is used as it is, keys and
 // rotation time (keystone-operator's, or one made by the adoption procedure of an
@@ -28,49 +27,38 @@ func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Re
 	step := keystonev1.KeystoneAPIFernetKeysReady
 	maxActive := int(ptr.Deref(api.Spec.FernetMaxActiveKeys, 5))
 	now := r.Clock.Now()
+	found := keysFound{secret: deploy.KeysSecretName(api), now: now}
+	if !s.acting(step) {
+		found.waiting = s.afterwards(step)
+	}
 	secret := &corev1.Secret{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: deploy.KeysSecretName(api)}, secret)
+	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: found.secret}, secret)
 	switch {
-	case apierrors.IsNotFound(err) && s.acting(step):
-		from, err := r.createKeysSecret(ctx, api, maxActive, now)
-		if err != nil {
+	case apierrors.IsNotFound(err) && found.waiting == "":
+		if found.created, err = r.createKeysSecret(ctx, api, maxActive, now); err != nil {
 			return ctrl.Result{}, err
 		}
-		s.round.MarkFalse(step, fernetCreated, "fernet and credential keys %s secret %s", from, deploy.KeysSecretName(api))
+		s.round.Apply(step, keysVerdict(found))
 		return ctrl.Result{}, nil
 	case err != nil:
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if n := len(deploy.CredentialKeys(secret.Data)); n < deploy.CredentialKeyCount {
-		// Never made up: new credential keys could not decrypt the credential table.
-		s.round.MarkFalse(step, condition.InvalidInput, "secret %s holds %d of the %d credential keys "+
-			"(CredentialKeys0..%d): add the keys of the repository Keystone's credentials were encrypted with",
-			secret.Name, n, deploy.CredentialKeyCount, deploy.CredentialKeyCount-1)
-		return ctrl.Result{}, nil
-	}
-	sched := fernetScheduleOf(secret, ptr.Deref(api.Spec.FernetRotationDays, 1), now)
-	s.fernetRotation = sched.due
 	keys := deploy.FernetKeys(secret.Data)
-	if !s.acting(step) {
-		s.round.MarkTrue(step, "%d fernet keys in secret %s, next rotation at %s %s", len(keys), secret.Name,
-			sched.due.UTC().Format(time.RFC3339), s.afterwards(step))
-		return ctrl.Result{}, nil
-	}
-	if sched.rotate || len(keys) != maxActive || sched.stale {
-		if keys, err = r.writeKeys(ctx, secret, keys, maxActive, &sched, now); err != nil {
-			return ctrl.Result{}, err
+	found.credentialKeys, found.fernetKeys = len(deploy.CredentialKeys(secret.Data)), len(keys)
+	found.sched = fernetScheduleOf(secret, ptr.Deref(api.Spec.FernetRotationDays, 1), now)
+	if found.usable() && found.waiting == "" {
+		if found.sched.rotate || len(keys) != maxActive || found.sched.stale {
+			if keys, err = r.writeKeys(ctx, secret, keys, maxActive, &found.sched, now); err != nil {
+				return ctrl.Result{}, err
+			}
+			found.fernetKeys = len(keys)
 		}
+		s.requeueAt(found.sched.due.Sub(now))
 	}
-	s.requeueAt(sched.due.Sub(now))
-	s.fernetRotation = sched.due
-	if sched.malformed {
-		s.round.MarkFalse(step, invalidAnnotation, "annotation %s=%q of secret %s is not an RFC 3339 time (such as %s): "+
-			"the keys were rotated now, and the next rotation is at %s", deploy.RotatedAtAnnotation, sched.raw, secret.Name,
-			now.UTC().Format(time.RFC3339), sched.due.UTC().Format(time.RFC3339))
-		return ctrl.Result{}, nil
+	if found.usable() {
+		s.fernetRotation = found.sched.due
 	}
-	s.round.MarkTrue(step, "%d fernet keys in secret %s, next rotation at %s", len(keys), secret.Name,
-		sched.due.UTC().Format(time.RFC3339))
+	s.round.Apply(step, keysVerdict(found))
 	return ctrl.Result{}, nil
 }
 

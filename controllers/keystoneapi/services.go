@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,7 +22,7 @@ import (
 // the Service, and what others (a load balancer controller, an admin) set is kept.
 const OverrideAnnotation = "keystone.openstack.org/override-applied"
 
-// reconcileServices marks ExposeServiceReady: the public and internal Services exist,
+// reconcileServices marks ExposeServiceReady (exposeVerdict): the public and internal Services exist,
 // with their overrides, a LoadBalancer has its address, and status.apiEndpoints lists
 // Keystone's URLs. While an earlier step is not True they are observed, not changed.
 func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Result, error) {
@@ -32,7 +30,7 @@ func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Resu
 	step := keystonev1.KeystoneAPIExposeServiceReady
 	services, err := deploy.Services(api)
 	if err != nil {
-		s.round.MarkFalse(step, condition.InvalidInput, "%v", err)
+		s.round.Apply(step, exposeVerdict(api, err, nil, ""))
 		return ctrl.Result{}, nil
 	}
 	selector, err := r.podSelector(ctx, api)
@@ -59,16 +57,11 @@ func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Resu
 	}
 	api.Status.APIEndpoints = deploy.Endpoints(api)
 	api.Status.Region = api.Spec.Region
-	if len(pending) > 0 {
-		s.round.MarkFalse(step, condition.Requested, "LoadBalancer service %s has no address yet", strings.Join(pending, " and "))
-		return ctrl.Result{}, nil
-	}
-	msg := fmt.Sprintf("services %s and %s expose port %d", deploy.ServiceName(api, keystonev1.EndpointPublic),
-		deploy.ServiceName(api, keystonev1.EndpointInternal), deploy.Port)
+	waiting := ""
 	if !s.acting(step) {
-		msg += " " + s.afterwards(step)
+		waiting = s.afterwards(step)
 	}
-	s.round.MarkTrue(step, "%s", msg)
+	s.round.Apply(step, exposeVerdict(api, nil, pending, waiting))
 	return ctrl.Result{}, nil
 }
 

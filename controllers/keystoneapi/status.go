@@ -1,10 +1,14 @@
 package keystoneapi
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
@@ -13,6 +17,7 @@ import (
 	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/networkattachment"
+	libtls "github.com/openstack-k8s-operators/lib-common/modules/common/tls"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -43,6 +48,14 @@ func rolloutVerdict(dep *appsv1.Deployment, waitingFor lc.Type) condition.Verdic
 	}
 	return condition.FalseVerdict(condition.Created, "deployment %s: %d/%d replicas ready, %d updated", dep.Name,
 		dep.Status.ReadyReplicas, want, dep.Status.UpdatedReplicas)
+}
+
+// attachmentsMissingVerdict is DeploymentReady while NetworkAttachmentDefinitions the
+// spec names do not exist (missing): DependencyNotFound (Warning), the Deployment left
+// as it is.
+func attachmentsMissingVerdict(missing []string) condition.Verdict {
+	return condition.FalseVerdict(condition.DependencyNotFound, "NetworkAttachmentDefinition %s not found (networkAttachments)",
+		strings.Join(missing, ", "))
 }
 
 // jobVerdict is DBSyncReady or BootstrapReady from the step's Job: True once it
@@ -257,4 +270,220 @@ func topologyVerdict(api *keystonev1.KeystoneAPI, topology *topologyv1.Topology)
 		n = len(*c)
 	}
 	return condition.TrueVerdict("topology %s: %d spread constraints, affinity %t", ref.Name, n, topology.Spec.Affinity != nil)
+}
+
+// missingKeys says what is missing of the Secret name (nil when it does not exist)
+// that must hold keys: the Secret, or its first key that is empty; "" for nothing.
+func missingKeys(name string, secret *corev1.Secret, keys ...string) string {
+	if secret == nil {
+		return fmt.Sprintf("secret %s not found", name)
+	}
+	for _, k := range keys {
+		if len(secret.Data[k]) == 0 {
+			return fmt.Sprintf("secret %s has no key %s", name, k)
+		}
+	}
+	return ""
+}
+
+// tlsInputs is what TLSInputReady hands the later steps: the CA bundle (once it is
+// valid) and the revision of the Secrets the pods mount (once all are).
+type tlsInputs struct {
+	caBundle []byte
+	revision string
+}
+
+// tlsVerdict is TLSInputReady from the Secrets tlsSecretNames names (secrets, by name;
+// one missing does not exist): the CA bundle Secret holds PEM certificates, and each
+// interface's Secret a certificate and the key that matches it; httpd serves both
+// interfaces on one port, so both have a certificate or neither. A Secret or key
+// missing is DependencyNotFound and one that does not parse InvalidCertificate (both
+// Warning: a certificate may be on its way), one interface alone InvalidInput (Error).
+func tlsVerdict(api *keystonev1.KeystoneAPI, secrets map[string]*corev1.Secret) (condition.Verdict, tlsInputs) {
+	var in tlsInputs
+	revisions := map[string]string{}
+	var found []string
+	if name := api.Spec.TLS.CaBundleSecretName; name != "" {
+		secret := secrets[name]
+		if missing := missingKeys(name, secret, libtls.CABundleKey); missing != "" {
+			return condition.FalseVerdict(condition.DependencyNotFound, "%s", missing), in
+		}
+		_, n, err := deploy.ParseCABundle(secret.Data[libtls.CABundleKey])
+		if err != nil {
+			return condition.FalseVerdict(invalidCertificate, "CA bundle secret %s, key %s: %v", name, libtls.CABundleKey, err), in
+		}
+		in.caBundle = secret.Data[libtls.CABundleKey]
+		revisions["ca"] = string(secret.UID) + "/" + secret.ResourceVersion
+		found = append(found, fmt.Sprintf("CA bundle %s (%d certificates)", name, n))
+	}
+	if !api.Spec.ExternalKeystoneAPI {
+		if deploy.TLSEnabled(api, keystonev1.EndpointPublic) != deploy.TLSEnabled(api, keystonev1.EndpointInternal) {
+			return condition.FalseVerdict(condition.InvalidInput, "tls.api.public.secretName and tls.api.internal.secretName: "+
+				"both interfaces are served on port %d, so both need a certificate or neither", deploy.Port), in
+		}
+		for _, iface := range deploy.Interfaces {
+			name := deploy.TLSSecretName(api, iface)
+			if name == "" {
+				continue
+			}
+			secret := secrets[name]
+			if missing := missingKeys(name, secret, libtls.CertKey, libtls.PrivateKey); missing != "" {
+				return condition.FalseVerdict(condition.DependencyNotFound, "%s", missing), in
+			}
+			cert, err := deploy.ParseKeyPair(secret.Data[libtls.CertKey], secret.Data[libtls.PrivateKey])
+			if err != nil {
+				return condition.FalseVerdict(invalidCertificate, "certificate secret %s of the %s interface: %v", name, iface, err), in
+			}
+			revisions[iface] = string(secret.UID) + "/" + secret.ResourceVersion
+			found = append(found, fmt.Sprintf("%s certificate %s (valid until %s)", iface, name, cert.NotAfter.UTC().Format("2006-01-02")))
+		}
+	}
+	in.revision = deploy.Hash(revisions)
+	return condition.TrueVerdict("%s", strings.Join(found, ", ")), in
+}
+
+// keysFound is what FernetKeysReady observed of the keys Secret.
+type keysFound struct {
+	secret         string // its name
+	created        string // how this round made it ("" when it existed)
+	credentialKeys int
+	fernetKeys     int
+	sched          fernetSchedule
+	waiting        string // while an earlier step is not True, when the keys are rotated again; else ""
+	now            time.Time
+}
+
+// usable tells whether the keys may be used and rotated: credential keys are never
+// made up (new ones could not decrypt the credential table).
+func (k keysFound) usable() bool { return k.credentialKeys >= deploy.CredentialKeyCount }
+
+// keysVerdict is FernetKeysReady from the keys Secret: FernetCreated (Info) the round
+// it is made; InvalidInput (Error) while it lacks credential keys; an unreadable
+// rotation time InvalidAnnotation (Warning: the keys were rotated now); else True with
+// the next rotation.
+func keysVerdict(k keysFound) condition.Verdict {
+	next := k.sched.due.UTC().Format(time.RFC3339)
+	switch {
+	case k.created != "":
+		return condition.FalseVerdict(fernetCreated, "fernet and credential keys %s secret %s", k.created, k.secret)
+	case !k.usable():
+		return condition.FalseVerdict(condition.InvalidInput, "secret %s holds %d of the %d credential keys "+
+			"(CredentialKeys0..%d): add the keys of the repository Keystone's credentials were encrypted with",
+			k.secret, k.credentialKeys, deploy.CredentialKeyCount, deploy.CredentialKeyCount-1)
+	case k.waiting != "":
+		return condition.TrueVerdict("%d fernet keys in secret %s, next rotation at %s %s", k.fernetKeys, k.secret, next, k.waiting)
+	case k.sched.malformed:
+		return condition.FalseVerdict(invalidAnnotation, "annotation %s=%q of secret %s is not an RFC 3339 time (such as %s): "+
+			"the keys were rotated now, and the next rotation is at %s", deploy.RotatedAtAnnotation, k.sched.raw, k.secret,
+			k.now.UTC().Format(time.RFC3339), next)
+	}
+	return condition.TrueVerdict("%d fernet keys in secret %s, next rotation at %s", k.fernetKeys, k.secret, next)
+}
+
+// cronJobVerdict is CronJobReady from the trust flush CronJob: InvalidInput (Error) for
+// a schedule that problem says is wrong, else True saying what it runs, when, and
+// (waiting) when it is updated again.
+func cronJobVerdict(problem string, cron *batchv1.CronJob, waiting string) condition.Verdict {
+	if problem != "" {
+		return condition.FalseVerdict(condition.InvalidInput, "%s", problem)
+	}
+	msg := fmt.Sprintf("cronjob %s runs keystone-manage trust_flush on schedule %q", cron.Name, cron.Spec.Schedule)
+	if ptr.Deref(cron.Spec.Suspend, false) {
+		msg += " (suspended)"
+	}
+	if t := cron.Status.LastSuccessfulTime; t != nil {
+		msg += "; last success at " + t.UTC().Format(time.RFC3339)
+	}
+	if waiting != "" {
+		msg += " " + waiting
+	}
+	return condition.TrueVerdict("%s", msg)
+}
+
+// exposeVerdict is ExposeServiceReady from the Services: InvalidInput (Error) for an
+// override they cannot be built from (invalid); Requested (Info) while a LoadBalancer
+// has no address (pending); else True.
+func exposeVerdict(api *keystonev1.KeystoneAPI, invalid error, pending []string, waiting string) condition.Verdict {
+	switch {
+	case invalid != nil:
+		return condition.FalseVerdict(condition.InvalidInput, "%v", invalid)
+	case len(pending) > 0:
+		return condition.FalseVerdict(condition.Requested, "LoadBalancer service %s has no address yet", strings.Join(pending, " and "))
+	}
+	msg := fmt.Sprintf("services %s and %s expose port %d", deploy.ServiceName(api, keystonev1.EndpointPublic),
+		deploy.ServiceName(api, keystonev1.EndpointInternal), deploy.Port)
+	if waiting != "" {
+		msg += " " + waiting
+	}
+	return condition.TrueVerdict("%s", msg)
+}
+
+// inputProblem is why an input cannot be used, as the step reports it.
+type inputProblem struct {
+	reason  condition.Reason
+	message string
+}
+
+// configFound is what ServiceConfigReady observed.
+type configFound struct {
+	secret        string        // the configuration Secret's name
+	waiting       string        // while an earlier step is not True, when it is rendered again; else ""
+	missingCustom string        // httpdCustomization.customConfigSecret, named but not found
+	federation    *inputProblem // what is wrong with federatedRealmConfig
+	renderErr     error
+}
+
+// renderable tells whether the configuration can be rendered from the inputs.
+func (c configFound) renderable() bool { return c.missingCustom == "" && c.federation == nil }
+
+// configVerdict is ServiceConfigReady: True for the configuration rendered into its
+// Secret (or, while an earlier step is not True, as rendered before); a custom
+// configuration Secret missing is DependencyNotFound (Warning), federatedRealmConfig's
+// problem has its own reason, and a rendering that fails is CreationFailed (Error).
+func configVerdict(c configFound) condition.Verdict {
+	switch {
+	case c.waiting != "":
+		return condition.TrueVerdict("configuration in secret %s as rendered before %s", c.secret, c.waiting)
+	case c.missingCustom != "":
+		return condition.FalseVerdict(condition.DependencyNotFound, "httpdCustomization.customConfigSecret %s not found", c.missingCustom)
+	case c.federation != nil:
+		return condition.FalseVerdict(c.federation.reason, "%s", c.federation.message)
+	case c.renderErr != nil:
+		return condition.FalseVerdict(condition.CreationFailed, "rendering the configuration: %v", c.renderErr)
+	}
+	return condition.TrueVerdict("configuration rendered into secret %s", c.secret)
+}
+
+// federationFilesOf reads the federated realms' metadata files from the Secret name of
+// federatedRealmConfig (nil when it does not exist): DependencyNotFound (Warning) for
+// the Secret or its key missing, InvalidInput (Error) for a key that is not a JSON
+// object of file names.
+func federationFilesOf(name string, secret *corev1.Secret) (map[string]string, *inputProblem) {
+	if missing := missingKeys(name, secret, FederationConfigKey); missing != "" {
+		return nil, &inputProblem{condition.DependencyNotFound, "federatedRealmConfig: " + missing}
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(secret.Data[FederationConfigKey], &raw); err != nil {
+		return nil, &inputProblem{condition.InvalidInput, fmt.Sprintf("federatedRealmConfig: key %s of secret %s is not a JSON object of file names: %v",
+			FederationConfigKey, name, err)}
+	}
+	files := make(map[string]string, len(raw))
+	for file, content := range raw {
+		files[file] = string(content)
+	}
+	return files, nil
+}
+
+// externalVerdict is KeystoneEndpointReady in external mode from authenticating the
+// admin at url (err: how it failed): a Keystone that refuses the credentials is
+// InvalidInput (Error), one that cannot be reached ServiceUnavailable (Warning).
+func externalVerdict(api *keystonev1.KeystoneAPI, url string, err error) condition.Verdict {
+	switch {
+	case err == nil:
+		return condition.TrueVerdict("admin %s authenticated at %s", api.Spec.AdminUser, url)
+	case gophercloud.ResponseCodeIs(err, http.StatusUnauthorized):
+		return condition.FalseVerdict(condition.InvalidInput, "Keystone at %s refused the credentials of admin %s in project %s",
+			url, api.Spec.AdminUser, api.Spec.AdminProject)
+	}
+	return condition.FalseVerdict(condition.ServiceUnavailable, "Keystone at %s: %v", url, err)
 }

@@ -1,12 +1,17 @@
 package keystoneapi
 
 import (
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
 	. "github.com/onsi/gomega"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
@@ -17,20 +22,14 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
-// verdictOf is what a table compares: status, reason, severity, message.
-type verdictOf struct {
-	True     bool
-	Reason   lc.Reason
-	Severity lc.Severity
-	Message  string
-}
+// verdictOf is what a table compares of a verdict (testutil.Verdict).
+type verdictOf testutil.Verdict
 
-func brief(v condition.Verdict) verdictOf {
-	return verdictOf{v.True, v.Reason.Name, v.Reason.Severity, v.Message}
-}
+func brief(v condition.Verdict) verdictOf { return verdictOf(testutil.Brief(v)) }
 
 func TestRolloutVerdict(t *testing.T) {
 	dep := func(generation, observed int64, replicas, updated, available, ready int32, conds ...appsv1.DeploymentCondition) *appsv1.Deployment {
@@ -64,6 +63,8 @@ func TestRolloutVerdict(t *testing.T) {
 			NewWithT(t).Expect(brief(rolloutVerdict(tt.dep, tt.waitingFor))).To(Equal(tt.want))
 		})
 	}
+	NewWithT(t).Expect(brief(attachmentsMissingVerdict([]string{"internalapi", "storage"}))).To(Equal(verdictOf{false,
+		"DependencyNotFound", lc.SeverityWarning, "NetworkAttachmentDefinition internalapi, storage not found (networkAttachments)"}))
 }
 
 func TestJobVerdict(t *testing.T) {
@@ -356,4 +357,215 @@ func TestTopologyVerdict(t *testing.T) {
 			NewWithT(t).Expect(brief(topologyVerdict(tt.api, tt.topology))).To(Equal(tt.want))
 		})
 	}
+}
+
+func TestTLSVerdict(t *testing.T) {
+	g := NewWithT(t)
+	ca, err := testutil.NewCA("test-ca")
+	g.Expect(err).NotTo(HaveOccurred())
+	certPEM, keyPEM, err := ca.Issue("keystone-public.openstack.svc")
+	g.Expect(err).NotTo(HaveOccurred())
+	_, otherKey, err := ca.Issue("other")
+	g.Expect(err).NotTo(HaveOccurred())
+	cert, err := deploy.ParseKeyPair(certPEM, keyPEM)
+	g.Expect(err).NotTo(HaveOccurred())
+	until := cert.NotAfter.UTC().Format("2006-01-02")
+
+	api := func(caBundle string, public, internal *string, external bool) *keystonev1.KeystoneAPI {
+		a := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: "openstack"}}
+		a.Spec.TLS.CaBundleSecretName, a.Spec.ExternalKeystoneAPI = caBundle, external
+		a.Spec.TLS.API.Public.SecretName, a.Spec.TLS.API.Internal.SecretName = public, internal
+		return a
+	}
+	secret := func(name string, data map[string]string) *corev1.Secret {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, UID: "uid-" + types.UID(name), ResourceVersion: "1"},
+			Data: map[string][]byte{}}
+		for k, v := range data {
+			s.Data[k] = []byte(v)
+		}
+		return s
+	}
+	bundle := secret("ca", map[string]string{"tls-ca-bundle.pem": string(ca.PEM)})
+	pair := func(name string) *corev1.Secret {
+		return secret(name, map[string]string{"tls.crt": string(certPEM), "tls.key": string(keyPEM)})
+	}
+	all := func(s ...*corev1.Secret) map[string]*corev1.Secret {
+		m := map[string]*corev1.Secret{}
+		for _, x := range s {
+			m[x.Name] = x
+		}
+		return m
+	}
+	both := api("ca", ptr.To("pub"), ptr.To("int"), false)
+	tests := []struct {
+		name    string
+		api     *keystonev1.KeystoneAPI
+		secrets map[string]*corev1.Secret
+		want    verdictOf
+		ca      bool // the CA bundle handed on
+	}{
+		{"no TLS", api("", nil, nil, false), nil, verdictOf{true, "", "", ""}, false},
+		{"CA bundle missing", both, nil, verdictOf{false, "DependencyNotFound", lc.SeverityWarning, "secret ca not found"}, false},
+		{"CA bundle without its key", both, all(secret("ca", nil)), verdictOf{false, "DependencyNotFound", lc.SeverityWarning,
+			"secret ca has no key tls-ca-bundle.pem"}, false},
+		{"CA bundle not PEM", both, all(secret("ca", map[string]string{"tls-ca-bundle.pem": "junk"})), verdictOf{false,
+			"InvalidCertificate", lc.SeverityWarning, "CA bundle secret ca, key tls-ca-bundle.pem: no PEM certificate"}, false},
+		{"one interface alone", api("ca", ptr.To("pub"), nil, false), all(bundle, pair("pub")), verdictOf{false, "InvalidInput",
+			lc.SeverityError, "tls.api.public.secretName and tls.api.internal.secretName: both interfaces are served on port 5000, " +
+				"so both need a certificate or neither"}, true},
+		{"an interface's Secret missing", both, all(bundle, pair("pub")), verdictOf{false, "DependencyNotFound", lc.SeverityWarning,
+			"secret int not found"}, true},
+		{"a key that does not match", both, all(bundle, pair("pub"), secret("int", map[string]string{"tls.crt": string(certPEM),
+			"tls.key": string(otherKey)})), verdictOf{false, "InvalidCertificate", lc.SeverityWarning,
+			"certificate secret int of the internal interface: tls: private key does not match public key"}, true},
+		{"all valid", both, all(bundle, pair("pub"), pair("int")), verdictOf{true, "", "",
+			"CA bundle ca (1 certificates), public certificate pub (valid until " + until + "), internal certificate int (valid until " + until + ")"}, true},
+		{"external mode: the CA bundle alone", api("ca", ptr.To("pub"), nil, true), all(bundle), verdictOf{true, "", "",
+			"CA bundle ca (1 certificates)"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			v, in := tlsVerdict(tt.api, tt.secrets)
+			g.Expect(brief(v)).To(Equal(tt.want))
+			g.Expect(in.caBundle != nil).To(Equal(tt.ca))
+			if v.True {
+				g.Expect(in.revision).NotTo(BeEmpty(), "the revision the pods roll on")
+			} else {
+				g.Expect(in.revision).To(BeEmpty())
+			}
+		})
+	}
+	g.Expect(tlsSecretNames(both)).To(Equal([]string{"ca", "pub", "int"}))
+	g.Expect(tlsSecretNames(api("ca", ptr.To("pub"), ptr.To("int"), true))).To(Equal([]string{"ca"}))
+}
+
+func TestKeysVerdict(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	due := now.Add(24 * time.Hour)
+	found := func(mutate func(*keysFound)) keysFound {
+		k := keysFound{secret: "keystone", credentialKeys: 2, fernetKeys: 5, sched: fernetSchedule{due: due}, now: now}
+		if mutate != nil {
+			mutate(&k)
+		}
+		return k
+	}
+	tests := []struct {
+		name string
+		k    keysFound
+		want verdictOf
+	}{
+		{"made this round", found(func(k *keysFound) { k.created = "created in" }), verdictOf{false, "FernetCreated", lc.SeverityInfo,
+			"fernet and credential keys created in secret keystone"}},
+		{"credential keys missing: never made up", found(func(k *keysFound) { k.credentialKeys = 1 }), verdictOf{false,
+			"InvalidInput", lc.SeverityError, "secret keystone holds 1 of the 2 credential keys (CredentialKeys0..1): " +
+				"add the keys of the repository Keystone's credentials were encrypted with"}},
+		{"observed while an earlier step waits", found(func(k *keysFound) { k.waiting = "(updated once DBReady is True)" }),
+			verdictOf{true, "", "", "5 fernet keys in secret keystone, next rotation at 2026-11-26T12:00:00Z (updated once DBReady is True)"}},
+		{"an unreadable rotation time", found(func(k *keysFound) { k.sched.malformed, k.sched.raw = true, "yesterday" }),
+			verdictOf{false, "InvalidAnnotation", lc.SeverityWarning, `annotation keystone.openstack.org/rotatedat="yesterday" ` +
+				"of secret keystone is not an RFC 3339 time (such as 2026-11-25T12:00:00Z): the keys were rotated now, " +
+				"and the next rotation is at 2026-11-26T12:00:00Z"}},
+		{"ready", found(nil), verdictOf{true, "", "", "5 fernet keys in secret keystone, next rotation at 2026-11-26T12:00:00Z"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(brief(keysVerdict(tt.k))).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestCronJobVerdict(t *testing.T) {
+	last := metav1.NewTime(time.Date(2026, 11, 25, 1, 0, 0, 0, time.UTC))
+	cron := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "keystone-cron"},
+		Spec: batchv1.CronJobSpec{Schedule: "1 * * * *", Suspend: ptr.To(true)}, Status: batchv1.CronJobStatus{LastSuccessfulTime: &last}}
+	g := NewWithT(t)
+	g.Expect(brief(cronJobVerdict("trustFlushSchedule: bad", nil, ""))).To(Equal(verdictOf{false, "InvalidInput", lc.SeverityError,
+		"trustFlushSchedule: bad"}))
+	g.Expect(brief(cronJobVerdict("", cron, ""))).To(Equal(verdictOf{true, "", "",
+		`cronjob keystone-cron runs keystone-manage trust_flush on schedule "1 * * * *" (suspended); last success at 2026-11-25T01:00:00Z`}))
+	g.Expect(brief(cronJobVerdict("", &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "keystone-cron"},
+		Spec: batchv1.CronJobSpec{Schedule: "1 * * * *"}}, "(updated once DBSyncReady is True)"))).To(Equal(verdictOf{true, "", "",
+		`cronjob keystone-cron runs keystone-manage trust_flush on schedule "1 * * * *" (updated once DBSyncReady is True)`}))
+}
+
+func TestExposeVerdict(t *testing.T) {
+	api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: "openstack"}}
+	tests := []struct {
+		name    string
+		invalid error
+		pending []string
+		waiting string
+		want    verdictOf
+	}{
+		{"an override the Services cannot be built from", errors.New("override.service.public: bad"), nil, "",
+			verdictOf{false, "InvalidInput", lc.SeverityError, "override.service.public: bad"}},
+		{"a LoadBalancer without an address", nil, []string{"keystone-public", "keystone-internal"}, "", verdictOf{false, "Requested",
+			lc.SeverityInfo, "LoadBalancer service keystone-public and keystone-internal has no address yet"}},
+		{"exposed", nil, nil, "", verdictOf{true, "", "", "services keystone-public and keystone-internal expose port 5000"}},
+		{"observed while an earlier step waits", nil, nil, "(updated once DBReady is True)", verdictOf{true, "", "",
+			"services keystone-public and keystone-internal expose port 5000 (updated once DBReady is True)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(brief(exposeVerdict(api, tt.invalid, tt.pending, tt.waiting))).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestConfigVerdict(t *testing.T) {
+	bad := &inputProblem{condition.InvalidInput, "federatedRealmConfig: bad"}
+	tests := []struct {
+		name string
+		c    configFound
+		want verdictOf
+	}{
+		{"rendered", configFound{secret: "keystone-config-data"}, verdictOf{true, "", "",
+			"configuration rendered into secret keystone-config-data"}},
+		{"observed while an earlier step waits", configFound{secret: "keystone-config-data", waiting: "(updated once DBReady is True)"},
+			verdictOf{true, "", "", "configuration in secret keystone-config-data as rendered before (updated once DBReady is True)"}},
+		{"custom configuration missing", configFound{secret: "c", missingCustom: "httpd-custom"}, verdictOf{false, "DependencyNotFound",
+			lc.SeverityWarning, "httpdCustomization.customConfigSecret httpd-custom not found"}},
+		{"federation's problem", configFound{secret: "c", federation: bad}, verdictOf{false, "InvalidInput", lc.SeverityError,
+			"federatedRealmConfig: bad"}},
+		{"rendering failed", configFound{secret: "c", renderErr: errors.New("template: boom")}, verdictOf{false, "CreationFailed",
+			lc.SeverityError, "rendering the configuration: template: boom"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(brief(configVerdict(tt.c))).To(Equal(tt.want))
+			g.Expect(tt.c.renderable()).To(Equal(tt.c.missingCustom == "" && tt.c.federation == nil))
+		})
+	}
+}
+
+func TestFederationFilesOf(t *testing.T) {
+	g := NewWithT(t)
+	secret := func(content string) *corev1.Secret {
+		return &corev1.Secret{Data: map[string][]byte{FederationConfigKey: []byte(content)}}
+	}
+	_, problem := federationFilesOf("realms", nil)
+	g.Expect(*problem).To(Equal(inputProblem{condition.DependencyNotFound, "federatedRealmConfig: secret realms not found"}))
+	_, problem = federationFilesOf("realms", &corev1.Secret{})
+	g.Expect(*problem).To(Equal(inputProblem{condition.DependencyNotFound,
+		"federatedRealmConfig: secret realms has no key federation-config.json"}))
+	_, problem = federationFilesOf("realms", secret("[1]"))
+	g.Expect(problem.reason).To(Equal(condition.InvalidInput))
+	g.Expect(problem.message).To(HavePrefix("federatedRealmConfig: key federation-config.json of secret realms is not a JSON object of file names: "))
+	files, problem := federationFilesOf("realms", secret(`{"idp.conf": {"a": 1}}`))
+	g.Expect(problem).To(BeNil())
+	g.Expect(files).To(Equal(map[string]string{"idp.conf": `{"a": 1}`}))
+}
+
+func TestExternalVerdict(t *testing.T) {
+	api := &keystonev1.KeystoneAPI{Spec: keystonev1.KeystoneAPISpec{AdminUser: "admin", AdminProject: "admin"}}
+	url := "https://keystone.example:5000"
+	g := NewWithT(t)
+	g.Expect(brief(externalVerdict(api, url, nil))).To(Equal(verdictOf{true, "", "", "admin admin authenticated at " + url}))
+	refused := gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusUnauthorized}
+	g.Expect(brief(externalVerdict(api, url, refused))).To(Equal(verdictOf{false, "InvalidInput", lc.SeverityError,
+		"Keystone at " + url + " refused the credentials of admin admin in project admin"}))
+	g.Expect(brief(externalVerdict(api, url, errors.New("connection refused")))).To(Equal(verdictOf{false, "ServiceUnavailable",
+		lc.SeverityWarning, "Keystone at " + url + ": connection refused"}))
 }
