@@ -1,0 +1,3 @@
+// Package procstat reads what benchmarks charge to a process from Linux's
+// /proc/<pid>/stat: its parent, its process group and the processor time it used.
+package procstat
