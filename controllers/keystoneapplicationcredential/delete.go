@@ -73,7 +73,7 @@ func (r *Reconciler) revokeAll(ctx context.Context, s *scope, api *keystonev1.Ke
 		return err == nil, err
 	}
 	if !ok {
-		s.Round.MarkFalse(step, condition.DependencyNotFound, "revoking: %s", access.Missing(api))
+		s.Round.Apply(step, registration.AdminMissingVerdict(api, "revoking"))
 		return giveUp(fmt.Errorf("revoking the credentials of %s: %s", s.ac.Name, access.Missing(api)))
 	}
 	fail := func(err error) (bool, error) {

@@ -10,7 +10,6 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -48,7 +47,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 		return err
 	}
 	if !ok {
-		s.Round.MarkFalse(step, condition.DependencyNotFound, "removing the endpoints: %s", access.Missing(api))
+		s.Round.Apply(step, registration.AdminMissingVerdict(api, "removing the endpoints"))
 		return r.giveUp(s, api, svc, serviceID, fmt.Errorf("removing the endpoints of %s: %s", ep.Name, access.Missing(api)))
 	}
 	s.Admin = admin

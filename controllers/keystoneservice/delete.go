@@ -76,7 +76,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 		return false, err
 	}
 	if !ok {
-		s.Round.MarkFalse(step, condition.DependencyNotFound, "deleting: %s", access.Missing(api))
+		s.Round.Apply(step, registration.AdminMissingVerdict(api, "deleting"))
 		err := r.giveUp(s, api, fmt.Errorf("deregistering %s: %s", s.service.Spec.ServiceName, access.Missing(api)))
 		return err == nil, err
 	}

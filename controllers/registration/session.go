@@ -55,7 +55,7 @@ func (s *Session) Open(ctx context.Context, c client.Reader, step lc.Type, api *
 	admin, ok, err := access.Credentials(ctx, c, api)
 	if err != nil || !ok {
 		if err == nil {
-			s.Round.MarkFalse(step, condition.DependencyNotFound, "%s", access.Missing(api))
+			s.Round.Apply(step, AdminMissingVerdict(api, ""))
 		}
 		return false, err
 	}
@@ -107,6 +107,16 @@ func (s *Session) FailedAs(creds identity.Credentials, step lc.Type, failed cond
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
 	return ctrl.Result{}, err
+}
+
+// AdminMissingVerdict is a registration step's verdict while the admin's password of
+// api (its Secret or key) is missing: DependencyNotFound (Warning), the registration, or
+// what its deletion was doing (doing), waiting for it.
+func AdminMissingVerdict(api *keystonev1.KeystoneAPI, doing string) condition.Verdict {
+	if doing == "" {
+		return condition.FalseVerdict(condition.DependencyNotFound, "%s", access.Missing(api))
+	}
+	return condition.FalseVerdict(condition.DependencyNotFound, "%s: %s", doing, access.Missing(api))
 }
 
 // keystoneVerdict is a registration step's verdict on an error from the Keystone at
