@@ -9,7 +9,6 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
@@ -32,8 +31,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	api := s.api
 	r.verified.Delete(api.UID)
 	if holders := registrationHolders(api); len(holders) > 0 {
-		s.round.MarkFalse(keystonev1.KeystoneAPIInputReady, condition.Requested,
-			"deleting: waiting for %s to remove their registrations", strings.Join(holders, ", "))
+		s.round.Apply(keystonev1.KeystoneAPIInputReady, deletionHeldVerdict(holders))
 		return ctrl.Result{}, nil
 	}
 	cleanup := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: api.Namespace, Name: deploy.CleanupSecretName(api)}}

@@ -487,3 +487,10 @@ func externalVerdict(api *keystonev1.KeystoneAPI, url string, err error) conditi
 	}
 	return condition.FalseVerdict(condition.ServiceUnavailable, "Keystone at %s: %v", url, err)
 }
+
+// deletionHeldVerdict is InputReady while a KeystoneAPI being deleted is held by the
+// registrations of its namespace (holders, by kind and name): Requested (Info), each
+// removes its registration from Keystone first.
+func deletionHeldVerdict(holders []string) condition.Verdict {
+	return condition.FalseVerdict(condition.Requested, "deleting: waiting for %s to remove their registrations", strings.Join(holders, ", "))
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
 	. "github.com/onsi/gomega"
@@ -568,4 +569,15 @@ func TestExternalVerdict(t *testing.T) {
 		"Keystone at " + url + " refused the credentials of admin admin in project admin"}))
 	g.Expect(brief(externalVerdict(api, url, errors.New("connection refused")))).To(Equal(verdictOf{false, "ServiceUnavailable",
 		lc.SeverityWarning, "Keystone at " + url + ": connection refused"}))
+}
+
+func TestDeletionHeldVerdict(t *testing.T) {
+	g := NewWithT(t)
+	api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Finalizers: []string{
+		Finalizer, finalizers.For("keystoneservice", "glance"), finalizers.Upstream("keystoneservice", "nova"),
+		finalizers.For("keystoneapplicationcredential", "ac-nova"), "example.com/other"}}}
+	holders := registrationHolders(api)
+	g.Expect(holders).To(Equal([]string{"KeystoneService glance", "KeystoneService nova", "KeystoneApplicationCredential ac-nova"}))
+	g.Expect(brief(deletionHeldVerdict(holders))).To(Equal(verdictOf{false, "Requested", lc.SeverityInfo,
+		"deleting: waiting for KeystoneService glance, KeystoneService nova, KeystoneApplicationCredential ac-nova to remove their registrations"}))
 }

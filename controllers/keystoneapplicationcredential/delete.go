@@ -10,7 +10,6 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
@@ -28,7 +27,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	ac := s.ac
 	if why, err := r.dataPlaneLag(ctx, ac); err != nil || why != "" {
 		if why != "" {
-			s.Round.MarkFalse(keystonev1.KeystoneApplicationCredentialCleanupReady, condition.Requested, "deleting: %s", why)
+			s.Round.Apply(keystonev1.KeystoneApplicationCredentialCleanupReady, dataPlaneVerdict(why))
 		}
 		return ctrl.Result{RequeueAfter: DataPlaneRecheckInterval}, err
 	}

@@ -106,6 +106,12 @@ func cleanupVerdict(revoked, kept []string) condition.Verdict {
 	return condition.TrueVerdict("no earlier credential to revoke")
 }
 
+// dataPlaneVerdict is ApplicationCredentialCleanupReady while a deletion waits for the
+// data plane (why: which NodeSet has not deployed which Secret): Requested (Info).
+func dataPlaneVerdict(why string) condition.Verdict {
+	return condition.FalseVerdict(condition.Requested, "deleting: %s", why)
+}
+
 // heldVerdict is PreviousCredentialReleased while the credentials a rotation replaced are
 // kept (kept says by whom): True until the warning time (the rotation, status.lastRotated,
 // plus HeldWarningAfter or half the grace period), and how long until then; after it,

@@ -109,6 +109,8 @@ func TestVerdicts(t *testing.T) {
 			"ApplicationCredentialRevoked", lc.SeverityInfo, "revoked credential ac1 (secret ac-glance-secret-a)"}, true},
 		{"cleanup: kept", cleanupVerdict(nil, []string{"secret ac-glance-secret-a is used by openstack.org/glance"}), verdictOf{true, "", "",
 			"earlier credentials kept while in use: secret ac-glance-secret-a is used by openstack.org/glance"}, false},
+		{"deleting: the data plane not yet", dataPlaneVerdict("NodeSet edpm has not deployed secret nova-cell1-compute-config as it is now"),
+			verdictOf{false, "Requested", lc.SeverityInfo, "deleting: NodeSet edpm has not deployed secret nova-cell1-compute-config as it is now"}, false},
 		{"cleanup: nothing left", cleanupVerdict(nil, nil), verdictOf{true, "", "", "no earlier credential to revoke"}, false},
 	}
 	for _, tt := range tests {

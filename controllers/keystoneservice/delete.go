@@ -3,14 +3,12 @@ package keystoneservice
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -54,7 +52,7 @@ func waitForEndpoints(s *scope, step lc.Type, why string) bool {
 	if len(holders) == 0 {
 		return false
 	}
-	s.Round.MarkFalse(step, condition.Requested, "%s: waiting for KeystoneEndpoints %s to remove their endpoints", why, strings.Join(holders, ", "))
+	s.Round.Apply(step, endpointsHoldVerdict(why, holders))
 	return true
 }
 

@@ -1,6 +1,8 @@
 package keystoneservice
 
 import (
+	"strings"
+
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
@@ -48,6 +50,14 @@ func assignmentVerdict(spec keystonev1.KeystoneServiceSpec, exclusive bool) cond
 		only = " (and no other)"
 	}
 	return condition.TrueVerdict("user %s has roles %v%s on project %s", spec.ServiceUser, spec.ServiceRoles(), only, ServiceProject)
+}
+
+// endpointsHoldVerdict is ServiceReady while KeystoneEndpoints (holders) hold a
+// KeystoneService that is deleted or replaced (why): Requested (Info), their endpoints
+// are removed first.
+func endpointsHoldVerdict(why string, holders []string) condition.Verdict {
+	return condition.FalseVerdict(condition.Requested, "%s: waiting for KeystoneEndpoints %s to remove their endpoints", why,
+		strings.Join(holders, ", "))
 }
 
 // adoptedNote says, in a step's message, that an entity is used but not this

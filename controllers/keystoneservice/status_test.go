@@ -49,6 +49,8 @@ func TestVerdicts(t *testing.T) {
 			"user glance (u1) has the password of secret osp-secret"}},
 		{"roles of a user of ours", assignmentVerdict(spec, true), verdictOf{true, "", "",
 			"user glance has roles [admin service] (and no other) on project service"}},
+		{"deleting while endpoints hold it", endpointsHoldVerdict("deleting", []string{"glance", "glance-admin"}), verdictOf{false,
+			"Requested", lc.SeverityInfo, "deleting: waiting for KeystoneEndpoints glance, glance-admin to remove their endpoints"}},
 		{"roles of an adopted user", assignmentVerdict(spec, false), verdictOf{true, "", "",
 			"user glance has roles [admin service] on project service"}},
 	}

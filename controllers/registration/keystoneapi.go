@@ -42,28 +42,34 @@ func MirrorKeystoneAPI(ctx context.Context, c client.Reader, round *condition.Ro
 	return api, MarkKeystoneAPI(round, step, ns, api), nil
 }
 
-// MarkKeystoneAPI marks step from api, the namespace's KeystoneAPI (nil for none), and
-// tells whether it is usable: Ready for its current generation, with an internal
-// endpoint, not being deleted. None, or one being deleted, is DependencyNotFound
-// (Warning); its own progress is mirrored without its messages (MirrorSteady); Ready
-// for an older generation, or without an internal endpoint, is Requested (Info).
+// MarkKeystoneAPI marks step from api, the namespace's KeystoneAPI (nil for none), as
+// KeystoneAPIVerdict decides, and tells whether it is usable (the step True).
 func MarkKeystoneAPI(round *condition.Round, step lc.Type, ns string, api *keystonev1.KeystoneAPI) bool {
+	v := KeystoneAPIVerdict(ns, api)
+	round.Apply(step, v)
+	return v.True
+}
+
+// KeystoneAPIVerdict is a registration's KeystoneAPIReady from api, the namespace's
+// KeystoneAPI (nil for none): True once usable (Ready for its current generation, with
+// an internal endpoint, not being deleted). None, or one being deleted, is
+// DependencyNotFound (Warning); its own progress is mirrored without its messages
+// (SteadyMirrorVerdict); Ready for an older generation, or without an internal
+// endpoint, is Requested (Info).
+func KeystoneAPIVerdict(ns string, api *keystonev1.KeystoneAPI) condition.Verdict {
 	switch {
 	case api == nil:
-		round.MarkFalse(step, condition.DependencyNotFound, "no KeystoneAPI in namespace %s", ns)
-		return false
+		return condition.FalseVerdict(condition.DependencyNotFound, "no KeystoneAPI in namespace %s", ns)
 	case !api.DeletionTimestamp.IsZero():
-		round.MarkFalse(step, condition.DependencyNotFound, "KeystoneAPI %s is being deleted", api.Name)
-		return false
+		return condition.FalseVerdict(condition.DependencyNotFound, "KeystoneAPI %s is being deleted", api.Name)
 	}
-	if round.MirrorSteady(step, "KeystoneAPI", api.Name, api.Status.Conditions); !round.IsTrue(step) {
-		return false
+	if v := condition.SteadyMirrorVerdict("KeystoneAPI", api.Name, api.Status.Conditions); !v.True {
+		return v
 	}
 	if !api.IsReady() || api.Status.APIEndpoints[keystonev1.EndpointInternal] == "" {
-		round.MarkFalse(step, condition.Requested, "KeystoneAPI %s: waiting for its current generation to be ready", api.Name)
-		return false
+		return condition.FalseVerdict(condition.Requested, "KeystoneAPI %s: waiting for its current generation to be ready", api.Name)
 	}
-	return true
+	return condition.TrueVerdict("KeystoneAPI %s is ready", api.Name)
 }
 
 // KeystoneStays tells whether the KeystoneAPI's Keystone outlives a deletion in its

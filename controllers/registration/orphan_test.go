@@ -27,6 +27,12 @@ func TestAdminMissingVerdict(t *testing.T) {
 		"revoking: admin secret osp-secret with key AdminPassword of KeystoneAPI keystone not found"))
 }
 
+func TestPasswordMissingVerdict(t *testing.T) {
+	v := PasswordMissingVerdict("osp-secret", "GlancePassword")
+	NewWithT(t).Expect([]any{v.True, v.Reason, v.Message}).To(Equal([]any{false, condition.DependencyNotFound,
+		"secret osp-secret with key GlancePassword not found"}))
+}
+
 func TestOrphaning(t *testing.T) {
 	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 	annotated := map[string]string{OrphanAnnotation: "true"}

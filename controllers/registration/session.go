@@ -72,7 +72,7 @@ func (s *Session) Password(ctx context.Context, c client.Reader, step lc.Type, n
 		return nil, err
 	}
 	if !found || len(secret.Data[key]) == 0 {
-		s.Round.MarkFalse(step, condition.DependencyNotFound, "secret %s with key %s not found", name, key)
+		s.Round.Apply(step, PasswordMissingVerdict(name, key))
 		return nil, nil
 	}
 	return secret, nil
@@ -107,6 +107,13 @@ func (s *Session) FailedAs(creds identity.Credentials, step lc.Type, failed cond
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
 	return ctrl.Result{}, err
+}
+
+// PasswordMissingVerdict is a registration step's verdict while the Secret name holds
+// no password under key (no Secret, no key, or an empty value): DependencyNotFound
+// (Warning), the registration waiting for it.
+func PasswordMissingVerdict(name, key string) condition.Verdict {
+	return condition.FalseVerdict(condition.DependencyNotFound, "secret %s with key %s not found", name, key)
 }
 
 // AdminMissingVerdict is a registration step's verdict while the admin's password of
