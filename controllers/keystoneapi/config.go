@@ -14,10 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-// reconcileConfig marks ServiceConfigReady (configVerdict): the rendered configuration is stored in
-// its Secret and its revision in status.hash. While an earlier step is not True (the
-// database's credentials or memcached's servers may be missing) the Secret is observed
-// as rendered before.
+// reconcileConfig marks ServiceConfigReady (configVerdict): the rendered configuration is
+// stored in its Secret and its revision in status.hash. While an earlier step is not True
+// (the database's credentials or memcached's servers may be missing) the Secret is
+// observed as rendered before.
 func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	step := keystonev1.KeystoneAPIServiceConfigReady

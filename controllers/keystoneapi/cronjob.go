@@ -11,9 +11,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-// reconcileTrustFlush marks CronJobReady (cronJobVerdict): the CronJob running keystone-manage
-// trust_flush exists with the spec's schedule, arguments and suspension, and its last
-// runs are reported. While an earlier step is not True it is observed, not changed.
+// reconcileTrustFlush marks CronJobReady (cronJobVerdict): the CronJob running
+// keystone-manage trust_flush exists with the spec's schedule, arguments and suspension,
+// and its last runs are reported. While an earlier step is not True it is observed, not
+// changed.
 func (r *Reconciler) reconcileTrustFlush(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	step := keystonev1.KeystoneAPICronJobReady

@@ -53,8 +53,8 @@ func externalCheckKey(s *scope, url string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// reconcileExternalEndpoint marks KeystoneEndpointReady in external mode (externalVerdict): the admin
-// can authenticate at the internal override URL.
+// reconcileExternalEndpoint marks KeystoneEndpointReady in external mode
+// (externalVerdict): the admin can authenticate at the internal override URL.
 func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	step := keystonev1.KeystoneAPIEndpointReady

@@ -16,9 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-// reconcileFernetKeys marks FernetKeysReady (keysVerdict): the keys Secret "keystone" exists, holds
-// fernetMaxActiveKeys fernet keys and the credential keys, and rotates every
-// fernetRotationDays. A Secret "keystone" that exists is used as it is, keys and
+// reconcileFernetKeys marks FernetKeysReady (keysVerdict): the keys Secret "keystone"
+// exists, holds fernetMaxActiveKeys fernet keys and the credential keys, and rotates
+// every fernetRotationDays. A Secret "keystone" that exists is used as it is, keys and
 // rotation time (keystone-operator's, or one made by the adoption procedure of an
 // existing cloud before the KeystoneAPI): new keys are made only when there are none.
 // While an earlier step is not True the keys are observed, not rotated.

@@ -22,9 +22,10 @@ import (
 // the Service, and what others (a load balancer controller, an admin) set is kept.
 const OverrideAnnotation = "keystone.openstack.org/override-applied"
 
-// reconcileServices marks ExposeServiceReady (exposeVerdict): the public and internal Services exist,
-// with their overrides, a LoadBalancer has its address, and status.apiEndpoints lists
-// Keystone's URLs. While an earlier step is not True they are observed, not changed.
+// reconcileServices marks ExposeServiceReady (exposeVerdict): the public and internal
+// Services exist, with their overrides, a LoadBalancer has its address, and
+// status.apiEndpoints lists Keystone's URLs. While an earlier step is not True they are
+// observed, not changed.
 func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	step := keystonev1.KeystoneAPIExposeServiceReady

@@ -56,9 +56,9 @@ func securityChanged(recorded string, spec keystonev1.KeystoneApplicationCredent
 	return recorded != "" && recorded != securityHash(spec) && recorded != legacySecurityHash(spec)
 }
 
-// reconcileCredential marks KeystoneApplicationCredentialReady (credentialVerdict): the current credential
-// exists in Keystone. A new one is made, as the user, when there is none, when its
-// Secret or the credential itself is gone, when the roles, access rules or
+// reconcileCredential marks KeystoneApplicationCredentialReady (credentialVerdict): the
+// current credential exists in Keystone. A new one is made, as the user, when there is
+// none, when its Secret or the credential itself is gone, when the roles, access rules or
 // unrestricted flag changed, or when its rotation is due.
 func (r *Reconciler) reconcileCredential(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneApplicationCredentialCredentialReady

@@ -17,8 +17,9 @@ func rotationDue(ac *keystonev1.KeystoneApplicationCredential) time.Time {
 	return ac.Status.ExpiresAt.Add(-time.Duration(ac.Spec.GracePeriodDays) * day)
 }
 
-// reconcileRotation marks ApplicationCredentialRotationReady (rotationVerdict): the next replacement is
-// scheduled (a rotation made this round was reported by the credential's phase).
+// reconcileRotation marks ApplicationCredentialRotationReady (rotationVerdict): the next
+// replacement is scheduled (a rotation made this round was reported by the credential's
+// phase).
 func (r *Reconciler) reconcileRotation(_ context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneApplicationCredentialRotationReady
 	if c := s.Round.Get(step); c != nil && c.Reason == rotatedReason.Name {

@@ -84,8 +84,8 @@ func (r *Reconciler) sweepOrphans(ctx context.Context, s *scope) error {
 	return nil
 }
 
-// reconcileSecret marks ApplicationCredentialSecretReady (secretVerdict): the current credential's
-// Secret holds its AC_ID and AC_SECRET.
+// reconcileSecret marks ApplicationCredentialSecretReady (secretVerdict): the current
+// credential's Secret holds its AC_ID and AC_SECRET.
 func (r *Reconciler) reconcileSecret(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneApplicationCredentialSecretReady
 	st := s.ac.Status

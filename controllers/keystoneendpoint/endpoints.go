@@ -12,8 +12,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// reconcileEndpoints marks KeystoneServiceOSEndpointsReady (endpointsVerdict): this KeystoneEndpoint's
-// endpoints are exactly the spec's, in the KeystoneAPI's region; the status lists them.
+// reconcileEndpoints marks KeystoneServiceOSEndpointsReady (endpointsVerdict): this
+// KeystoneEndpoint's endpoints are exactly the spec's, in the KeystoneAPI's region; the
+// status lists them.
 func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneEndpointEndpointsReady
 	ep := s.endpoint

@@ -38,12 +38,13 @@ func (r *Reconciler) keystoneService(ctx context.Context, ep *keystonev1.Keyston
 	return nil, nil
 }
 
-// reconcileService marks KeystoneServiceReady (serviceVerdict): it mirrors the KeystoneService of
-// spec.serviceName, takes its service ID and puts a finalizer on it. Every round, even
-// while the KeystoneAPI is not ready, it lets go of the KeystoneServices it holds and
-// should not: one being deleted waits for nobody (the endpoints under it are removed
-// with the cleanup credentials, and the finalizer released), and one that
-// spec.serviceName no longer names is released once no endpoint of ours is left under it.
+// reconcileService marks KeystoneServiceReady (serviceVerdict): it mirrors the
+// KeystoneService of spec.serviceName, takes its service ID and puts a finalizer on it.
+// Every round, even while the KeystoneAPI is not ready, it lets go of the
+// KeystoneServices it holds and should not: one being deleted waits for nobody (the
+// endpoints under it are removed with the cleanup credentials, and the finalizer
+// released), and one that spec.serviceName no longer names is released once no endpoint
+// of ours is left under it.
 func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneEndpointServiceReady
 	ep := s.endpoint

@@ -7,7 +7,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// reconcileInput marks InputReady (inputVerdict): the service user's password and the admin's.
+// reconcileInput marks InputReady (inputVerdict): the service user's password and the
+// admin's.
 func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceInputReady
 	spec := s.service.Spec

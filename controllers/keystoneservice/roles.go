@@ -21,9 +21,9 @@ func (r *Reconciler) reconcileRoles(ctx context.Context, s *scope) (ctrl.Result,
 	return ctrl.Result{}, nil
 }
 
-// reconcileAssignment marks RoleAssignmentReady (assignmentVerdict): the user has every role on the
-// service project, and no other when the user is ours. A role or project deleted since
-// this client looked it up is looked up again, once.
+// reconcileAssignment marks RoleAssignmentReady (assignmentVerdict): the user has every
+// role on the service project, and no other when the user is ours. A role or project
+// deleted since this client looked it up is looked up again, once.
 func (r *Reconciler) reconcileAssignment(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceRoleAssignmentReady
 	roles := s.service.Spec.ServiceRoles()

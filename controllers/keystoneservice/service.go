@@ -10,10 +10,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// reconcileService marks KeystoneServiceReady (serviceVerdict): the service exists with the spec's
-// description and enabled flag; status.serviceID. The service is created marked as
-// this KeystoneService's, or adopted when it exists; after a change of serviceType or
-// serviceName the previous one is removed when it was ours.
+// reconcileService marks KeystoneServiceReady (serviceVerdict): the service exists with
+// the spec's description and enabled flag; status.serviceID. The service is created
+// marked as this KeystoneService's, or adopted when it exists; after a change of
+// serviceType or serviceName the previous one is removed when it was ours.
 func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceServiceReady
 	kc, err := r.Keystone.Get(ctx, s.Admin)

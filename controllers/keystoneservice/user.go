@@ -30,10 +30,10 @@ func (r *Reconciler) recordUser(ctx context.Context, svc *keystonev1.KeystoneSer
 	return nil
 }
 
-// reconcileUser marks ServiceUserReady (userVerdict): the user exists in the service project and
-// has the Secret's current password. It is created marked as ours, or adopted; a
-// user another KeystoneService registered is refused. After a change of serviceUser
-// the previous user is removed when it was ours, before the record moves on.
+// reconcileUser marks ServiceUserReady (userVerdict): the user exists in the service
+// project and has the Secret's current password. It is created marked as ours, or
+// adopted; a user another KeystoneService registered is refused. After a change of
+// serviceUser the previous user is removed when it was ours, before the record moves on.
 func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceUserReady
 	projectID, _, err := s.keystone.EnsureProject(ctx, defaultDomainID, ServiceProject)
