@@ -10,7 +10,6 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -78,7 +77,7 @@ func (r *Reconciler) reconcileBootstrap(ctx context.Context, s *scope) (ctrl.Res
 // the step may not act, only a Job for in that exists already is observed.
 func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, in jobInputs, desired *batchv1.Job) error {
 	if s.api.Status.Hash[in.HashKey] == in.Public && s.privateValue(deploy.DoneKey(in.HashKey)) == in.Secret {
-		s.round.MarkTrue(step, "job %s succeeded for the current inputs", desired.Name)
+		s.round.Apply(step, jobRecordedVerdict(desired.Name, ""))
 		return nil
 	}
 	if !s.acting(step) {
@@ -99,7 +98,7 @@ func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, in jobI
 		if err := r.recordDone(ctx, s, in); err != nil {
 			return err
 		}
-		s.round.MarkTrue(step, "job %s not run again: %s", desired.Name, why)
+		s.round.Apply(step, jobRecordedVerdict(desired.Name, why))
 		return nil
 	}
 	job, err := r.jobFor(ctx, s, step, in, desired)
@@ -127,7 +126,7 @@ func (r *Reconciler) jobFor(ctx context.Context, s *scope, step lc.Type, in jobI
 		if err := r.Create(ctx, desired); err != nil && !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("creating job %s: %w", desired.Name, err)
 		}
-		s.round.MarkFalse(step, condition.Created, "job %s created", desired.Name)
+		s.round.Apply(step, jobLaunchedVerdict(desired.Name, false))
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("reading job %s: %w", desired.Name, err)
@@ -136,7 +135,7 @@ func (r *Reconciler) jobFor(ctx context.Context, s *scope, step lc.Type, in jobI
 		if err := r.Delete(ctx, job, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
 			return nil, fmt.Errorf("replacing job %s: %w", job.Name, err)
 		}
-		s.round.MarkFalse(step, condition.Created, "job %s is replaced for new inputs", job.Name)
+		s.round.Apply(step, jobLaunchedVerdict(job.Name, true))
 		return nil, nil
 	}
 	return job, nil

@@ -27,8 +27,7 @@ func (r *Reconciler) reconcileOpenStackConfig(ctx context.Context, s *scope) (ct
 			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: deploy.OpenStackConfigSecretName}}); !found {
 			return ctrl.Result{}, err
 		}
-		s.round.MarkTrue(step, "ConfigMap %s and Secret %s as written before %s", deploy.OpenStackConfigName,
-			deploy.OpenStackConfigSecretName, s.afterwards(step))
+		s.round.Apply(step, openStackConfigVerdict(api, s.afterwards(step)))
 		return ctrl.Result{}, nil
 	}
 	authURL := api.Status.APIEndpoints[keystonev1.EndpointPublic]
@@ -42,8 +41,7 @@ func (r *Reconciler) reconcileOpenStackConfig(ctx context.Context, s *scope) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	s.round.MarkTrue(step, "ConfigMap %s and Secret %s hold the cloud %q of user %s", deploy.OpenStackConfigName,
-		deploy.OpenStackConfigSecretName, deploy.CloudName, api.Spec.AdminUser)
+	s.round.Apply(step, openStackConfigVerdict(api, ""))
 	return ctrl.Result{}, nil
 }
 

@@ -27,8 +27,7 @@ func (r *Reconciler) reconcileServiceAccount(ctx context.Context, s *scope) (ctr
 			&rbacv1.RoleBinding{ObjectMeta: binding.ObjectMeta}); err != nil || !ok {
 			return ctrl.Result{}, err
 		}
-		s.round.MarkTrue(step, "pods run as ServiceAccount %s, which may use SecurityContextConstraints %s %s",
-			sa.Name, deploy.AnyUIDSCC, s.afterwards(step))
+		s.round.Apply(step, serviceAccountVerdict(sa.Name, s.afterwards(step)))
 		return ctrl.Result{}, nil
 	}
 	ensure := func(obj client.Object, apply func()) error {
@@ -64,6 +63,6 @@ func (r *Reconciler) reconcileServiceAccount(ctx context.Context, s *scope) (ctr
 		return ctrl.Result{}, fmt.Errorf("RoleBinding %s refers to %s %s, not Role %s: delete it and it is made anew",
 			binding.Name, binding.RoleRef.Kind, binding.RoleRef.Name, role.Name)
 	}
-	s.round.MarkTrue(step, "pods run as ServiceAccount %s, which may use SecurityContextConstraints %s", sa.Name, deploy.AnyUIDSCC)
+	s.round.Apply(step, serviceAccountVerdict(sa.Name, ""))
 	return ctrl.Result{}, nil
 }

@@ -81,6 +81,25 @@ func jobVerdict(job *batchv1.Job, podFailure string) condition.Verdict {
 	return condition.FalseVerdict(condition.Created, "job %s running (%d failed attempts so far)", job.Name, job.Status.Failed)
 }
 
+// jobRecordedVerdict is DBSyncReady or BootstrapReady when the job named name need not
+// run: True, its success for the current inputs recorded, or why it is not run again
+// (keystone-operator ran it for these inputs).
+func jobRecordedVerdict(name, why string) condition.Verdict {
+	if why != "" {
+		return condition.TrueVerdict("job %s not run again: %s", name, why)
+	}
+	return condition.TrueVerdict("job %s succeeded for the current inputs", name)
+}
+
+// jobLaunchedVerdict is DBSyncReady or BootstrapReady the round it created the job named
+// name, or deleted one of other inputs to replace it (replacing): Created (Info).
+func jobLaunchedVerdict(name string, replacing bool) condition.Verdict {
+	if replacing {
+		return condition.FalseVerdict(condition.Created, "job %s is replaced for new inputs", name)
+	}
+	return condition.FalseVerdict(condition.Created, "job %s created", name)
+}
+
 // memcachedVerdict is MemcachedReady from the Memcached named name (nil when it does
 // not exist: DependencyNotFound): its Ready mirrored, then True once it lists servers.
 func memcachedVerdict(name string, mc *memcachedv1.Memcached) condition.Verdict {
@@ -493,4 +512,27 @@ func externalVerdict(api *keystonev1.KeystoneAPI, url string, err error) conditi
 // removes its registration from Keystone first.
 func deletionHeldVerdict(holders []string) condition.Verdict {
 	return condition.FalseVerdict(condition.Requested, "deleting: waiting for %s to remove their registrations", strings.Join(holders, ", "))
+}
+
+// serviceAccountVerdict is ServiceAccountReady once the ServiceAccount sa, its Role and
+// RoleBinding exist (while an earlier step is not True, waiting says when they are
+// updated again); what keeps them from existing is an error, retried.
+func serviceAccountVerdict(sa, waiting string) condition.Verdict {
+	msg := fmt.Sprintf("pods run as ServiceAccount %s, which may use SecurityContextConstraints %s", sa, deploy.AnyUIDSCC)
+	if waiting != "" {
+		msg += " " + waiting
+	}
+	return condition.TrueVerdict("%s", msg)
+}
+
+// openStackConfigVerdict is OpenStackConfigReady once openstack-config and its Secret
+// describe the admin's cloud (while an earlier step is not True, waiting says when they
+// are written again); what keeps them from being written is an error, retried.
+func openStackConfigVerdict(api *keystonev1.KeystoneAPI, waiting string) condition.Verdict {
+	if waiting != "" {
+		return condition.TrueVerdict("ConfigMap %s and Secret %s as written before %s", deploy.OpenStackConfigName,
+			deploy.OpenStackConfigSecretName, waiting)
+	}
+	return condition.TrueVerdict("ConfigMap %s and Secret %s hold the cloud %q of user %s", deploy.OpenStackConfigName,
+		deploy.OpenStackConfigSecretName, deploy.CloudName, api.Spec.AdminUser)
 }

@@ -581,3 +581,30 @@ func TestDeletionHeldVerdict(t *testing.T) {
 	g.Expect(brief(deletionHeldVerdict(holders))).To(Equal(verdictOf{false, "Requested", lc.SeverityInfo,
 		"deleting: waiting for KeystoneService glance, KeystoneService nova, KeystoneApplicationCredential ac-nova to remove their registrations"}))
 }
+
+func TestTrueOnlyVerdicts(t *testing.T) {
+	g := NewWithT(t)
+	api := &keystonev1.KeystoneAPI{Spec: keystonev1.KeystoneAPISpec{AdminUser: "admin"}}
+	waiting := "(updated once DBReady is True)"
+	for _, tt := range []struct {
+		got  condition.Verdict
+		want verdictOf
+	}{
+		{jobRecordedVerdict("keystone-db-sync", ""), verdictOf{true, "", "", "job keystone-db-sync succeeded for the current inputs"}},
+		{jobRecordedVerdict("keystone-bootstrap", "keystone-operator ran it for these inputs"), verdictOf{true, "", "",
+			"job keystone-bootstrap not run again: keystone-operator ran it for these inputs"}},
+		{jobLaunchedVerdict("keystone-db-sync", false), verdictOf{false, "Created", lc.SeverityInfo, "job keystone-db-sync created"}},
+		{jobLaunchedVerdict("keystone-db-sync", true), verdictOf{false, "Created", lc.SeverityInfo,
+			"job keystone-db-sync is replaced for new inputs"}},
+		{serviceAccountVerdict("keystone-keystone", ""), verdictOf{true, "", "",
+			"pods run as ServiceAccount keystone-keystone, which may use SecurityContextConstraints anyuid"}},
+		{serviceAccountVerdict("keystone-keystone", waiting), verdictOf{true, "", "",
+			"pods run as ServiceAccount keystone-keystone, which may use SecurityContextConstraints anyuid " + waiting}},
+		{openStackConfigVerdict(api, ""), verdictOf{true, "", "",
+			`ConfigMap openstack-config and Secret openstack-config-secret hold the cloud "default" of user admin`}},
+		{openStackConfigVerdict(api, waiting), verdictOf{true, "", "",
+			"ConfigMap openstack-config and Secret openstack-config-secret as written before " + waiting}},
+	} {
+		g.Expect(brief(tt.got)).To(Equal(tt.want))
+	}
+}

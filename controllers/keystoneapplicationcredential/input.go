@@ -18,6 +18,6 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 	}
 	s.user = identity.Credentials{URL: s.Admin.URL, User: spec.UserName, Password: string(secret.Data[spec.PasswordSelector]),
 		Project: serviceProject, Domain: "Default", CABundle: s.Admin.CABundle}
-	s.Round.MarkTrue(step, "password of user %s found in secret %s", spec.UserName, spec.Secret)
+	s.Round.Apply(step, inputVerdict(spec))
 	return ctrl.Result{}, nil
 }

@@ -16,6 +16,12 @@ import (
 // Keystone error is the shared registration.Session's (FailedAs); the report
 // PreviousCredentialReleased is heldVerdict's.
 
+// inputVerdict is InputReady once the user's password is found (a missing one is
+// registration.PasswordMissingVerdict's).
+func inputVerdict(spec keystonev1.KeystoneApplicationCredentialSpec) condition.Verdict {
+	return condition.TrueVerdict("password of user %s found in secret %s", spec.UserName, spec.Secret)
+}
+
 // scheduledReplacement says why the current credential must be replaced whatever
 // Keystone and its Secret hold: there is none, its roles, access rules or unrestricted
 // flag changed, or its rotation is due at now; "" when none of these.

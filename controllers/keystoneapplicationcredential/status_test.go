@@ -86,6 +86,7 @@ func TestVerdicts(t *testing.T) {
 		want verdictOf
 		done bool // confirmed by the next round
 	}{
+		{"input: found", inputVerdict(spec), verdictOf{true, "", "", "password of user glance found in secret osp-secret"}, false},
 		{"credential: standing", credentialVerdict(ac, ""), verdictOf{true, "", "", "credential ac2 of user glance expires at 2027-05-25T10:00:00Z"}, false},
 		{"credential: made this round", credentialVerdict(ac, "the first credential"), verdictOf{false, "ApplicationCredentialCreated",
 			lc.SeverityInfo, "credential ac2 created for user glance (the first credential); it expires at 2027-05-25T10:00:00Z"}, true},
