@@ -16,6 +16,7 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -69,16 +70,18 @@ func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (c
 	r.verified.Delete(api.UID)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	err := r.authenticate(ctx, s, url)
-	s.round.Apply(step, externalVerdict(api, url, err))
+	v := externalVerdict(api, url, r.authenticate(ctx, s, url))
+	s.round.Apply(step, v)
 	switch {
-	case err == nil:
+	case v.True:
 		r.verified.Store(api.UID, externalCheck{key: key, at: now})
 		return ctrl.Result{}, r.releaseStale(ctx, api)
-	case gophercloud.ResponseCodeIs(err, http.StatusUnauthorized):
-		return ctrl.Result{}, nil
+	case v.Reason == condition.ServiceUnavailable:
+		// An unreachable Keystone cannot be watched: tried again.
+		return ctrl.Result{RequeueAfter: ExternalRecheckInterval}, nil
 	}
-	return ctrl.Result{RequeueAfter: ExternalRecheckInterval}, nil
+	// Refused credentials wait for the spec or the Secret to change.
+	return ctrl.Result{}, nil
 }
 
 // authenticate authenticates the admin at url, verifying Keystone's certificate
