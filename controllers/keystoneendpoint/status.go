@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/internal/endpointurl"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 )
 
@@ -35,19 +35,21 @@ func serviceVerdict(name string, svc *keystonev1.KeystoneService) condition.Verd
 }
 
 // endpointsVerdict is EndpointsReady for the spec's endpoints (urls) in region: True
-// listing them once Keystone has them. They are not validated at admission
-// (keystone-operator's schema does not either): one Keystone cannot take is
-// InvalidInput (Error); a URL without a host yet is Requested (Info), its service
-// operator's moment before its Route has one.
+// listing them as registered once Keystone has them, with a note on a URL Keystone
+// takes but a client may not reach. They are not validated at admission
+// (keystone-operator's schema does not either): one Keystone refuses
+// (endpointurl.Check) is InvalidInput (Error); a URL without a host yet is Requested
+// (Info), its service operator's moment before its Route has one.
 func endpointsVerdict(urls map[string]string, region string) condition.Verdict {
-	if problem, pending := invalidEndpoints(urls); problem != "" {
+	problem, pending, notes := invalidEndpoints(urls)
+	if problem != "" {
 		reason := condition.InvalidInput
 		if pending {
 			reason = condition.Requested
 		}
 		return condition.FalseVerdict(reason, "%s", problem)
 	}
-	return condition.TrueVerdict("%s in region %s", describe(urls), region)
+	return condition.TrueVerdict("%s in region %s%s", describe(urls), region, notes)
 }
 
 // describe lists interfaces and URLs, sorted: "internal http://..., public https://...".
@@ -63,28 +65,32 @@ func describe(urls map[string]string) string {
 	return strings.Join(parts, ", ")
 }
 
-// invalidEndpoints says what is wrong with the endpoints, "" when nothing; pending
-// when all that is wrong is a URL without a host yet ("http://").
-func invalidEndpoints(urls map[string]string) (problem string, pending bool) {
+// invalidEndpoints says what is wrong with the endpoints, "" when nothing: an
+// interface Keystone does not have, or a URL it refuses. pending when all that is wrong
+// is a URL without a host yet ("http://"). notes ("; ..." or "") say what Keystone takes
+// but a client may stumble on.
+func invalidEndpoints(urls map[string]string) (problem string, pending bool, notes string) {
 	var hostless []string
 	for _, iface := range sortedKeys(urls) {
 		switch iface {
 		case keystonev1.EndpointPublic, keystonev1.EndpointInternal, keystonev1.EndpointAdmin:
 		default:
-			return fmt.Sprintf("endpoint interface %q is not public, internal or admin", iface), false
+			return fmt.Sprintf("endpoint interface %q is not public, internal or admin", iface), false, ""
 		}
+		v := endpointurl.Check(urls[iface])
 		switch {
-		case deploy.HostlessURL(urls[iface]):
+		case v.Refused != "":
+			return fmt.Sprintf("the %s endpoint %q %s, so Keystone refuses it", iface, urls[iface], v.Refused), false, ""
+		case v.Pending:
 			hostless = append(hostless, fmt.Sprintf("the %s endpoint %q", iface, urls[iface]))
-		case !deploy.AbsoluteHTTP(urls[iface]):
-			return fmt.Sprintf("the %s endpoint %q is not an absolute http or https URL, for example http://glance-internal.openstack.svc:9292",
-				iface, urls[iface]), false
+		case v.Note != "":
+			notes += fmt.Sprintf("; the %s endpoint: %s", iface, v.Note)
 		}
 	}
 	if len(hostless) > 0 {
-		return fmt.Sprintf("waiting for a host in %s (its operator sets it once its Route has one)", strings.Join(hostless, " and ")), true
+		return fmt.Sprintf("waiting for a host in %s (its operator sets it once its Route has one)", strings.Join(hostless, " and ")), true, ""
 	}
-	return "", false
+	return "", false, notes
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -19,25 +19,34 @@ func TestInvalidEndpoints(t *testing.T) {
 		endpoints map[string]string
 		problem   string
 		pending   bool
+		notes     string
 	}{
-		{"absolute URLs", map[string]string{"public": "https://glance.example.com", "internal": "http://glance-internal:9292"}, "", false},
+		{"absolute URLs", map[string]string{"public": "https://glance.example.com", "internal": "http://glance-internal:9292"}, "", false, ""},
+		{"heat's templates", map[string]string{"public": "http://heat-api-public:8004/v1/%(tenant_id)s",
+			"internal": "http://heat-api-internal.openstack.svc:8004/v1/%(tenant_id)s"}, "", false, ""},
+		{"swift's", map[string]string{"internal": "http://swift-internal:8080/v1/AUTH_%(tenant_id)s"}, "", false, ""},
+		{"a template in the host", map[string]string{"internal": "http://%(compute_host)s:8774/v2.1"}, "", false, ""},
 		{"a service operator's URL before its Route has a host", map[string]string{"public": "http://", "internal": "http://glance-internal:9292"},
-			`waiting for a host in the public endpoint "http://" (its operator sets it once its Route has one)`, true},
+			`waiting for a host in the public endpoint "http://" (its operator sets it once its Route has one)`, true, ""},
 		{"an unknown interface", map[string]string{"private": "http://glance:9292"},
-			`endpoint interface "private" is not public, internal or admin`, false},
-		{"no scheme", map[string]string{"public": "glance:9292"},
-			`the public endpoint "glance:9292" is not an absolute http or https URL, for example http://glance-internal.openstack.svc:9292`, false},
+			`endpoint interface "private" is not public, internal or admin`, false, ""},
+		{"a substitution Keystone does not know", map[string]string{"public": "http://heat:8004/v1/%(tenant)s"},
+			`the public endpoint "http://heat:8004/v1/%(tenant)s" names "tenant", which Keystone does not substitute ` +
+				`(it knows tenant_id, project_id, user_id, public_bind_host, admin_bind_host, compute_host, admin_port, public_port, public_endpoint), ` +
+				`so Keystone refuses it`, false, ""},
 		{"a relative URL", map[string]string{"internal": "/v2"},
-			`the internal endpoint "/v2" is not an absolute http or https URL, for example http://glance-internal.openstack.svc:9292`, false},
-		{"another scheme", map[string]string{"admin": "ftp://glance"},
-			`the admin endpoint "ftp://glance" is not an absolute http or https URL, for example http://glance-internal.openstack.svc:9292`, false},
-		{"a wrong URL wins over a pending one", map[string]string{"internal": "http://", "public": "ftp://glance"},
-			`the public endpoint "ftp://glance" is not an absolute http or https URL, for example http://glance-internal.openstack.svc:9292`, false},
+			`the internal endpoint "/v2" has no scheme (such as http: or https:) followed by an address, so Keystone refuses it`, false, ""},
+		{"another scheme is registered, with a note", map[string]string{"admin": "ftp://glance"}, "", false,
+			`; the admin endpoint: not an http or https URL (scheme "ftp")`},
+		{"no scheme but a host and port, as Keystone reads it", map[string]string{"public": "glance:9292"}, "", false,
+			`; the public endpoint: not an http or https URL (scheme "glance")`},
+		{"a refused URL wins over a pending one", map[string]string{"internal": "http://", "public": "http://glance/100%"},
+			`the public endpoint "http://glance/100%" ends in an incomplete substitution "%" (a literal % is written %%), so Keystone refuses it`, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			problem, pending := invalidEndpoints(tc.endpoints)
-			if problem != tc.problem || pending != tc.pending {
-				t.Errorf("invalidEndpoints(%v) = %q, %v; want %q, %v", tc.endpoints, problem, pending, tc.problem, tc.pending)
+			problem, pending, notes := invalidEndpoints(tc.endpoints)
+			if problem != tc.problem || pending != tc.pending || notes != tc.notes {
+				t.Errorf("invalidEndpoints(%v) = %q, %v, %q; want %q, %v, %q", tc.endpoints, problem, pending, notes, tc.problem, tc.pending, tc.notes)
 			}
 		})
 	}
@@ -98,4 +107,8 @@ func TestEndpointsVerdict(t *testing.T) {
 	g.Expect(brief(endpointsVerdict(map[string]string{"private": "http://glance:9292"}, "regionOne"))).To(Equal(verdictOf{false,
 		"InvalidInput", lc.SeverityError, `endpoint interface "private" is not public, internal or admin`}))
 	g.Expect(brief(endpointsVerdict(nil, "regionOne"))).To(Equal(verdictOf{true, "", "", "no endpoints in region regionOne"}))
+	g.Expect(brief(endpointsVerdict(map[string]string{"internal": "http://heat-api-internal:8004/v1/%(tenant_id)s"}, "regionOne"))).To(
+		Equal(verdictOf{true, "", "", "internal http://heat-api-internal:8004/v1/%(tenant_id)s in region regionOne"}), "the URL as registered")
+	g.Expect(brief(endpointsVerdict(map[string]string{"admin": "ftp://glance"}, "regionOne"))).To(Equal(verdictOf{true, "", "",
+		`admin ftp://glance in region regionOne; the admin endpoint: not an http or https URL (scheme "ftp")`}))
 }

@@ -3,7 +3,9 @@ package functional
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/services"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/endpointurl"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/localkeystone"
 	. "github.com/onsi/ginkgo/v2"
@@ -272,6 +275,54 @@ var _ = Describe("KeystoneService against the real Keystone", Label("real-keysto
 		Expect(gone.Users).To(BeEmpty())
 		Expect(readCatalog(kc, oldType, svc.Spec.ServiceUser).Users).To(Equal([]string{adopted.ID}))
 		Expect(users.Delete(ctx, kc, adopted.ID).ExtractErr()).To(Succeed())
+	})
+
+	It("agrees with Keystone on every endpoint URL of internal/endpointurl/testdata/urls.txt, and registers heat's templates", func() {
+		ctx := context.Background()
+		svc, err := services.Create(ctx, kc, services.CreateOpts{Type: ns + "-urls", Extra: map[string]any{"name": "urls"}}).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(services.Delete(ctx, kc, svc.ID).ExtractErr()).To(Succeed()) })
+		data, err := os.ReadFile(filepath.Join("..", "..", "internal", "endpointurl", "testdata", "urls.txt"))
+		Expect(err).NotTo(HaveOccurred())
+		checked := 0
+		for _, line := range strings.Split(string(data), "\n") {
+			verdict, url, ok := strings.Cut(line, "\t")
+			if !ok || strings.HasPrefix(line, "#") {
+				continue
+			}
+			v := endpointurl.Check(url)
+			refused := v.Refused != ""
+			Expect(refused).To(Equal(verdict == "refused"), "%s: the table and Check disagree", url)
+			e, err := endpoints.Create(ctx, kc, endpoints.CreateOpts{ServiceID: svc.ID, Availability: gophercloud.AvailabilityPublic,
+				Region: "regionOne", URL: url}).Extract()
+			if verdict == "refused" {
+				Expect(identity.StatusCode(err)).To(Equal(http.StatusBadRequest), "%s: Keystone takes what Check refuses (%s)", url, v.Refused)
+				checked++
+				continue
+			}
+			Expect(err).NotTo(HaveOccurred(), "%s: Keystone refuses what Check takes", url)
+			Expect(e.URL).To(Equal(url), "stored as sent")
+			Expect(endpoints.Delete(ctx, kc, e.ID).ExtractErr()).To(Succeed())
+			checked++
+		}
+		Expect(checked).To(BeNumerically(">", 40))
+
+		By("a KeystoneEndpoint with heat's URLs: registered as written, and shown so")
+		heat, ep := service("heat"), endpoint("heat")
+		ep.Spec.Endpoints = map[string]string{
+			"public":   "http://heat-api-public." + ns + ".svc:8004/v1/%(tenant_id)s",
+			"internal": "http://heat-api-internal." + ns + ".svc:8004/v1/%(tenant_id)s",
+		}
+		Expect(k8sClient.Create(ctx, heat)).To(Succeed())
+		Expect(k8sClient.Create(ctx, ep)).To(Succeed())
+		expectEndpointConditions(client.ObjectKeyFromObject(ep), condition{"Ready", "True", "Ready", ""})
+		Expect(readCatalog(kc, heat.Spec.ServiceType, "").Endpoints).To(Equal(map[string]string{
+			"public":   "regionOne " + ep.Spec.Endpoints["public"],
+			"internal": "regionOne " + ep.Spec.Endpoints["internal"],
+		}))
+		registered := getEndpoint(client.ObjectKeyFromObject(ep))(Default)
+		Expect(registered.Status.Endpoints).To(ContainElement(HaveField("URL", ep.Spec.Endpoints["internal"])))
+		Expect(registered.Status.Conditions.Get("KeystoneServiceOSEndpointsReady").Message).To(ContainSubstring("/v1/%(tenant_id)s"))
 	})
 
 	It("registers ten KeystoneServices created at once, with no duplicate", func() {
