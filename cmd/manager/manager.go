@@ -236,7 +236,8 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	base := func(kind string) registration.Base {
 		return registration.Base{Client: mgr.GetClient(), Reporter: reporter(kind), Clock: clk,
-			Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency, ClusterID: cluster}
+			Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency, ClusterID: cluster,
+			Reader: mgr.GetAPIReader()}
 	}
 	if err := (&keystoneservice.Reconciler{Base: base(keystoneservice.Kind)}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneService controller: %w", err)

@@ -62,6 +62,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		func(o client.Object) []string { return []string{o.(*keystonev1.KeystoneService).Spec.Secret} }); err != nil {
 		return fmt.Errorf("indexing KeystoneService by secret: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &keystonev1.KeystoneService{}, userIndex, usersNamed); err != nil {
+		return fmt.Errorf("indexing KeystoneService by user: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		// The annotations a round records (recordUser) are its own writes, like its status.
 		For(&keystonev1.KeystoneService{}, builder.WithPredicates(predicate.Or[client.Object](
@@ -69,6 +72,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: registration.Concurrency(r.Concurrency)}).
 		Watches(&keystonev1.KeystoneAPI{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneServiceList{}, nil),
 			builder.WithPredicates(registration.KeystoneAPIChanged)).
+		// The KeystoneServices sharing a user (shared.go).
+		Watches(&keystonev1.KeystoneService{}, r.wakeSharers()).
 		Watches(&corev1.Secret{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneServiceList{},
 			func(o client.Object) []client.ListOption {
 				return []client.ListOption{client.MatchingFields{secretIndex: o.GetName()}}

@@ -65,7 +65,8 @@ func registered(s *scope, api *keystonev1.KeystoneAPI) bool {
 
 // deregister deletes what the KeystoneService registered and owns (identity.Owned: the
 // service and user it created, or claimed from keystone-operator), with the admin's
-// credentials alone; what it adopted stays. done is false, with the step saying why,
+// credentials alone; what it adopted stays, and so does a user another KeystoneService
+// of the namespace still names (handed over to it: shared.go). done is false, with the step saying why,
 // when it cannot yet.
 func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI) (done bool, err error) {
 	step := keystonev1.KeystoneServiceServiceReady
@@ -92,14 +93,26 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	if spec.ServiceUser == api.Spec.AdminUser {
 		user.Name = ""
 	}
-	// A user recorded under another name is one a change of serviceUser had not yet removed.
-	if recorded := svc.Annotations[UserAnnotation]; recorded != spec.ServiceUser {
-		err = kc.DeleteUserNamed(ctx, defaultDomainID, recorded, r.owner(svc), claimsUnmarked(svc, api, recorded))
+	// A user recorded under another name is one a change of serviceUser had not yet
+	// removed; either stays, handed over, while another KeystoneService names it.
+	userID := svc.Annotations[legacyUserIDAnnotation]
+	if user.Name != "" {
+		kept, herr := r.handOver(ctx, kc, svc, user.Name, user.ClaimUnmarked)
+		if err = herr; kept {
+			user.Name, userID = "", ""
+		}
+	}
+	if recorded := svc.Annotations[UserAnnotation]; err == nil && recorded != spec.ServiceUser && recorded != "" {
+		claim := claimsUnmarked(svc, api, recorded)
+		kept, herr := r.handOver(ctx, kc, svc, recorded, claim)
+		if err = herr; err == nil && !kept {
+			err = kc.DeleteUserNamed(ctx, defaultDomainID, recorded, r.owner(svc), claim)
+		}
 	}
 	if err == nil {
 		err = kc.DeleteRegistration(ctx, svc.Status.ServiceID,
 			identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Owner: r.owner(svc), ClaimUnmarked: takenOver(svc)},
-			svc.Annotations[legacyUserIDAnnotation], user)
+			userID, user)
 	}
 	if err != nil {
 		_, err = s.FailedAs(admin, step, failedReasons[step], err)

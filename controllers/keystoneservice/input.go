@@ -17,7 +17,7 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 		return ctrl.Result{}, err
 	}
 	s.password = string(secret.Data[spec.PasswordSelector])
-	s.passwordVersion = string(secret.UID) + "/" + secret.ResourceVersion
+	s.passwordVersion = string(secret.UID) + "/" + secret.ResourceVersion + "#" + spec.PasswordSelector
 	if ok, err := s.Open(ctx, r.Client, step, s.API); err != nil || !ok {
 		return ctrl.Result{}, err
 	}

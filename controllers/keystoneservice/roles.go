@@ -22,18 +22,31 @@ func (r *Reconciler) reconcileRoles(ctx context.Context, s *scope) (ctrl.Result,
 }
 
 // reconcileAssignment marks RoleAssignmentReady (assignmentVerdict): the user has every
-// role on the service project, and no other when the user is ours. A role or project
-// deleted since this client looked it up is looked up again, once.
+// role on the service project, and, when the user is ours, no other than those of the
+// spec and of the KeystoneServices sharing it (shared.go). A role or project deleted
+// since this client looked it up is looked up again, once.
 func (r *Reconciler) reconcileAssignment(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceRoleAssignmentReady
 	roles := s.service.Spec.ServiceRoles()
-	// A user of ours has exactly the spec's roles: one removed from the spec is revoked.
+	// A user of ours has exactly its sharers' roles: one removed from every spec is revoked.
 	exclusive := s.user.Ownership == identity.Owned
-	changed, err := r.assign(ctx, s, exclusive)
+	if exclusive {
+		sharers, err := r.sharers(ctx, s.service, s.service.Spec.ServiceUser, false)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if roles = rolesOf(s.service, sharers); len(roles) > len(s.roleIDs) {
+			// The sharers' roles exist: their KeystoneServices made them.
+			if s.roleIDs, _, err = s.keystone.EnsureRoles(ctx, roles); err != nil {
+				return r.failed(s, step, err)
+			}
+		}
+	}
+	changed, err := r.assign(ctx, s, roles, exclusive)
 	if identity.Stale(err) {
 		if s.projectID, _, err = s.keystone.EnsureProject(ctx, defaultDomainID, ServiceProject); err == nil {
 			if s.roleIDs, _, err = s.keystone.EnsureRoles(ctx, roles); err == nil {
-				changed, err = r.assign(ctx, s, exclusive)
+				changed, err = r.assign(ctx, s, roles, exclusive)
 			}
 		}
 	}
@@ -44,8 +57,8 @@ func (r *Reconciler) reconcileAssignment(ctx context.Context, s *scope) (ctrl.Re
 	return ctrl.Result{}, nil
 }
 
-func (r *Reconciler) assign(ctx context.Context, s *scope, exclusive bool) (bool, error) {
-	roles := s.service.Spec.ServiceRoles()
+// assign gives the user roles (and, exclusive, no other).
+func (r *Reconciler) assign(ctx context.Context, s *scope, roles []string, exclusive bool) (bool, error) {
 	ids := make([]string, 0, len(roles))
 	for _, name := range roles {
 		ids = append(ids, s.roleIDs[name])

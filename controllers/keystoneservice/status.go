@@ -1,10 +1,12 @@
 package keystoneservice
 
 import (
+	"fmt"
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/internal/reasons"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 )
 
@@ -30,16 +32,25 @@ func serviceVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered
 	if foreign != nil {
 		return condition.FalseVerdict(condition.InvalidInput, "%v; choose another serviceType or serviceName", foreign)
 	}
-	return condition.TrueVerdict("service %s (%s) registered as %s%s", spec.ServiceName, spec.ServiceType, reg.ID, adoptedNote(reg))
+	return condition.TrueVerdict("service %s (%s) registered as %s%s", spec.ServiceName, spec.ServiceType, reg.ID, ownershipNote(reg))
 }
 
 // userVerdict is ServiceUserReady from Keystone's user (reg), or from foreign: a user of
-// that name that another KeystoneService registered, which is InvalidInput (Error).
-func userVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered, foreign *identity.ForeignError) condition.Verdict {
-	if foreign != nil {
+// that name that another namespace's or cluster's KeystoneService registered, which is
+// InvalidInput (Error); or from conflict: a user shared with another KeystoneService
+// of the namespace whose password is not svc's, PasswordConflict (Warning).
+func userVerdict(svc *keystonev1.KeystoneService, reg identity.Registered, foreign *identity.ForeignError,
+	conflict *identity.PasswordConflictError) condition.Verdict {
+	spec := svc.Spec
+	switch {
+	case foreign != nil:
 		return condition.FalseVerdict(condition.InvalidInput, "%v; choose another serviceUser", foreign)
+	case conflict != nil:
+		return condition.FalseVerdict(reasons.Of(keystonev1.PasswordConflictReason),
+			"%v: secret %s key %s holds another password; KeystoneServices sharing a user need the same password (checked again every %v)",
+			conflict, spec.Secret, spec.PasswordSelector, passwordRecheck)
 	}
-	return condition.TrueVerdict("user %s (%s) has the password of secret %s%s", spec.ServiceUser, reg.ID, spec.Secret, adoptedNote(reg))
+	return condition.TrueVerdict("user %s (%s) has the password of secret %s%s", spec.ServiceUser, reg.ID, spec.Secret, ownershipNote(reg))
 }
 
 // assignmentVerdict is RoleAssignmentReady once the user has the spec's roles on the
@@ -60,11 +71,14 @@ func endpointsHoldVerdict(why string, holders []string) condition.Verdict {
 		strings.Join(holders, ", "))
 }
 
-// adoptedNote says, in a step's message, that an entity is used but not this
-// KeystoneService's to remove.
-func adoptedNote(reg identity.Registered) string {
-	if reg.Ownership == identity.Adopted {
+// ownershipNote says, in a step's message, that an entity is used but not this
+// KeystoneService's to remove: adopted, or shared with another KeystoneService.
+func ownershipNote(reg identity.Registered) string {
+	switch reg.Ownership {
+	case identity.Adopted:
 		return " (adopted: it existed before, and stays when this KeystoneService goes)"
+	case identity.Shared:
+		return fmt.Sprintf(" (shared with %s, which sets its password; it stays while either names it)", identity.OwnerName(reg.Keeper))
 	}
 	return ""
 }

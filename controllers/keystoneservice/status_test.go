@@ -25,6 +25,10 @@ func TestVerdicts(t *testing.T) {
 		s.ServiceUser = user
 		return &keystonev1.KeystoneService{Spec: s}
 	}
+	withPassword := func(s *keystonev1.KeystoneService, key string) *keystonev1.KeystoneService {
+		s.Spec.PasswordSelector = key
+		return s
+	}
 	foreign := &identity.ForeignError{Kind: "service", Name: "glance (image)", Owner: "KeystoneService/other/glance/u1@c1"}
 	owned := identity.Registered{ID: "s1", Ownership: identity.Owned}
 	adopted := identity.Registered{ID: "s1", Ownership: identity.Adopted}
@@ -42,11 +46,20 @@ func TestVerdicts(t *testing.T) {
 		{"service: ours", serviceVerdict(spec, owned, nil), verdictOf{true, "", "", "service glance (image) registered as s1"}},
 		{"service: adopted", serviceVerdict(spec, adopted, nil), verdictOf{true, "", "",
 			"service glance (image) registered as s1 (adopted: it existed before, and stays when this KeystoneService goes)"}},
-		{"user: another KeystoneService's", userVerdict(spec, identity.Registered{}, &identity.ForeignError{Kind: "user", Name: "glance",
-			Owner: "KeystoneService/other/glance/u1"}), verdictOf{false, "InvalidInput", lc.SeverityError,
+		{"user: another namespace's KeystoneService's", userVerdict(svc("glance"), identity.Registered{}, &identity.ForeignError{Kind: "user", Name: "glance",
+			Owner: "KeystoneService/other/glance/u1"}, nil), verdictOf{false, "InvalidInput", lc.SeverityError,
 			"user glance is registered by KeystoneService/other/glance; choose another serviceUser"}},
-		{"user: ours", userVerdict(spec, identity.Registered{ID: "u1", Ownership: identity.Owned}, nil), verdictOf{true, "", "",
+		{"user: ours", userVerdict(svc("glance"), identity.Registered{ID: "u1", Ownership: identity.Owned}, nil, nil), verdictOf{true, "", "",
 			"user glance (u1) has the password of secret osp-secret"}},
+		{"user: shared with another KeystoneService of the namespace", userVerdict(svc("heat"), identity.Registered{ID: "u1",
+			Ownership: identity.Shared, Keeper: "KeystoneService/openstack/heat-cfn/u2@c1"}, nil, nil), verdictOf{true, "", "",
+			"user heat (u1) has the password of secret osp-secret (shared with KeystoneService heat-cfn, which sets its password; " +
+				"it stays while either names it)"}},
+		{"user: shared, with another password", userVerdict(withPassword(svc("heat"), "HeatPassword"), identity.Registered{ID: "u1",
+			Ownership: identity.Shared}, nil, &identity.PasswordConflictError{User: "heat", Owner: "KeystoneService/openstack/heat-cfn/u2@c1"}),
+			verdictOf{false, "PasswordConflict", lc.SeverityWarning, "user heat has a password set by KeystoneService/openstack/heat-cfn, " +
+				"and it is not this one: secret osp-secret key HeatPassword holds another password; KeystoneServices sharing a user need " +
+				"the same password (checked again every 30s)"}},
 		{"roles of a user of ours", assignmentVerdict(spec, true), verdictOf{true, "", "",
 			"user glance has roles [admin service] (and no other) on project service"}},
 		{"deleting while endpoints hold it", endpointsHoldVerdict("deleting", []string{"glance", "glance-admin"}), verdictOf{false,
@@ -59,4 +72,30 @@ func TestVerdicts(t *testing.T) {
 			NewWithT(t).Expect(brief(tt.got)).To(Equal(tt.want))
 		})
 	}
+}
+
+func TestRolesOf(t *testing.T) {
+	svc := func(name, user string, roles ...string) keystonev1.KeystoneService {
+		return keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: keystonev1.KeystoneServiceSpec{ServiceUser: user, Roles: roles}}
+	}
+	heat := svc("heat", "heat", "admin", "service")
+	g := NewWithT(t)
+	g.Expect(rolesOf(&heat, nil)).To(Equal([]string{"admin", "service"}))
+	g.Expect(rolesOf(&heat, []keystonev1.KeystoneService{svc("heat-cfn", "heat", "service", "heat_stack_owner")})).To(
+		Equal([]string{"admin", "heat_stack_owner", "service"}), "the union")
+	g.Expect(rolesOf(&heat, []keystonev1.KeystoneService{svc("heat-cfn", "heat")})).To(Equal([]string{"admin", "service"}),
+		"a spec without roles has the default ones")
+	g.Expect(rolesOf(&heat, []keystonev1.KeystoneService{svc("old", "heat2", "reader")})).To(Equal([]string{"admin", "service"}),
+		"one moving to another user (still recorded under this one) keeps none of its roles here")
+}
+
+func TestUsersNamed(t *testing.T) {
+	svc := &keystonev1.KeystoneService{Spec: keystonev1.KeystoneServiceSpec{ServiceUser: "heat"}}
+	g := NewWithT(t)
+	g.Expect(usersNamed(svc)).To(Equal([]string{"heat"}))
+	svc.Annotations = map[string]string{UserAnnotation: "heat-old"}
+	g.Expect(usersNamed(svc)).To(Equal([]string{"heat", "heat-old"}))
+	svc.Annotations[UserAnnotation] = "heat"
+	g.Expect(usersNamed(svc)).To(Equal([]string{"heat"}))
 }

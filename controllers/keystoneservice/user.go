@@ -32,8 +32,11 @@ func (r *Reconciler) recordUser(ctx context.Context, svc *keystonev1.KeystoneSer
 
 // reconcileUser marks ServiceUserReady (userVerdict): the user exists in the service
 // project and has the Secret's current password. It is created marked as ours, or
-// adopted; a user another KeystoneService registered is refused. After a change of
-// serviceUser the previous user is removed when it was ours, before the record moves on.
+// adopted, or shared with another KeystoneService of the namespace (shared.go), whose
+// password it must then have; a user another namespace's or cluster's KeystoneService
+// registered is refused. After a change of serviceUser the previous user is removed
+// when it was ours and nobody else names it (handed over when somebody does), before
+// the record moves on.
 func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceUserReady
 	projectID, _, err := s.keystone.EnsureProject(ctx, defaultDomainID, ServiceProject)
@@ -51,20 +54,36 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 			return ctrl.Result{}, err
 		}
 	}
-	reg, changed, err := s.keystone.EnsureUser(ctx, identity.UserSpec{
+	want := identity.UserSpec{
 		Name: svc.Spec.ServiceUser, DomainID: defaultDomainID, ProjectID: projectID, Password: s.password,
 		PasswordFrom: s.passwordVersion, Owner: r.owner(svc), ClaimUnmarked: takenOver(svc),
-	})
+	}
+	reg, changed, err := s.keystone.EnsureUser(ctx, want)
 	var foreign *identity.ForeignError
 	if errors.As(err, &foreign) {
-		s.Round.Apply(step, userVerdict(svc.Spec, reg, foreign))
-		return ctrl.Result{}, nil
+		// Another KeystoneService of this namespace registered it: shared (shared.go).
+		takeOver, ok, serr := r.sharing(ctx, svc, foreign.Owner)
+		if serr != nil {
+			return ctrl.Result{}, serr
+		}
+		if ok {
+			want.SharedWith, want.TakeOver = foreign.Owner, takeOver
+			reg, changed, err = s.keystone.EnsureUser(ctx, want)
+		}
 	}
-	if err != nil {
+	var conflict *identity.PasswordConflictError
+	switch {
+	case errors.As(err, &foreign):
+		s.Round.Apply(step, userVerdict(svc, reg, foreign, nil))
+		return ctrl.Result{}, nil
+	case errors.As(err, &conflict):
+		s.Round.Apply(step, userVerdict(svc, reg, nil, conflict))
+		return ctrl.Result{RequeueAfter: passwordRecheck}, nil
+	case err != nil:
 		return r.failed(s, step, err)
 	}
 	s.user = reg
-	s.Mark(ctx, step, changed || replaced, userVerdict(svc.Spec, reg, nil))
+	s.Mark(ctx, step, changed || replaced, userVerdict(svc, reg, nil, nil))
 	return ctrl.Result{}, nil
 }
 
@@ -86,7 +105,12 @@ func (r *Reconciler) removePreviousUser(ctx context.Context, s *scope) (bool, er
 	want, recorded := svc.Spec.ServiceUser, svc.Annotations[UserAnnotation]
 	removed := false
 	if recorded != "" && recorded != want {
-		if err := s.keystone.DeleteUserNamed(ctx, defaultDomainID, recorded, r.owner(svc), claimsUnmarked(svc, s.API, recorded)); err != nil {
+		claim := claimsUnmarked(svc, s.API, recorded)
+		kept, err := r.handOver(ctx, s.keystone, svc, recorded, claim)
+		if err == nil && !kept {
+			err = s.keystone.DeleteUserNamed(ctx, defaultDomainID, recorded, r.owner(svc), claim)
+		}
+		if err != nil {
 			return false, err
 		}
 		removed = true

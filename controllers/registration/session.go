@@ -31,6 +31,17 @@ type Base struct {
 	// ClusterID identifies the cluster in the marks of what it registers in Keystone
 	// (identity.OwnerMark): the UID of its kube-system namespace; "" when unknown.
 	ClusterID string
+	// Reader reads the API server itself, not the cache: where an object the cache may
+	// not have seen yet decides what happens in Keystone. The Client when nil.
+	Reader client.Reader
+}
+
+// Uncached is the Reader, or the Client when there is none.
+func (b *Base) Uncached() client.Reader {
+	if b.Reader != nil {
+		return b.Reader
+	}
+	return b.Client
 }
 
 // Begin starts the session of a round.

@@ -26,6 +26,31 @@ func OwnerMark(kind string, obj metav1.Object, cluster string) string {
 	return mark
 }
 
+// Mark is an owner mark read back: the object it names and its cluster ("" when the
+// mark names none).
+type Mark struct {
+	Kind, Namespace, Name, UID, Cluster string
+}
+
+// ParseMark reads an owner mark (OwnerMark); false when mark is not one.
+func ParseMark(mark string) (Mark, bool) {
+	object, cluster := splitMark(mark)
+	parts := strings.Split(object, "/")
+	if len(parts) != 4 || parts[0] == "" || parts[3] == "" {
+		return Mark{}, false
+	}
+	return Mark{Kind: parts[0], Namespace: parts[1], Name: parts[2], UID: parts[3], Cluster: cluster}, true
+}
+
+// OwnerName is "<Kind> <name>" of a mark, as a message names it ("" when it is none).
+func OwnerName(mark string) string {
+	m, ok := ParseMark(mark)
+	if !ok {
+		return ""
+	}
+	return m.Kind + " " + m.Name
+}
+
 // sameOwner tells whether mark names owner's object (its cluster aside: a mark of an
 // earlier version has none). Only an object's own entities match, never a predecessor's.
 func sameOwner(mark, owner string) bool {
@@ -55,6 +80,10 @@ const (
 	Owned
 	// Foreign entities carry the mark of another owner.
 	Foreign
+	// Shared users carry the mark of another owner that the caller shares them with
+	// (UserSpec.SharedWith: another KeystoneService of the same namespace and cluster):
+	// used, their password checked and never set, never deleted.
+	Shared
 )
 
 // classify returns the ownership of an entity marked mark (empty: none) for owner.

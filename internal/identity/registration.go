@@ -2,10 +2,16 @@ package identity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"sort"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/roles"
@@ -44,6 +50,8 @@ type Registered struct {
 	Ownership Ownership
 	// Created tells that this call created it.
 	Created bool
+	// Keeper is the mark of the owner a Shared user belongs to.
+	Keeper string
 }
 
 // EnsureService finds the service of want's type and name (the one known by ID, the
@@ -238,8 +246,9 @@ const PasswordFromAttribute = "keystone_operator_password_from"
 // UserSpec is a service user.
 type UserSpec struct {
 	Name, DomainID, ProjectID, Password string
-	// PasswordFrom names the source of Password (for a Secret, "<uid>/<resourceVersion>";
-	// no password, only where it is kept). A user whose PasswordFromAttribute differs
+	// PasswordFrom names the source of Password (for a Secret,
+	// "<uid>/<resourceVersion>#<key>"; no password, only where it is kept). A user whose
+	// PasswordFromAttribute differs (sameSource)
 	// gets the password set, and the attribute with it.
 	PasswordFrom string
 	// Owner marks the user when it is created (OwnerAttribute).
@@ -247,6 +256,12 @@ type UserSpec struct {
 	// ClaimUnmarked takes an unmarked user of that name as the owner's (keystone-operator
 	// created it for the owner before marks existed).
 	ClaimUnmarked bool
+	// SharedWith is the mark of another owner the user may carry: the user is then
+	// Shared, not Foreign (its password is that owner's to set: a password that differs
+	// is a PasswordConflictError). With TakeOver, that owner is gone and the user becomes
+	// this owner's (claimed, its password set).
+	SharedWith string
+	TakeOver   bool
 }
 
 // User is a user as Keystone lists it, with the owner mark.
@@ -270,27 +285,25 @@ func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, boo
 		return Registered{}, false, err
 	}
 	if u == nil {
-		enabled := true
-		created, err := users.Create(ctx, c.sc, markedUser{CreateOpts: users.CreateOpts{Name: want.Name, DomainID: want.DomainID,
-			DefaultProjectID: want.ProjectID, Password: want.Password, Enabled: &enabled,
-			Extra: map[string]any{PasswordFromAttribute: want.PasswordFrom}}, owner: want.Owner}).Extract()
-		if !conflict(err) {
-			if err != nil {
-				return Registered{}, false, fmt.Errorf("creating user %s: %w", want.Name, err)
-			}
-			return Registered{ID: created.ID, Ownership: Owned, Created: true}, true, nil
+		var created string
+		if created, u, err = c.createUser(ctx, want); err != nil || u == nil {
+			return Registered{ID: created, Ownership: Owned, Created: true}, err == nil, err
 		}
-		// Created meanwhile by someone else: its password is not known to be ours.
-		if u, err = c.findUser(ctx, want.DomainID, want.Name); err != nil || u == nil {
-			return Registered{}, false, fmt.Errorf("user %s conflicts but cannot be found: %w", want.Name, err)
-		}
-		u.PasswordFrom = ""
 	}
 	ownership, claim := classify(u.Owner, want.Owner, want.ClaimUnmarked)
-	if ownership == Foreign {
-		return Registered{}, false, &ForeignError{Kind: "user", Name: want.Name, Owner: u.Owner}
+	if ownership == Foreign && want.SharedWith != "" && u.Owner == want.SharedWith {
+		ownership, claim = Shared, false
+		if want.TakeOver {
+			ownership, claim = Owned, true
+		}
 	}
-	if !claim && u.PasswordFrom == want.PasswordFrom {
+	switch ownership {
+	case Foreign:
+		return Registered{}, false, &ForeignError{Kind: "user", Name: want.Name, Owner: u.Owner}
+	case Shared:
+		return c.checkSharedPassword(ctx, u, want)
+	}
+	if !claim && sameSource(u.PasswordFrom, want.PasswordFrom) {
 		return Registered{ID: u.ID, Ownership: ownership}, false, nil
 	}
 	update := map[string]any{"password": want.Password, PasswordFromAttribute: want.PasswordFrom}
@@ -301,6 +314,106 @@ func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, boo
 		return Registered{}, false, fmt.Errorf("setting the password of user %s: %w", want.Name, err)
 	}
 	return Registered{ID: u.ID, Ownership: ownership}, true, nil
+}
+
+// createUser creates the user want names, marked with its owner and its password's
+// source, and returns its ID; or, when someone else created it meanwhile (409), that
+// user as found, its password not known to be ours.
+func (c *Client) createUser(ctx context.Context, want UserSpec) (string, *User, error) {
+	enabled := true
+	created, err := users.Create(ctx, c.sc, markedUser{CreateOpts: users.CreateOpts{Name: want.Name, DomainID: want.DomainID,
+		DefaultProjectID: want.ProjectID, Password: want.Password, Enabled: &enabled,
+		Extra: map[string]any{PasswordFromAttribute: want.PasswordFrom}}, owner: want.Owner}).Extract()
+	if !conflict(err) {
+		if err != nil {
+			return "", nil, fmt.Errorf("creating user %s: %w", want.Name, err)
+		}
+		return created.ID, nil, nil
+	}
+	u, err := c.findUser(ctx, want.DomainID, want.Name)
+	if err != nil || u == nil {
+		return "", nil, fmt.Errorf("user %s conflicts but cannot be found: %w", want.Name, err)
+	}
+	u.PasswordFrom = ""
+	return "", u, nil
+}
+
+// checkSharedPassword returns a Shared user u once want's password is its password: the
+// same source as the one it was set from, or else a password Keystone takes. A password
+// Keystone refuses is a PasswordConflictError: the user's owner sets it, never this one.
+func (c *Client) checkSharedPassword(ctx context.Context, u *User, want UserSpec) (Registered, bool, error) {
+	reg := Registered{ID: u.ID, Ownership: Shared, Keeper: u.Owner}
+	if u.PasswordFrom == want.PasswordFrom {
+		return reg, false, nil
+	}
+	works, err := c.PasswordWorks(ctx, u.ID, want.Password)
+	if err != nil {
+		return Registered{}, false, err
+	}
+	if !works {
+		return reg, false, &PasswordConflictError{User: want.Name, Owner: u.Owner}
+	}
+	return reg, false, nil
+}
+
+// PasswordWorks tells whether Keystone gives the user with ID userID a token for
+// password (an unscoped one, which is dropped). The request goes through the client's
+// transport but not its session: a refusal does not make it authenticate again.
+func (c *Client) PasswordWorks(ctx context.Context, userID, password string) (bool, error) {
+	c.mu.Lock()
+	sc := c.sc
+	c.mu.Unlock()
+	if sc == nil {
+		return false, errors.New("checking a password: the client is not authenticated")
+	}
+	bare := &gophercloud.ServiceClient{ProviderClient: &gophercloud.ProviderClient{HTTPClient: sc.HTTPClient,
+		UserAgent: sc.UserAgent}, Endpoint: sc.Endpoint, Type: sc.Type}
+	err := tokens.Create(ctx, bare, &tokens.AuthOptions{UserID: userID, Password: password}).Err
+	if StatusCode(err) == http.StatusUnauthorized {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("checking the password of user %s: %w", userID, err)
+	}
+	return true, nil
+}
+
+// PasswordConflictError tells that a Shared user's password is not the one asked for:
+// Owner, who shares the user and set its password, has another.
+type PasswordConflictError struct {
+	User, Owner string
+}
+
+func (e *PasswordConflictError) Error() string {
+	return fmt.Sprintf("user %s has a password set by %s, and it is not this one", e.User, strings.Join(ownerName(e.Owner), "/"))
+}
+
+// HandOverUser moves the mark of the user named name from owner (when the user is
+// owner's: see classify) to next, who shares it and stays: the user outlives owner, and
+// next sets its password and roles from then on. A user that is gone, or not owner's,
+// is left as it is. It tells whether it moved the mark.
+func (c *Client) HandOverUser(ctx context.Context, domainID, name, owner string, claimUnmarked bool, next string) (bool, error) {
+	u, err := c.findUser(ctx, domainID, name)
+	if err != nil || u == nil {
+		return false, err
+	}
+	if ownership, _ := classify(u.Owner, owner, claimUnmarked); ownership != Owned {
+		return false, nil
+	}
+	if err := c.mark(ctx, "users", u.ID, next); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// sameSource tells whether a user's password, recorded as set from have, is the one of
+// want. A record of an earlier version, without "#<key>", stands for every key of that
+// Secret version: its passwords are not set again at an upgrade. A shared user's
+// source must be want itself (checkSharedPassword): two KeystoneServices may read two
+// keys of one Secret.
+func sameSource(have, want string) bool {
+	source, _, _ := strings.Cut(want, "#")
+	return have == want || have == source
 }
 
 // markedUser is a create request that also carries the owner mark.

@@ -51,15 +51,20 @@ func newConsumer(ns, name string) consumer {
 func (c consumer) registerService(spec keystonev1.KeystoneServiceSpec) *keystonev1.KeystoneServiceHelper {
 	GinkgoHelper()
 	ksSvc := keystonev1.NewKeystoneService(spec, c.owner.Namespace, map[string]string{"service": c.owner.Name}, 5*time.Second)
-	Eventually(func(g Gomega) {
-		_, err := ksSvc.CreateOrPatch(ctx, c.h)
-		g.Expect(err).NotTo(HaveOccurred())
-		mirrored := ksSvc.GetConditions().Mirror(condition.KeystoneServiceReadyCondition)
-		g.Expect(mirrored).NotTo(BeNil())
-		g.Expect(mirrored.Status).To(Equal(corev1.ConditionTrue), "%s: %s", mirrored.Reason, mirrored.Message)
-		g.Expect(ksSvc.GetServiceID()).NotTo(BeEmpty())
-	}).Should(Succeed())
+	Eventually(func(g Gomega) { c.reconcileService(g, ksSvc) }).Should(Succeed())
 	return ksSvc
+}
+
+// reconcileService is one reconcile of a service operator for its KeystoneService: it
+// creates or patches it, and succeeds when KeystoneServiceReady mirrors True with a
+// service ID.
+func (c consumer) reconcileService(g Gomega, ksSvc *keystonev1.KeystoneServiceHelper) {
+	_, err := ksSvc.CreateOrPatch(ctx, c.h)
+	g.Expect(err).NotTo(HaveOccurred())
+	mirrored := ksSvc.GetConditions().Mirror(condition.KeystoneServiceReadyCondition)
+	g.Expect(mirrored).NotTo(BeNil())
+	g.Expect(mirrored.Status).To(Equal(corev1.ConditionTrue), "%s: %s", mirrored.Reason, mirrored.Message)
+	g.Expect(ksSvc.GetServiceID()).NotTo(BeEmpty())
 }
 
 // registerEndpoint does what a service operator's reconcile does until its

@@ -265,7 +265,7 @@ var _ = Describe("KeystoneService", func() {
 		secret := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "osp-secret"}, secret)).To(Succeed())
 		user := ks.List(fakekeystone.Users, map[string]any{"name": "glance"})[0]
-		Expect(user).To(HaveKeyWithValue(identity.PasswordFromAttribute, string(secret.UID)+"/"+secret.ResourceVersion))
+		Expect(user).To(HaveKeyWithValue(identity.PasswordFromAttribute, string(secret.UID)+"/"+secret.ResourceVersion+"#GlancePassword"))
 
 		By("a changed Secret: the password and its source are set in one request")
 		before = settledWrites(ns)

@@ -201,6 +201,10 @@ const (
 	// CredentialHeldReason: a credential replaced by a rotation is still held by its
 	// consumers long after (Warning).
 	CredentialHeldReason condition.Reason = "CredentialHeld" //nolint:gosec // a condition reason, not a credential
+	// PasswordConflictReason: a service user shared by several KeystoneServices has a
+	// password other than the one in this KeystoneService's Secret; the KeystoneService
+	// that set it is named (Warning: the Secrets may yet agree).
+	PasswordConflictReason condition.Reason = "PasswordConflict"
 )
 
 // ReasonSeverity gives each Keystone-specific reason its one severity: Created
@@ -228,4 +232,5 @@ var ReasonSeverity = map[condition.Reason]condition.Severity{
 	ApplicationCredentialRevokedReason: condition.SeverityInfo,
 	SecretCreatedReason:                condition.SeverityInfo,
 	CredentialHeldReason:               condition.SeverityWarning,
+	PasswordConflictReason:             condition.SeverityWarning,
 }

@@ -462,6 +462,7 @@ type authRequest struct {
 			Methods  []string `json:"methods"`
 			Password struct {
 				User struct {
+					ID       string `json:"id"`
 					Name     string `json:"name"`
 					Password string `json:"password"`
 				} `json:"user"`
@@ -534,7 +535,11 @@ func (s *Server) authenticate(req authRequest) map[string]any {
 		return s.entities[Users][ac["user_id"].(string)]
 	}
 	for _, u := range s.entities[Users] {
-		if u["name"] == id.Password.User.Name && u["password"] == id.Password.User.Password {
+		named := u["name"] == id.Password.User.Name
+		if id.Password.User.ID != "" {
+			named = u["id"] == id.Password.User.ID
+		}
+		if named && u["password"] == id.Password.User.Password {
 			return u
 		}
 	}

@@ -1,0 +1,160 @@
+package keystoneservice
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// A service user may be shared by the KeystoneServices of one namespace (heat-operator
+// registers "heat" and "heat-cfn", both with serviceUser heat and one password). The
+// user carries the mark of one of them, its keeper: the one that created it, or the one
+// it was handed over to. The keeper sets its password and has it carry the union of
+// the sharers' roles; the others use it (identity.Shared), check that their password is
+// the user's, and assign their own roles. The user goes with the last KeystoneService
+// that names it: one that goes while others stay hands the mark over to the oldest of
+// them (handOver). A user marked by a KeystoneService of another namespace or cluster
+// stays refused.
+
+// userIndex indexes KeystoneServices by the users they name: spec.serviceUser, and the
+// user UserAnnotation records while a change of serviceUser moves from one to the other.
+const userIndex = "keystoneservice.user"
+
+// usersNamed is userIndex's function.
+func usersNamed(o client.Object) []string {
+	svc := o.(*keystonev1.KeystoneService)
+	names := sets.New(svc.Spec.ServiceUser)
+	if recorded := svc.Annotations[UserAnnotation]; recorded != "" {
+		names.Insert(recorded)
+	}
+	return sets.List(names)
+}
+
+// sharers lists the other KeystoneServices of svc's namespace that name user (from the
+// cache), oldest first; with live, only those not being deleted.
+func (r *Reconciler) sharers(ctx context.Context, svc *keystonev1.KeystoneService, user string, live bool) ([]keystonev1.KeystoneService, error) {
+	var list keystonev1.KeystoneServiceList
+	if err := r.List(ctx, &list, client.InNamespace(svc.Namespace), client.MatchingFields{userIndex: user}); err != nil {
+		return nil, fmt.Errorf("listing the KeystoneServices of user %s: %w", user, err)
+	}
+	out := make([]keystonev1.KeystoneService, 0, len(list.Items))
+	for _, other := range list.Items {
+		if other.UID == svc.UID || (live && !other.DeletionTimestamp.IsZero()) {
+			continue
+		}
+		out = append(out, other)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if ti, tj := out[i].CreationTimestamp, out[j].CreationTimestamp; !ti.Equal(&tj) {
+			return ti.Before(&tj)
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// sharing says how svc may use a user Keystone says another owner registered (mark):
+// shared, when mark names another KeystoneService of svc's namespace that exists (read
+// from the API server: the cache may not have seen a KeystoneService created at the
+// same moment), its UID proving it is of this cluster; taken over, when it names one
+// that is gone and the mark names this cluster (a keeper removed without handing the
+// user over). ok is false for any other mark: the user stays another's.
+func (r *Reconciler) sharing(ctx context.Context, svc *keystonev1.KeystoneService, mark string) (takeOver, ok bool, err error) {
+	m, parsed := identity.ParseMark(mark)
+	if !parsed || m.Kind != Kind || m.Namespace != svc.Namespace || m.Name == svc.Name {
+		return false, false, nil
+	}
+	var keeper keystonev1.KeystoneService
+	err = r.Uncached().Get(ctx, types.NamespacedName{Namespace: m.Namespace, Name: m.Name}, &keeper)
+	switch {
+	case err == nil && string(keeper.UID) == m.UID:
+		return false, true, nil
+	case err != nil && !apierrors.IsNotFound(err):
+		return false, false, fmt.Errorf("reading KeystoneService %s, which registered a user: %w", m.Name, err)
+	}
+	gone := m.Cluster != "" && m.Cluster == r.ClusterID
+	return gone, gone, nil
+}
+
+// rolesOf is the union of the roles of svc and of those sharing its user, sorted.
+func rolesOf(svc *keystonev1.KeystoneService, sharers []keystonev1.KeystoneService) []string {
+	roles := sets.New(svc.Spec.ServiceRoles()...)
+	for _, other := range sharers {
+		if other.Spec.ServiceUser == svc.Spec.ServiceUser {
+			roles.Insert(other.Spec.ServiceRoles()...)
+		}
+	}
+	return sets.List(roles)
+}
+
+// handOver keeps the user named user, which svc is about to give up (deleted, or
+// moved to another serviceUser), for the other KeystoneServices that still name it: the
+// oldest of them becomes its keeper, if svc was (kc.HandOverUser). It tells whether
+// another KeystoneService still names the user: then svc must not delete it.
+func (r *Reconciler) handOver(ctx context.Context, kc *identity.Client, svc *keystonev1.KeystoneService, user string, claimUnmarked bool) (bool, error) {
+	stay, err := r.sharers(ctx, svc, user, true)
+	if err != nil || len(stay) == 0 {
+		return false, err
+	}
+	next := identity.OwnerMark(Kind, &stay[0], r.ClusterID)
+	if _, err := kc.HandOverUser(ctx, defaultDomainID, user, r.owner(svc), claimUnmarked, next); err != nil {
+		return true, fmt.Errorf("handing user %s over to KeystoneService %s: %w", user, stay[0].Name, err)
+	}
+	return true, nil
+}
+
+// passwordRecheck is how soon a KeystoneService whose password is not its shared
+// user's checks again: the keeper may set another, which no watch tells.
+const passwordRecheck = 30 * time.Second
+
+// wakeSharers wakes the other KeystoneServices naming the users of one that was
+// created, deleted or changed: the keeper revokes the roles no sharer asks for any
+// more, and a sharer left alone becomes the keeper.
+func (r *Reconciler) wakeSharers() handler.TypedEventHandler[client.Object, reconcile.Request] {
+	wake := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		svc, ok := o.(*keystonev1.KeystoneService)
+		if !ok {
+			return
+		}
+		woken := sets.New[types.NamespacedName]()
+		for _, user := range usersNamed(svc) {
+			others, err := r.sharers(ctx, svc, user, false)
+			if err != nil {
+				return
+			}
+			for _, other := range others {
+				woken.Insert(types.NamespacedName{Namespace: other.Namespace, Name: other.Name})
+			}
+		}
+		for key := range woken {
+			q.Add(reconcile.Request{NamespacedName: key})
+		}
+	}
+	return handler.TypedFuncs[client.Object, reconcile.Request]{
+		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			wake(ctx, e.Object, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			wake(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
+				e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero() {
+				wake(ctx, e.ObjectOld, q)
+				wake(ctx, e.ObjectNew, q)
+			}
+		},
+	}
+}

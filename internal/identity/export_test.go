@@ -1,0 +1,4 @@
+package identity
+
+// SameSource is sameSource, for the tests of package identity_test.
+var SameSource = sameSource

@@ -1,0 +1,124 @@
+package identity_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
+	. "github.com/onsi/gomega"
+)
+
+// TestSharedUser: a user marked by another KeystoneService the caller shares it with
+// is used, its password checked and never set; a password it refuses is a conflict;
+// a taken-over user becomes the caller's; a hand-over moves the mark only from its owner.
+func TestSharedUser(t *testing.T) {
+	g := NewWithT(t)
+	keystone := fakekeystone.New("admin", "secret")
+	defer keystone.Close()
+	ctx := context.Background()
+	clients := &identity.Clients{Transport: &http.Transport{}}
+	kc, err := clients.Get(ctx, identity.Credentials{URL: keystone.URL, User: "admin", Password: "secret", Project: "admin", Domain: "Default"})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	const heat, cfn = "KeystoneService/openstack/heat/u1@c1", "KeystoneService/openstack/heat-cfn/u2@c1"
+	want := identity.UserSpec{Name: "heat", DomainID: "default", Password: "pw", PasswordFrom: "secret-uid/1#HeatPassword", Owner: heat}
+	created, changed, err := kc.EnsureUser(ctx, want)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue())
+
+	t.Log("another KeystoneService that does not share it is refused")
+	other := want
+	other.Owner = cfn
+	_, _, err = kc.EnsureUser(ctx, other)
+	var foreign *identity.ForeignError
+	g.Expect(errors.As(err, &foreign)).To(BeTrue(), "%v", err)
+	g.Expect(foreign.Owner).To(Equal(heat))
+
+	t.Log("shared, from the same Secret version: no request beyond the lookup")
+	other.SharedWith = heat
+	auths := keystone.Authentications.Load()
+	reg, changed, err := kc.EnsureUser(ctx, other)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeFalse())
+	g.Expect(reg).To(Equal(identity.Registered{ID: created.ID, Ownership: identity.Shared, Keeper: heat}))
+	g.Expect(keystone.Authentications.Load()).To(Equal(auths), "the password was not checked")
+
+	t.Log("shared, from another key holding the same password: checked, not set")
+	other.PasswordFrom = "secret-uid/1#HeatCfnPassword"
+	reg, changed, err = kc.EnsureUser(ctx, other)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeFalse())
+	g.Expect(reg.Ownership).To(Equal(identity.Shared))
+	g.Expect(keystone.Authentications.Load()).To(Equal(auths+1), "one token for the check")
+	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "heat"})[0]).To(HaveKeyWithValue(identity.PasswordFromAttribute, "secret-uid/1#HeatPassword"))
+
+	t.Log("shared, with another password: a conflict, and the password stays")
+	other.Password = "other-pw"
+	_, changed, err = kc.EnsureUser(ctx, other)
+	var conflict *identity.PasswordConflictError
+	g.Expect(errors.As(err, &conflict)).To(BeTrue(), "%v", err)
+	g.Expect(changed).To(BeFalse())
+	g.Expect(conflict.Error()).To(Equal("user heat has a password set by KeystoneService/openstack/heat, and it is not this one"))
+	g.Expect(keystone.Authentications.Load()).To(Equal(auths+1), "a refused check neither counts nor re-authenticates the admin")
+	g.Expect(kc.PasswordWorks(ctx, created.ID, "pw")).To(BeTrue(), "the keeper's password stays")
+	_, err = kc.FindUserID(ctx, "default", "heat")
+	g.Expect(err).NotTo(HaveOccurred(), "the admin's session still works")
+
+	t.Log("a hand-over from a KeystoneService that is not the keeper moves nothing")
+	moved, err := kc.HandOverUser(ctx, "default", "heat", cfn, false, "KeystoneService/openstack/heat-x/u3@c1")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(moved).To(BeFalse())
+
+	t.Log("the keeper hands it over: the other is its keeper, and sets its password from then on")
+	moved, err = kc.HandOverUser(ctx, "default", "heat", heat, false, cfn)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(moved).To(BeTrue())
+	reg, changed, err = kc.EnsureUser(ctx, other)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue())
+	g.Expect(reg.Ownership).To(Equal(identity.Owned))
+	g.Expect(kc.PasswordWorks(ctx, created.ID, "other-pw")).To(BeTrue(), "the new keeper's password")
+
+	t.Log("a keeper gone without a hand-over: taken over, marked and its password set")
+	gone := identity.UserSpec{Name: "heat", DomainID: "default", Password: "pw3", PasswordFrom: "s3/1",
+		Owner: "KeystoneService/openstack/heat-y/u4@c1", SharedWith: cfn, TakeOver: true}
+	reg, changed, err = kc.EnsureUser(ctx, gone)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue())
+	g.Expect(reg.Ownership).To(Equal(identity.Owned))
+	u := keystone.List(fakekeystone.Users, map[string]any{"name": "heat"})[0]
+	g.Expect(u).To(HaveKeyWithValue(identity.OwnerAttribute, gone.Owner))
+	g.Expect(kc.PasswordWorks(ctx, created.ID, "pw3")).To(BeTrue())
+
+	t.Log("SharedWith names only the mark it names")
+	stranger := identity.UserSpec{Name: "heat", DomainID: "default", Password: "pw3", Owner: "KeystoneService/other/heat/u5@c1", SharedWith: cfn}
+	_, _, err = kc.EnsureUser(ctx, stranger)
+	g.Expect(errors.As(err, &foreign)).To(BeTrue(), "%v", err)
+}
+
+func TestSameSource(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(identity.SameSource("s/1#HeatPassword", "s/1#HeatPassword")).To(BeTrue())
+	g.Expect(identity.SameSource("s/1", "s/1#HeatPassword")).To(BeTrue(), "an earlier version's record: no password set again at an upgrade")
+	g.Expect(identity.SameSource("s/1#HeatPassword", "s/1#HeatCfnPassword")).To(BeFalse(), "another key")
+	g.Expect(identity.SameSource("s/1#HeatPassword", "s/2#HeatPassword")).To(BeFalse(), "another version")
+	g.Expect(identity.SameSource("", "s/1#HeatPassword")).To(BeFalse())
+}
+
+func TestParseMark(t *testing.T) {
+	g := NewWithT(t)
+	m, ok := identity.ParseMark("KeystoneService/openstack/heat/u1@c1")
+	g.Expect(ok).To(BeTrue())
+	g.Expect(m).To(Equal(identity.Mark{Kind: "KeystoneService", Namespace: "openstack", Name: "heat", UID: "u1", Cluster: "c1"}))
+	m, ok = identity.ParseMark("KeystoneService/openstack/heat/u1")
+	g.Expect(ok).To(BeTrue())
+	g.Expect(m.Cluster).To(BeEmpty())
+	for _, bad := range []string{"", "heat", "KeystoneService/openstack/heat", "KeystoneService/openstack/heat/", "a/b/c/d/e"} {
+		_, ok := identity.ParseMark(bad)
+		g.Expect(ok).To(BeFalse(), bad)
+	}
+	g.Expect(identity.OwnerName("KeystoneService/openstack/heat/u1@c1")).To(Equal("KeystoneService heat"))
+}
