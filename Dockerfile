@@ -3,7 +3,9 @@
 # --leader-elect --health-probe-bind-address=:8081 --metrics-bind-address=127.0.0.1:8080).
 #   docker build -t keystone-operator:latest .      (or podman build)
 # Without a registry or a container engine, hack/manager-image.sh builds the same layout
-# as an OCI archive (make manager-image), which make e2e imports into the local cluster.
+# as an OCI archive (make manager-image), which make e2e imports into the local cluster;
+# hack/dockerfile-build.sh runs this builder stage from this context, so that a package
+# the COPY lines or .dockerignore leave out fails there as it fails here.
 ARG GO_VERSION=1.26
 FROM docker.io/library/golang:${GO_VERSION} AS builder
 WORKDIR /workspace
@@ -12,7 +14,9 @@ COPY apis/go.mod apis/go.sum apis/
 RUN go mod download
 COPY apis/ apis/
 COPY cmd/ cmd/
+COPY config/rbac/ config/rbac/
 COPY controllers/ controllers/
+COPY internal/ internal/
 COPY pkg/ pkg/
 COPY templates/ templates/
 RUN CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags=-s -o /manager ./cmd

@@ -13,7 +13,8 @@ source "$here/oci.sh"
 mkdir -p "$out"
 root=$(mktemp -d "${TMPDIR:-/var/tmp}/manager-image.XXXXXX")
 trap 'rm -rf "$root"' EXIT
-(cd "$here/.." && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o "$root/manager" ./cmd)
+# Built as the Dockerfile builds it, from its context alone.
+"$here/dockerfile-build.sh" "$root/manager"
 # A writable /tmp is the Deployment's (an emptyDir): the root file system is read-only.
 mkdir -p "$root/tmp"
 chmod 1777 "$root/tmp"
