@@ -179,16 +179,23 @@ func MetricsServerOptions(opts Options) metricsserver.Options {
 	return o
 }
 
-// New builds a manager with every controller registered.
-func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+// LeaderElectionID is the name of the leader election's Lease: keystone-operator's
+// (its cmd/main.go), so that it and this operator never both lead in one namespace.
+const LeaderElectionID = "6012128b.openstack.org"
+
+// newControllerManager is controller-runtime's manager with the options of opts, the
+// leader election timed as openstack-operator times it.
+func newControllerManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	ctrlOpts := ctrl.Options{
-		Scheme:                  Scheme,
-		Cache:                   CacheOptions(opts),
-		Metrics:                 MetricsServerOptions(opts),
-		HealthProbeBindAddress:  opts.ProbeAddr,
-		PprofBindAddress:        opts.PprofAddr,
-		LeaderElection:          opts.LeaderElection,
-		LeaderElectionID:        "keystone-operator.keystone.openstack.org",
+		Scheme:                 Scheme,
+		Cache:                  CacheOptions(opts),
+		Metrics:                MetricsServerOptions(opts),
+		HealthProbeBindAddress: opts.ProbeAddr,
+		PprofBindAddress:       opts.PprofAddr,
+		LeaderElection:         opts.LeaderElection,
+		// keystone-operator's own lease: where both run in one namespace (openstack-operator's
+		// Deployment runs this image in its place), only one of them ever reconciles.
+		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
 	}
 	// The lease timings openstack-operator gives every operator it runs, in seconds:
@@ -199,6 +206,15 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(RateLimited(cfg, opts), ctrlOpts)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	return mgr, nil
+}
+
+// New builds a manager with every controller registered.
+func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+	mgr, err := newControllerManager(cfg, opts)
+	if err != nil {
+		return nil, err
 	}
 	clk := opts.Clock
 	if clk == nil {
@@ -219,6 +235,11 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return nil
 	})); err != nil {
 		return nil, fmt.Errorf("adding the Event recorder: %w", err)
+	}
+	// Says once at start which permissions of config/rbac the manager lacks (run by
+	// openstack-operator, it has the RBAC that gives keystone-operator).
+	if err := mgr.Add(permissionCheck(mgr.GetClient(), opts.Namespaces)); err != nil {
+		return nil, fmt.Errorf("adding the permission check: %w", err)
 	}
 	reporter := func(kind string) reconciler.Reporter {
 		return reconciler.Reporter{Client: mgr.GetClient(), Recorder: recorder,

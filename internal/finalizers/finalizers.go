@@ -8,6 +8,7 @@ import (
 	"maps"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -68,7 +69,14 @@ func change(ctx context.Context, c client.Client, obj client.Object, edit func(c
 		if !edit(obj) {
 			return nil
 		}
-		return c.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		err := c.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsForbidden(err) {
+			// The RBAC openstack-operator gives keystone-operator grants update, not
+			// patch, on some kinds (topologies): an update of the object as read is
+			// optimistically locked too.
+			err = c.Update(ctx, obj)
+		}
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("patching the finalizers of %s: %w", obj.GetName(), err)

@@ -2,12 +2,15 @@ package finalizers
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -78,4 +81,29 @@ func TestAddRecordingWritesAnnotationsOnlyWithTheFinalizer(t *testing.T) {
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "s"}, got)).To(Succeed())
 	g.Expect(got.Annotations).To(HaveKeyWithValue("record", "first"), "an object with the finalizer is left as it is")
 	g.Expect(patches).To(Equal(1))
+}
+
+// TestAddFallsBackToUpdate: where patch is forbidden (openstack-operator's RBAC for
+// keystone-operator grants topologies update, not patch), the finalizer is added with
+// an update of the object as read.
+func TestAddFallsBackToUpdate(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "topology", Namespace: "openstack"}}
+	patches, updates := 0, 0
+	c := fake.NewClientBuilder().WithObjects(obj).WithInterceptorFuncs(interceptor.Funcs{
+		Patch: func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error {
+			patches++
+			return apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "topology", errors.New("no patch"))
+		},
+		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			updates++
+			return c.Update(ctx, o, opts...)
+		},
+	}).Build()
+	g.Expect(Add(ctx, c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "topology", Namespace: "openstack"}}, "keystone.openstack.org/x")).To(Succeed())
+	got := &corev1.ConfigMap{}
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), got)).To(Succeed())
+	g.Expect(got.Finalizers).To(Equal([]string{"keystone.openstack.org/x"}))
+	g.Expect([]int{patches, updates}).To(Equal([]int{1, 1}))
 }

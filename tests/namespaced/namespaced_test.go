@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,6 +38,8 @@ const operatorUser = "namespaced-keystone-operator"
 type forbidden struct {
 	count atomic.Int64
 	last  atomic.Value
+	mu    sync.Mutex
+	all   []string
 }
 
 func (f *forbidden) wrap(rt http.RoundTripper) http.RoundTripper {
@@ -44,9 +48,19 @@ func (f *forbidden) wrap(rt http.RoundTripper) http.RoundTripper {
 		if err == nil && resp.StatusCode == http.StatusForbidden {
 			f.count.Add(1)
 			f.last.Store(req.Method + " " + req.URL.Path)
+			f.mu.Lock()
+			f.all = append(f.all, req.Method+" "+req.URL.Path)
+			f.mu.Unlock()
 		}
 		return resp, err
 	})
+}
+
+// paths are the refused requests, "METHOD path" each.
+func (f *forbidden) paths() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.all)
 }
 
 func TestNamespacedInstall(t *testing.T) {
@@ -179,19 +193,19 @@ func renderedRoles(t *testing.T, assets, root string) (*rbacv1.Role, *rbacv1.Clu
 	var identity *rbacv1.ClusterRole
 	for _, obj := range objs {
 		switch {
-		case obj.GetKind() == "Role" && obj.GetName() == "keystone-operator-manager-role":
+		case obj.GetKind() == "Role" && obj.GetName() == "keystone-stepwise-manager-role":
 			g.Expect(obj.GetNamespace()).To(Equal("openstack"))
 			r := &rbacv1.Role{}
 			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, r)).To(Succeed())
 			role = &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: r.Name}, Rules: r.Rules}
-		case obj.GetKind() == "ClusterRole" && obj.GetName() == "keystone-operator-cluster-identity-role":
+		case obj.GetKind() == "ClusterRole" && obj.GetName() == "keystone-stepwise-cluster-identity-role":
 			r := &rbacv1.ClusterRole{}
 			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, r)).To(Succeed())
 			identity = &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: r.Name}, Rules: r.Rules}
 		}
 	}
 	if role == nil || identity == nil {
-		t.Fatal("config/namespaced renders no Role keystone-operator-manager-role or ClusterRole keystone-operator-cluster-identity-role")
+		t.Fatal("config/namespaced renders no Role keystone-stepwise-manager-role or ClusterRole keystone-stepwise-cluster-identity-role")
 	}
 	return role, identity
 }

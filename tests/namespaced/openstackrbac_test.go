@@ -1,0 +1,150 @@
+package namespaced
+
+import (
+	"context"
+	"io"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/openstackrbac"
+	. "github.com/onsi/gomega"
+	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// openstackOperatorUser is the ServiceAccount openstack-operator runs keystone-operator
+// (and this image in its place) as.
+const openstackOperatorUser = "system:serviceaccount:openstack-operators:keystone-operator-controller-manager"
+
+// TestOpenStackOperatorRBAC runs the manager with nothing but the ClusterRole
+// openstack-operator gives keystone-operator (openstackrbac): a deployed KeystoneAPI
+// with a topologyRef holds its Topology (update, where patch is not granted), an
+// external one registers a service, the start-up check names the two optional
+// permissions it lacks, and the API server refuses nothing else.
+func TestOpenStackOperatorRBAC(t *testing.T) {
+	g := NewWithT(t)
+	logf.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	root, err := controlplane.RepoRoot()
+	g.Expect(err).NotTo(HaveOccurred())
+	env, err := controlplane.Environment(root)
+	g.Expect(err).NotTo(HaveOccurred())
+	cfg, err := env.Start()
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() { g.Expect(env.Stop()).To(Succeed()) }()
+	admin, err := client.New(cfg, client.Options{Scheme: manager.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "keystone-operator-manager-role"}, Rules: openstackrbac.Rules()}
+	g.Expect(admin.Create(ctx, role)).To(Succeed())
+	g.Expect(admin.Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "keystone-operator-manager-rolebinding"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: openstackOperatorUser}},
+	})).To(Succeed())
+	deployed, external := "openstack", "external"
+	for _, ns := range []string{deployed, external} {
+		g.Expect(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	}
+
+	var refused forbidden
+	var refusals []string
+	opCfg := rest.CopyConfig(cfg)
+	opCfg.Impersonate = rest.ImpersonationConfig{UserName: openstackOperatorUser,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:openstack-operators", "system:authenticated"}}
+	opCfg.WrapTransport = refused.wrap
+	mgr, err := manager.New(opCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0"})
+	g.Expect(err).NotTo(HaveOccurred())
+	mgrCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mgrCtx) }()
+	defer func() {
+		stop()
+		select {
+		case err := <-done:
+			g.Expect(err).NotTo(HaveOccurred())
+		case <-time.After(30 * time.Second):
+			t.Error("the manager did not stop within 30 s of being told to")
+		}
+	}()
+
+	// The start-up check: what is missing is optional, and said so.
+	var said []string
+	log := funcr.New(func(_, args string) { said = append(said, args) }, funcr.Options{})
+	op, err := client.New(opCfg, client.Options{Scheme: manager.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	lacking, err := manager.CheckPermissions(ctx, op, deployed, log)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(lacking).To(Equal([]string{"get /namespaces", "patch topology.openstack.org/topologies"}))
+	g.Expect(said).To(HaveLen(2))
+	g.Expect(said[0]).To(ContainSubstring(`"msg"="optional permission missing" "permission"="get /namespaces"`))
+
+	// A deployed KeystoneAPI with a topologyRef holds its Topology.
+	g.Expect(admin.Create(ctx, &topologyv1.Topology{ObjectMeta: metav1.ObjectMeta{Namespace: deployed, Name: "default"},
+		Spec: topologyv1.TopologySpec{TopologySpreadConstraints: &[]corev1.TopologySpreadConstraint{{
+			MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.ScheduleAnyway}}}})).To(Succeed())
+	g.Expect(admin.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: deployed, Name: "osp-secret"},
+		StringData: map[string]string{"AdminPassword": "secret-admin"}})).To(Succeed())
+	api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: deployed, Name: "keystone"},
+		Spec: keystonev1.KeystoneAPISpec{Secret: "osp-secret", DatabaseAccount: "keystone", DatabaseInstance: "openstack",
+			MemcachedInstance: "memcached", AdminUser: "admin", AdminProject: "admin", Region: "regionOne",
+			ContainerImage: "keystone", PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"},
+			TopologyRef: &keystonev1.TopoRef{Name: "default"}}}
+	g.Expect(admin.Create(ctx, api)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		got := &keystonev1.KeystoneAPI{}
+		g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(api), got)).To(Succeed())
+		g.Expect(got.Status.Conditions.IsTrue(keystonev1.KeystoneAPITopologyReady)).To(BeTrue(), "%v", got.Status.Conditions)
+		topology := &topologyv1.Topology{}
+		g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: deployed, Name: "default"}, topology)).To(Succeed())
+		g.Expect(topology.Finalizers).To(ContainElement("keystone.openstack.org/keystoneapi-keystone"))
+		c := got.Status.Conditions.Get("DBReady")
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Message).To(HavePrefix("MariaDBDatabase keystone"), "it created the database and its account")
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+
+	// An external KeystoneAPI and a registration.
+	ks := fakekeystone.New("admin", "secret-admin")
+	defer ks.Close()
+	ext := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: external, Name: "keystone"},
+		Spec: keystonev1.KeystoneAPISpec{ExternalKeystoneAPI: true, ContainerImage: "keystone", Secret: "osp-secret", DatabaseAccount: "keystone",
+			MemcachedInstance: "memcached", AdminUser: "admin", AdminProject: "admin",
+			Region: "regionOne", PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"}}}
+	ext.Spec.Override.Service = &keystonev1.ServiceOverrides{
+		Public: &keystonev1.EndpointOverride{EndpointURL: ptr.To(ks.URL)}, Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To(ks.URL)},
+	}
+	g.Expect(admin.Create(ctx, ext)).To(Succeed())
+	g.Expect(admin.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: external, Name: "osp-secret"},
+		StringData: map[string]string{"AdminPassword": "secret-admin", "GlancePassword": "glance"}})).To(Succeed())
+	g.Expect(admin.Create(ctx, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: external, Name: "glance"},
+		Spec: keystonev1.KeystoneServiceSpec{ServiceType: "image", ServiceName: "glance", ServiceUser: "glance",
+			Secret: "osp-secret", PasswordSelector: "GlancePassword"}})).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		svc := &keystonev1.KeystoneService{}
+		g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: external, Name: "glance"}, svc)).To(Succeed())
+		g.Expect(svc.Status.Conditions.IsTrue("Ready")).To(BeTrue(), "%v", svc.Status.Conditions)
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+
+	// The API server refused only the two optional permissions.
+	refusals = refused.paths()
+	g.Expect(refusals).NotTo(BeEmpty())
+	for _, r := range refusals {
+		g.Expect(slices.Contains([]string{"GET /api/v1/namespaces/kube-system",
+			"PATCH /apis/topology.openstack.org/v1beta1/namespaces/openstack/topologies/default"}, r)).To(BeTrue(), "refused: %s", r)
+	}
+}
