@@ -143,6 +143,40 @@ run: manifests generate envtest kubectl-keystone $(if $(KUBECONFIG),,$(if $(filt
 	go build -o $(LOCALBIN)/e2e-actor ./tests/e2e/actor
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) $(CLUSTER_ENV) exec $(LOCALBIN)/devrun -local=$(RUN_LOCAL) -actor=$(LOCALBIN)/e2e-actor $(RUN_ARGS)
 
+##@ Deploy (kubebuilder's targets; KUBECONFIG's cluster)
+
+# The image make deploy and make docker-build name; CONTAINER_TOOL builds it.
+IMG ?= keystone-operator:latest
+CONTAINER_TOOL ?= docker
+KUBECTL ?= kubectl
+
+.PHONY: docker-build
+docker-build: ## Build the manager image IMG with CONTAINER_TOOL from the Dockerfile (without an engine: make manager-image).
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push IMG with CONTAINER_TOOL.
+	$(CONTAINER_TOOL) push $(IMG)
+
+.PHONY: install
+install: manifests ## Install the CRDs (config/crd) into the cluster.
+	$(KUBECTL) apply --server-side --force-conflicts -k config/crd
+
+.PHONY: uninstall
+uninstall: ## Delete the CRDs, and with them every KeystoneAPI, registration and credential: asks first.
+	@echo "uninstall deletes the CRDs and every KeystoneAPI, KeystoneService, KeystoneEndpoint and KeystoneApplicationCredential with them."
+	@[[ $${CONFIRM:-} == yes ]] || { read -r -p "Type yes to go on: " answer && [[ $$answer == yes ]]; } || { echo "uninstall: nothing deleted"; exit 1; }
+	$(KUBECTL) delete -k config/crd --ignore-not-found
+
+.PHONY: deploy
+deploy: install ## Install the CRDs, then the operator (config/default) running IMG.
+	$(KUBECTL) apply --server-side --force-conflicts -k config/default
+	$(KUBECTL) -n keystone-operator-system set image deployment/keystone-stepwise-controller-manager manager=$(IMG)
+
+.PHONY: undeploy
+undeploy: ## Remove the operator (config/default); the CRDs and every object of them stay.
+	$(KUBECTL) delete -k config/default --ignore-not-found
+
 ##@ Local cluster
 
 .PHONY: cluster-up

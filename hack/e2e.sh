@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the end-to-end scenarios (tests/e2e/scenarios) on the local single-node cluster,
 # with the operator installed as users install it: the manager image (hack/manager-image.sh,
-# the Dockerfile's layout) imported into the cluster's containerd, and config/default
-# applied with kubectl (CRDs, generated RBAC, the Deployment), only its image replaced.
+# the Dockerfile's builder stage run from the Dockerfile's context) imported into the
+# cluster's containerd, and config/default applied with kubectl (generated RBAC, the
+# Deployment; the CRDs are installed apart, as `make install` does), only its image replaced.
 # bin/devrun -manager=false starts the cluster unless it runs already, installs the CRDs
 # and runs the test actor that plays mariadb-operator and infra-operator (bin/e2e-actor);
 # then kuttl runs. At the end the operator is uninstalled (the CRDs stay, as devrun
@@ -20,7 +21,7 @@ source hack/lib.sh
 logs=$root/bin/e2e
 overlay=$logs/operator
 operator_ns=keystone-operator-system
-deployment=keystone-operator-controller-manager
+deployment=keystone-stepwise-controller-manager
 label=keystone-stepwise.dev/e2e=operator
 mkdir -p "$logs" "$overlay"
 
@@ -115,14 +116,14 @@ kubectl delete clusterrolebinding keystone-operator-metrics-e2e --ignore-not-fou
 # metrics Service with TOKEN (none when empty), and keeps the body in $logs/metrics.txt.
 metrics_answer() {
 	local ip auth=()
-	ip=$(kubectl -n "$operator_ns" get service keystone-operator-controller-manager-metrics-service -o jsonpath='{.spec.clusterIP}')
+	ip=$(kubectl -n "$operator_ns" get service keystone-stepwise-controller-manager-metrics-service -o jsonpath='{.spec.clusterIP}')
 	[[ -n $1 ]] && auth=(-H "Authorization: Bearer $1")
 	curl -sk --max-time 10 -o "$logs/metrics.txt" -w '%{http_code}' "${auth[@]}" "https://$ip:8443/metrics"
 }
 # The metrics endpoint answers a caller granted config/rbac's metrics-reader (the
 # operator's TokenReview and SubjectAccessReview permissions at work) and no one else.
 kubectl -n "$operator_ns" create serviceaccount metrics-e2e >/dev/null
-kubectl create clusterrolebinding keystone-operator-metrics-e2e --clusterrole=keystone-operator-metrics-reader \
+kubectl create clusterrolebinding keystone-operator-metrics-e2e --clusterrole=keystone-stepwise-metrics-reader \
 	--serviceaccount="$operator_ns:metrics-e2e" >/dev/null
 kubectl label clusterrolebinding keystone-operator-metrics-e2e "$label" >/dev/null
 token=$(kubectl -n "$operator_ns" create token metrics-e2e --duration=10m)

@@ -21,7 +21,7 @@ import (
 // Deployment runs as, after the overlay's namespace and name prefix.
 const (
 	OperatorNamespace      = "keystone-operator-system"
-	OperatorServiceAccount = "keystone-operator-controller-manager"
+	OperatorServiceAccount = "keystone-stepwise-controller-manager"
 )
 
 // OperatorUser is the user name the API server gives the operator's ServiceAccount.
