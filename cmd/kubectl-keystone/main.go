@@ -2,6 +2,9 @@
 // PATH, `kubectl keystone tree [-n NS] [KIND/NAME]` draws a namespace's KeystoneAPI, its
 // steps (the blocking one marked), its registrations and their credentials' Secrets.
 // It only reads the API, so it shows keystone-operator's objects too.
+// `kubectl keystone handback [-n NS] [--apply]` hands a namespace back to keystone-operator
+// once this operator is stopped (internal/handback); without --apply it only says what
+// it would change.
 package main
 
 import (
@@ -16,6 +19,7 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/handback"
 	"github.com/keystone-stepwise/keystone-operator/internal/tree"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -28,12 +32,19 @@ const usage = `kubectl keystone: the Keystone objects of a namespace at a glance
 
 Usage:
   kubectl keystone tree [-n NAMESPACE] [KIND/NAME] [--show-conditions blocking|all] [-o text|json]
+  kubectl keystone handback [-n NAMESPACE] [--apply]
 
 tree draws each KeystoneAPI, its steps (the one it waits on marked), its KeystoneServices,
 their KeystoneEndpoints and application credentials, and the credentials' Secrets with
 the consumers whose finalizers hold them. KIND/NAME (keystoneservice/glance, ...) draws
 that object's subtree alone. --show-conditions blocking (the default) draws the step each
 object waits on and every condition failing with a Warning or Error; all draws every one.
+
+handback, run once this operator is stopped and before keystone-operator runs again,
+removes this operator's finalizers and annotations from the namespace's objects and puts
+keystone-operator's own finalizers where its controllers keep them, so that
+keystone-operator deletes everything as if it had never been replaced. It prints each
+change; without --apply it changes nothing (a dry run).
 
 Flags:
 `
@@ -47,7 +58,8 @@ func main() {
 
 // options are what the command line asks for.
 type options struct {
-	namespace, show, output, kubeconfig, kubeContext, target string
+	command, namespace, show, output, kubeconfig, kubeContext, target string
+	apply                                                             bool
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -76,6 +88,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if opts.command == "handback" {
+		return handBack(ctx, c, opts, stdout)
+	}
 	nodes, err := tree.Build(ctx, c, opts.namespace, opts.target, tree.Show(opts.show))
 	if err != nil {
 		return err
@@ -92,14 +107,45 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return tree.Render(stdout, nodes, time.Now())
 }
 
-// parse reads the command line: tree, its flags, and at most one KIND/NAME.
+// handBack prints what handing the namespace back to keystone-operator changes, and
+// changes it with --apply.
+func handBack(ctx context.Context, c client.Client, opts options, stdout io.Writer) error {
+	changes, err := handback.Plan(ctx, c, opts.namespace)
+	if err != nil {
+		return err
+	}
+	if len(changes) == 0 {
+		_, err := fmt.Fprintf(stdout, "namespace %s: nothing of this operator's is left; keystone-operator can run\n", opts.namespace)
+		return err
+	}
+	verb := "would change (dry run; --apply changes it)"
+	if opts.apply {
+		if err := handback.Apply(ctx, c, changes); err != nil {
+			return err
+		}
+		verb = "changed"
+	}
+	if _, err := fmt.Fprintf(stdout, "namespace %s: %s:\n", opts.namespace, verb); err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		if _, err := fmt.Fprintln(stdout, "  "+ch.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parse reads the command line: tree or handback, its flags, and for tree at most one
+// KIND/NAME.
 func parse(args []string, stderr io.Writer) (options, error) {
 	var opts options
-	if len(args) == 0 || args[0] != "tree" {
+	if len(args) == 0 || (args[0] != "tree" && args[0] != "handback") {
 		_, _ = fmt.Fprint(stderr, usage)
-		return opts, errors.New("the only command is tree")
+		return opts, errors.New("the commands are tree and handback")
 	}
-	flags := flag.NewFlagSet("kubectl keystone tree", flag.ContinueOnError)
+	opts.command = args[0]
+	flags := flag.NewFlagSet("kubectl keystone "+opts.command, flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	flags.Usage = func() { _, _ = fmt.Fprint(stderr, usage); flags.PrintDefaults() }
 	flags.StringVar(&opts.namespace, "n", "", "the namespace (default: the kubeconfig context's)")
@@ -108,6 +154,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	flags.StringVar(&opts.output, "o", "text", "text or json")
 	flags.StringVar(&opts.kubeconfig, "kubeconfig", "", "the kubeconfig (default: KUBECONFIG, then ~/.kube/config)")
 	flags.StringVar(&opts.kubeContext, "context", "", "the kubeconfig context")
+	if opts.command == "handback" {
+		flags.BoolVar(&opts.apply, "apply", false, "make the changes (without it, a dry run)")
+	}
 	if err := flags.Parse(interleaved(args[1:], flags)); err != nil {
 		return opts, err
 	}
@@ -116,6 +165,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		return opts, fmt.Errorf("--show-conditions %q: blocking or all", opts.show)
 	case opts.output != "text" && opts.output != "json":
 		return opts, fmt.Errorf("-o %q: text or json", opts.output)
+	case opts.command == "handback" && flags.NArg() > 0:
+		return opts, fmt.Errorf("handback takes no KIND/NAME, not %v: it hands back the whole namespace", flags.Args())
 	case flags.NArg() > 1:
 		return opts, fmt.Errorf("one KIND/NAME at most, not %v", flags.Args())
 	}
