@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
+	"github.com/keystone-stepwise/keystone-operator/internal/handback"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/openstackrbac"
@@ -147,4 +148,23 @@ func TestOpenStackOperatorRBAC(t *testing.T) {
 		g.Expect(slices.Contains([]string{"GET /api/v1/namespaces/kube-system",
 			"PATCH /apis/topology.openstack.org/v1beta1/namespaces/openstack/topologies/default"}, r)).To(BeTrue(), "refused: %s", r)
 	}
+
+	// Switching back: the operator stopped, the hand-back leaves keystone-operator's
+	// finalizers, on a real API server (kinds it lacks, such as TransportURL here, skipped).
+	stop()
+	g.Eventually(done, 30*time.Second).Should(Receive(BeNil()))
+	done <- nil // for the deferred check
+	changes, err := handback.Plan(ctx, admin, deployed)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changes).NotTo(BeEmpty())
+	g.Expect(handback.Apply(ctx, admin, changes)).To(Succeed())
+	got := &keystonev1.KeystoneAPI{}
+	g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(api), got)).To(Succeed())
+	g.Expect(got.Finalizers).To(Equal([]string{"openstack.org/keystoneapi"}))
+	topology := &topologyv1.Topology{}
+	g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: deployed, Name: "default"}, topology)).To(Succeed())
+	g.Expect(topology.Finalizers).To(Equal([]string{"openstack.org/keystoneapi-keystone"}))
+	again, err := handback.Plan(ctx, admin, deployed)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again).To(BeEmpty())
 }
