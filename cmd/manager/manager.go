@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/ptr"
 	"net/http"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"slices"
 	"strings"
 
@@ -73,6 +76,10 @@ type Options struct {
 	ClusterDNS string
 	// Clock stamps condition transitions and drives time-based steps; the real clock when nil.
 	Clock clock.PassiveClock
+	// Isolated: the manager shares nothing with other managers of the process (tests
+	// that run several): its series go to a registry of its own, not to the one /metrics
+	// serves, and its controllers' names are not checked for uniqueness.
+	Isolated bool
 	// Namespaces, when set, are the only namespaces the operator watches, caches and
 	// writes in (keystone-operator's WATCH_NAMESPACE): it then needs Roles in those
 	// namespaces, not a ClusterRole (config/namespaced).
@@ -197,6 +204,7 @@ func newControllerManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) 
 		// Deployment runs this image in its place), only one of them ever reconciles.
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		Controller:              config.Controller{SkipNameValidation: ptr.To(opts.Isolated)},
 	}
 	// The lease timings openstack-operator gives every operator it runs, in seconds:
 	// LEASE_DURATION, RENEW_DEADLINE and RETRY_PERIOD (lib-common reads them).
@@ -208,6 +216,15 @@ func newControllerManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) 
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
 	return mgr, nil
+}
+
+// registryOf is where the operator's own series go: the registry /metrics serves,
+// or, Isolated, one of the manager's own.
+func registryOf(opts Options) prometheus.Registerer {
+	if opts.Isolated {
+		return prometheus.NewRegistry()
+	}
+	return metrics.Registry
 }
 
 // New builds a manager with every controller registered.
@@ -223,7 +240,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if opts.KeystoneTransport == nil && opts.ClusterDNS != "" {
 		opts.KeystoneTransport = ClusterDNSTransport(opts.ClusterDNS, "cluster.local")
 	}
-	m := reconciler.NewMetrics(metrics.Registry, clk.Now)
+	m := reconciler.NewMetrics(registryOf(opts), clk.Now)
 	recorder, stopEvents, err := reconciler.NewEventRecorder(mgr.GetConfig(), mgr.GetHTTPClient(), Scheme)
 	if err != nil {
 		return nil, err

@@ -4,8 +4,6 @@
 package namespaced
 
 import (
-	"context"
-	"io"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -27,8 +25,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
 // operatorUser is who the operator runs as: it holds the overlay's Role, nothing else.
@@ -65,24 +61,13 @@ func (f *forbidden) paths() []string {
 
 func TestNamespacedInstall(t *testing.T) {
 	g := NewWithT(t)
-	logf.SetLogger(zap.New(zap.WriteTo(io.Discard)))
-	root, err := controlplane.RepoRoot()
-	g.Expect(err).NotTo(HaveOccurred())
-	env, err := controlplane.Environment(root)
-	g.Expect(err).NotTo(HaveOccurred())
-	cfg, err := env.Start()
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() { g.Expect(env.Stop()).To(Succeed()) }()
-	admin, err := client.New(cfg, client.Options{Scheme: manager.Scheme})
-	g.Expect(err).NotTo(HaveOccurred())
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	cfg, admin, ctx := startAPIServer(t)
 
 	watched, full, other := "watched", "watched-full", "not-watched"
 	for _, ns := range []string{watched, full, other} {
 		g.Expect(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	}
-	role, identity := renderedRoles(t, env.BinaryAssetsDirectory, root)
+	role, identity := renderedRoles(t)
 	// The cluster's identity (the kube-system namespace's UID), a ClusterRole in this overlay too.
 	g.Expect(admin.Create(ctx, identity)).To(Succeed())
 	g.Expect(admin.Create(ctx, &rbacv1.ClusterRoleBinding{
@@ -105,22 +90,8 @@ func TestNamespacedInstall(t *testing.T) {
 	opCfg := rest.CopyConfig(cfg)
 	opCfg.Impersonate = rest.ImpersonationConfig{UserName: operatorUser}
 	opCfg.WrapTransport = refused.wrap
-	mgr, err := manager.New(opCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0",
+	mgr, _ := startManager(ctx, t, opCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0",
 		Namespaces: manager.WatchNamespaces(" " + watched + "," + full + "," + watched)})
-	g.Expect(err).NotTo(HaveOccurred())
-	mgrCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mgrCtx) }()
-	defer func() {
-		stop()
-		select {
-		case err := <-done:
-			g.Expect(err).NotTo(HaveOccurred())
-		case <-time.After(30 * time.Second):
-			t.Error("the manager did not stop within 30 s of being told to")
-		}
-	}()
 
 	ks := fakekeystone.New("admin", "secret-admin")
 	defer ks.Close()
@@ -174,7 +145,7 @@ func TestNamespacedInstall(t *testing.T) {
 		g.Expect(svc.Finalizers).To(BeEmpty())
 	}, 3*time.Second, 200*time.Millisecond).Should(Succeed())
 	g.Expect(ks.List(fakekeystone.Services, map[string]any{"type": "image-" + other})).To(BeEmpty())
-	err = mgr.GetCache().List(ctx, &corev1.SecretList{}, client.InNamespace(other))
+	err := mgr.GetCache().List(ctx, &corev1.SecretList{}, client.InNamespace(other))
 	g.Expect(err).To(HaveOccurred(), "Secrets of an unwatched namespace are not cached")
 	g.Expect(mgr.GetCache().List(ctx, &corev1.SecretList{}, client.InNamespace(watched))).To(Succeed())
 
@@ -185,9 +156,11 @@ func TestNamespacedInstall(t *testing.T) {
 
 // renderedRoles are the Role `kubectl kustomize config/namespaced` renders for the
 // manager, and the ClusterRole that lets it read the cluster's identity.
-func renderedRoles(t *testing.T, assets, root string) (*rbacv1.Role, *rbacv1.ClusterRole) {
+func renderedRoles(t *testing.T) (*rbacv1.Role, *rbacv1.ClusterRole) {
 	g := NewWithT(t)
-	objs, err := controlplane.RBAC(filepath.Join(assets, "kubectl"), filepath.Join(root, "config", "namespaced"))
+	root, err := controlplane.RepoRoot()
+	g.Expect(err).NotTo(HaveOccurred())
+	objs, err := controlplane.RBAC(controlplane.Kubectl(), filepath.Join(root, "config", "namespaced"))
 	g.Expect(err).NotTo(HaveOccurred())
 	var role *rbacv1.Role
 	var identity *rbacv1.ClusterRole

@@ -1,8 +1,6 @@
 package namespaced
 
 import (
-	"context"
-	"io"
 	"slices"
 	"testing"
 	"time"
@@ -11,7 +9,6 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
 	"github.com/keystone-stepwise/keystone-operator/internal/handback"
-	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/openstackrbac"
 	. "github.com/onsi/gomega"
@@ -22,8 +19,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
 // openstackOperatorUser is the ServiceAccount openstack-operator runs keystone-operator
@@ -37,18 +32,7 @@ const openstackOperatorUser = "system:serviceaccount:openstack-operators:keyston
 // permissions it lacks, and the API server refuses nothing else.
 func TestOpenStackOperatorRBAC(t *testing.T) {
 	g := NewWithT(t)
-	logf.SetLogger(zap.New(zap.WriteTo(io.Discard)))
-	root, err := controlplane.RepoRoot()
-	g.Expect(err).NotTo(HaveOccurred())
-	env, err := controlplane.Environment(root)
-	g.Expect(err).NotTo(HaveOccurred())
-	cfg, err := env.Start()
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() { g.Expect(env.Stop()).To(Succeed()) }()
-	admin, err := client.New(cfg, client.Options{Scheme: manager.Scheme})
-	g.Expect(err).NotTo(HaveOccurred())
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	cfg, admin, ctx := startAPIServer(t)
 
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "keystone-operator-manager-role"}, Rules: openstackrbac.Rules()}
 	g.Expect(admin.Create(ctx, role)).To(Succeed())
@@ -68,21 +52,7 @@ func TestOpenStackOperatorRBAC(t *testing.T) {
 	opCfg.Impersonate = rest.ImpersonationConfig{UserName: openstackOperatorUser,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:openstack-operators", "system:authenticated"}}
 	opCfg.WrapTransport = refused.wrap
-	mgr, err := manager.New(opCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0"})
-	g.Expect(err).NotTo(HaveOccurred())
-	mgrCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mgrCtx) }()
-	defer func() {
-		stop()
-		select {
-		case err := <-done:
-			g.Expect(err).NotTo(HaveOccurred())
-		case <-time.After(30 * time.Second):
-			t.Error("the manager did not stop within 30 s of being told to")
-		}
-	}()
+	_, stop := startManager(ctx, t, opCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0"})
 
 	// The start-up check: what is missing is optional, and said so.
 	var said []string
@@ -152,8 +122,6 @@ func TestOpenStackOperatorRBAC(t *testing.T) {
 	// Switching back: the operator stopped, the hand-back leaves keystone-operator's
 	// finalizers, on a real API server (kinds it lacks, such as TransportURL here, skipped).
 	stop()
-	g.Eventually(done, 30*time.Second).Should(Receive(BeNil()))
-	done <- nil // for the deferred check
 	changes, err := handback.Plan(ctx, admin, deployed)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(changes).NotTo(BeEmpty())

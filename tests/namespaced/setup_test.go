@@ -1,0 +1,69 @@
+package namespaced
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// startAPIServer starts envtest's API server with every CRD the operator needs, stopped
+// when t ends, and returns its admin's configuration, a client of it and a context
+// bounded to two minutes.
+func startAPIServer(t *testing.T) (*rest.Config, client.Client, context.Context) {
+	t.Helper()
+	g := NewWithT(t)
+	logf.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	root, err := controlplane.RepoRoot()
+	g.Expect(err).NotTo(HaveOccurred())
+	env, err := controlplane.Environment(root)
+	g.Expect(err).NotTo(HaveOccurred())
+	cfg, err := env.Start()
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { g.Expect(env.Stop()).To(Succeed()) })
+	admin, err := client.New(cfg, client.Options{Scheme: manager.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return cfg, admin, ctx
+}
+
+// startManager runs the manager on cfg with opts until stop is called (or t ends) and
+// returns it; it fails t when it does not stop within 30 s or stops with an error.
+func startManager(ctx context.Context, t *testing.T, cfg *rest.Config, opts manager.Options) (mgr ctrl.Manager, stop func()) {
+	t.Helper()
+	g := NewWithT(t)
+	// Several managers run in this process.
+	opts.Isolated = true
+	mgr, err := manager.New(cfg, opts)
+	g.Expect(err).NotTo(HaveOccurred())
+	mgrCtx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mgrCtx) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			g.Expect(err).NotTo(HaveOccurred())
+		case <-time.After(30 * time.Second):
+			t.Error("the manager did not stop within 30 s of being told to")
+		}
+	}
+	t.Cleanup(stop)
+	return mgr, stop
+}
