@@ -66,26 +66,29 @@ func (r *Reconciler) sharers(ctx context.Context, svc *keystonev1.KeystoneServic
 }
 
 // sharing says how svc may use a user Keystone says another owner registered (mark):
-// shared, when mark names another KeystoneService of svc's namespace that exists (read
-// from the API server: the cache may not have seen a KeystoneService created at the
-// same moment), its UID proving it is of this cluster; taken over, when it names one
-// that is gone and the mark names this cluster (a keeper removed without handing the
-// user over). ok is false for any other mark: the user stays another's.
-func (r *Reconciler) sharing(ctx context.Context, svc *keystonev1.KeystoneService, mark string) (takeOver, ok bool, err error) {
+// shared, when mark names another KeystoneService of svc's namespace that exists, its
+// UID proving it is of this cluster (read from the cache, and from the API server when
+// the cache lacks it: a KeystoneService created at the same moment); taken over, when
+// it names one that is gone and the mark names this cluster (a keeper removed without
+// handing the user over). Neither for any other mark: the user stays another's.
+func (r *Reconciler) sharing(ctx context.Context, svc *keystonev1.KeystoneService, mark string) (shared, takeOver bool, err error) {
 	m, parsed := identity.ParseMark(mark)
 	if !parsed || m.Kind != Kind || m.Namespace != svc.Namespace || m.Name == svc.Name {
 		return false, false, nil
 	}
+	key := types.NamespacedName{Namespace: m.Namespace, Name: m.Name}
 	var keeper keystonev1.KeystoneService
-	err = r.Uncached().Get(ctx, types.NamespacedName{Namespace: m.Namespace, Name: m.Name}, &keeper)
-	switch {
-	case err == nil && string(keeper.UID) == m.UID:
-		return false, true, nil
-	case err != nil && !apierrors.IsNotFound(err):
-		return false, false, fmt.Errorf("reading KeystoneService %s, which registered a user: %w", m.Name, err)
+	for _, reader := range []client.Reader{r.Client, r.Uncached()} {
+		err = reader.Get(ctx, key, &keeper)
+		switch {
+		case err == nil && string(keeper.UID) == m.UID:
+			return true, false, nil
+		case err != nil && !apierrors.IsNotFound(err):
+			return false, false, fmt.Errorf("reading KeystoneService %s, which registered a user: %w", m.Name, err)
+		}
 	}
 	gone := m.Cluster != "" && m.Cluster == r.ClusterID
-	return gone, gone, nil
+	return false, gone, nil
 }
 
 // rolesOf is the union of the roles of svc and of those sharing its user, sorted.

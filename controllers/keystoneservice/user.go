@@ -54,23 +54,13 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 			return ctrl.Result{}, err
 		}
 	}
-	want := identity.UserSpec{
+	reg, changed, err := s.keystone.EnsureUser(ctx, identity.UserSpec{
 		Name: svc.Spec.ServiceUser, DomainID: defaultDomainID, ProjectID: projectID, Password: s.password,
 		PasswordFrom: s.passwordVersion, Owner: r.owner(svc), ClaimUnmarked: takenOver(svc),
-	}
-	reg, changed, err := s.keystone.EnsureUser(ctx, want)
-	var foreign *identity.ForeignError
-	if errors.As(err, &foreign) {
 		// Another KeystoneService of this namespace registered it: shared (shared.go).
-		takeOver, ok, serr := r.sharing(ctx, svc, foreign.Owner)
-		if serr != nil {
-			return ctrl.Result{}, serr
-		}
-		if ok {
-			want.SharedWith, want.TakeOver = foreign.Owner, takeOver
-			reg, changed, err = s.keystone.EnsureUser(ctx, want)
-		}
-	}
+		Sharing: func(ctx context.Context, mark string) (bool, bool, error) { return r.sharing(ctx, svc, mark) },
+	})
+	var foreign *identity.ForeignError
 	var conflict *identity.PasswordConflictError
 	switch {
 	case errors.As(err, &foreign):

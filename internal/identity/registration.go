@@ -256,12 +256,11 @@ type UserSpec struct {
 	// ClaimUnmarked takes an unmarked user of that name as the owner's (keystone-operator
 	// created it for the owner before marks existed).
 	ClaimUnmarked bool
-	// SharedWith is the mark of another owner the user may carry: the user is then
-	// Shared, not Foreign (its password is that owner's to set: a password that differs
-	// is a PasswordConflictError). With TakeOver, that owner is gone and the user becomes
-	// this owner's (claimed, its password set).
-	SharedWith string
-	TakeOver   bool
+	// Sharing, when set, is asked about a user that carries another owner's mark: shared,
+	// the user is Shared, not Foreign (its password is that owner's to set: a password
+	// that differs is a PasswordConflictError); takeOver, that owner is gone and the user
+	// becomes this one's (claimed, its password set); neither, it stays Foreign.
+	Sharing func(ctx context.Context, mark string) (shared, takeOver bool, err error)
 }
 
 // User is a user as Keystone lists it, with the owner mark.
@@ -291,10 +290,9 @@ func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, boo
 		}
 	}
 	ownership, claim := classify(u.Owner, want.Owner, want.ClaimUnmarked)
-	if ownership == Foreign && want.SharedWith != "" && u.Owner == want.SharedWith {
-		ownership, claim = Shared, false
-		if want.TakeOver {
-			ownership, claim = Owned, true
+	if ownership == Foreign && want.Sharing != nil {
+		if ownership, claim, err = shareOrTake(ctx, want.Sharing, u.Owner); err != nil {
+			return Registered{}, false, err
 		}
 	}
 	switch ownership {
@@ -314,6 +312,21 @@ func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, boo
 		return Registered{}, false, fmt.Errorf("setting the password of user %s: %w", want.Name, err)
 	}
 	return Registered{ID: u.ID, Ownership: ownership}, true, nil
+}
+
+// shareOrTake is the ownership of a user marked by another owner (mark), as sharing
+// says: Shared, Owned and claimed, or Foreign.
+func shareOrTake(ctx context.Context, sharing func(context.Context, string) (bool, bool, error), mark string) (Ownership, bool, error) {
+	shared, takeOver, err := sharing(ctx, mark)
+	switch {
+	case err != nil:
+		return Foreign, false, err
+	case takeOver:
+		return Owned, true, nil
+	case shared:
+		return Shared, false, nil
+	}
+	return Foreign, false, nil
 }
 
 // createUser creates the user want names, marked with its owner and its password's

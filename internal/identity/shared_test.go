@@ -38,7 +38,7 @@ func TestSharedUser(t *testing.T) {
 	g.Expect(foreign.Owner).To(Equal(heat))
 
 	t.Log("shared, from the same Secret version: no request beyond the lookup")
-	other.SharedWith = heat
+	other.Sharing = sharesWith(heat, false)
 	auths := keystone.Authentications.Load()
 	reg, changed, err := kc.EnsureUser(ctx, other)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -84,7 +84,7 @@ func TestSharedUser(t *testing.T) {
 
 	t.Log("a keeper gone without a hand-over: taken over, marked and its password set")
 	gone := identity.UserSpec{Name: "heat", DomainID: "default", Password: "pw3", PasswordFrom: "s3/1",
-		Owner: "KeystoneService/openstack/heat-y/u4@c1", SharedWith: cfn, TakeOver: true}
+		Owner: "KeystoneService/openstack/heat-y/u4@c1", Sharing: sharesWith(cfn, true)}
 	reg, changed, err = kc.EnsureUser(ctx, gone)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(changed).To(BeTrue())
@@ -93,10 +93,19 @@ func TestSharedUser(t *testing.T) {
 	g.Expect(u).To(HaveKeyWithValue(identity.OwnerAttribute, gone.Owner))
 	g.Expect(kc.PasswordWorks(ctx, created.ID, "pw3")).To(BeTrue())
 
-	t.Log("SharedWith names only the mark it names")
-	stranger := identity.UserSpec{Name: "heat", DomainID: "default", Password: "pw3", Owner: "KeystoneService/other/heat/u5@c1", SharedWith: cfn}
+	t.Log("Sharing is asked about the mark the user carries, and says no to another")
+	stranger := identity.UserSpec{Name: "heat", DomainID: "default", Password: "pw3", Owner: "KeystoneService/other/heat/u5@c1",
+		Sharing: sharesWith(heat, false)}
 	_, _, err = kc.EnsureUser(ctx, stranger)
 	g.Expect(errors.As(err, &foreign)).To(BeTrue(), "%v", err)
+}
+
+// sharesWith is a UserSpec.Sharing that shares (or, takeOver, takes over) a user marked
+// by mark, and no other.
+func sharesWith(mark string, takeOver bool) func(context.Context, string) (bool, bool, error) {
+	return func(_ context.Context, m string) (bool, bool, error) {
+		return m == mark && !takeOver, m == mark && takeOver, nil
+	}
 }
 
 func TestSameSource(t *testing.T) {
