@@ -30,6 +30,9 @@ const Finalizer = "keystone.openstack.org/keystoneapi"
 func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	r.verified.Delete(api.UID)
+	if err := r.releaseOrphaned(ctx, api); err != nil {
+		return ctrl.Result{}, err
+	}
 	if holders := registrationHolders(api); len(holders) > 0 {
 		s.round.Apply(keystonev1.KeystoneAPIInputReady, deletionHeldVerdict(holders))
 		return ctrl.Result{}, nil
@@ -98,6 +101,29 @@ func (r *Reconciler) releaseFinalizers(ctx context.Context, api *keystonev1.Keys
 			if err := finalizers.Remove(ctx, r.Client, obj, release...); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// releaseOrphaned removes from api the finalizers of registrations that do not exist
+// (removed by hand, or by another operator, without releasing api), with a Warning
+// Event naming each: no deletion waits on an object that is gone.
+func (r *Reconciler) releaseOrphaned(ctx context.Context, api *keystonev1.KeystoneAPI) error {
+	for _, kind := range []struct {
+		finalizer string
+		list      client.ObjectList
+	}{
+		{"keystoneservice", &keystonev1.KeystoneServiceList{}}, {"keystoneendpoint", &keystonev1.KeystoneEndpointList{}},
+		{"keystoneapplicationcredential", &keystonev1.KeystoneApplicationCredentialList{}},
+	} {
+		released, err := finalizers.ReleaseOrphaned(ctx, r.Client, r.Reporter.Reader, api, kind.finalizer, kind.list)
+		if err != nil {
+			return err
+		}
+		for _, f := range released {
+			r.Reporter.Recorder.Eventf(api, corev1.EventTypeWarning, "FinalizerReleased",
+				"released finalizer %s: the object that put it there no longer exists", f)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package keystoneservice
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
@@ -12,12 +13,16 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // Kind is the reported kind.
@@ -52,6 +57,7 @@ type scope struct {
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneservices/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneservices/finalizers,verbs=update
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneapis,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneendpoints,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
@@ -74,6 +80,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(registration.KeystoneAPIChanged)).
 		// The KeystoneServices sharing a user (shared.go).
 		Watches(&keystonev1.KeystoneService{}, r.wakeSharers()).
+		// A KeystoneEndpoint gone, whatever it released: one waiting for it goes on.
+		Watches(&keystonev1.KeystoneEndpoint{}, r.wakeHeld()).
 		Watches(&corev1.Secret{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneServiceList{},
 			func(o client.Object) []client.ListOption {
 				return []client.ListOption{client.MatchingFields{secretIndex: o.GetName()}}
@@ -91,6 +99,27 @@ var endpointReleased = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		return len(finalizers.Holders(e.ObjectNew, "keystoneendpoint")) < len(finalizers.Holders(e.ObjectOld, "keystoneendpoint"))
 	},
+}
+
+// wakeHeld wakes, when a KeystoneEndpoint is deleted, the KeystoneServices of its
+// namespace holding its finalizer: one waiting for its endpoints (waitForEndpoints)
+// goes on, also when the KeystoneEndpoint went without releasing it.
+func (r *Reconciler) wakeHeld() handler.TypedEventHandler[client.Object, reconcile.Request] {
+	return handler.TypedFuncs[client.Object, reconcile.Request]{
+		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			var list keystonev1.KeystoneServiceList
+			if err := r.List(ctx, &list, client.InNamespace(e.Object.GetNamespace())); err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "listing KeystoneServices for a KeystoneEndpoint's deletion")
+				return
+			}
+			held := []string{finalizers.For("keystoneendpoint", e.Object.GetName()), finalizers.Upstream("keystoneendpoint", e.Object.GetName())}
+			for i := range list.Items {
+				if slices.ContainsFunc(held, func(f string) bool { return controllerutil.ContainsFinalizer(&list.Items[i], f) }) {
+					q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+				}
+			}
+		},
+	}
 }
 
 // kind declares the KeystoneService to the reconcile skeleton.

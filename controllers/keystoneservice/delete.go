@@ -10,6 +10,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
@@ -27,8 +28,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{}, err
 	}
 	if api != nil && registration.KeystoneStays(api) {
-		if waitForEndpoints(s, keystonev1.KeystoneServiceServiceReady, "deleting") {
-			return ctrl.Result{}, nil
+		if waiting, err := r.waitForEndpoints(ctx, s, keystonev1.KeystoneServiceServiceReady, "deleting"); err != nil || waiting {
+			return ctrl.Result{}, err
 		}
 		if registered(s, api) {
 			done, err := r.deregister(ctx, s, api)
@@ -45,15 +46,25 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 
 // waitForEndpoints marks step False while KeystoneEndpoints hold this KeystoneService
 // (holdFinalizer): their endpoints are removed before the registration and the
-// KeystoneAPI go, even where the service itself stays in Keystone (adopted).
-// Releasing a hold wakes the KeystoneService (endpointReleased).
-func waitForEndpoints(s *scope, step lc.Type, why string) bool {
+// KeystoneAPI go, even where the service itself stays in Keystone (adopted). A hold of
+// a KeystoneEndpoint that no longer exists is released. Releasing a hold, or a
+// KeystoneEndpoint's deletion, wakes the KeystoneService (endpointReleased, wakeHeld).
+func (r *Reconciler) waitForEndpoints(ctx context.Context, s *scope, step lc.Type, why string) (bool, error) {
+	// A KeystoneEndpoint removed without releasing it holds it no more.
+	released, err := finalizers.ReleaseOrphaned(ctx, r.Client, r.Uncached(), s.service, "keystoneendpoint", &keystonev1.KeystoneEndpointList{})
+	if err != nil {
+		return false, err
+	}
+	for _, f := range released {
+		r.Reporter.Recorder.Eventf(s.service, corev1.EventTypeWarning, "FinalizerReleased",
+			"released finalizer %s: the KeystoneEndpoint that put it there no longer exists", f)
+	}
 	holders := finalizers.Holders(s.service, "keystoneendpoint")
 	if len(holders) == 0 {
-		return false
+		return false, nil
 	}
 	s.Round.Apply(step, endpointsHoldVerdict(why, holders))
-	return true
+	return true, nil
 }
 
 // registered tells whether the KeystoneService may have registered anything: it puts

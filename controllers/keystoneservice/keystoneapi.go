@@ -24,8 +24,9 @@ func (r *Reconciler) reconcileKeystoneAPI(ctx context.Context, s *scope) (ctrl.R
 		return ctrl.Result{}, err
 	case api != nil && !api.DeletionTimestamp.IsZero():
 		if registration.KeystoneStays(api) && registered(s, api) {
-			if waitForEndpoints(s, keystonev1.KeystoneServiceKeystoneAPIReady, "KeystoneAPI "+api.Name+" is being deleted") {
-				return ctrl.Result{}, nil
+			if waiting, err := r.waitForEndpoints(ctx, s, keystonev1.KeystoneServiceKeystoneAPIReady,
+				"KeystoneAPI "+api.Name+" is being deleted"); err != nil || waiting {
+				return ctrl.Result{}, err
 			}
 			if done, err := r.deregister(ctx, s, api); err != nil || !done {
 				return ctrl.Result{}, err

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -124,4 +125,64 @@ func For(kind, name string) string {
 		part = keep + "-" + digest
 	}
 	return Domain + "/" + part
+}
+
+// Orphaned returns the finalizers that objects of kind put on holder (this suite's, For,
+// and keystone-operator's, Upstream) naming none of present, the names of kind's
+// objects that exist in holder's namespace: finalizers left by an object removed
+// without releasing them (its own finalizer stripped by hand, or another operator's),
+// which nothing would ever remove.
+func Orphaned(holder client.Object, kind string, present []string) []string {
+	live := map[string]bool{}
+	for _, name := range present {
+		live[For(kind, name)] = true
+		live[Upstream(kind, name)] = true
+	}
+	var out []string
+	for _, f := range holder.GetFinalizers() {
+		ours := strings.HasPrefix(f, Domain+"/"+kind+"-")
+		theirs := strings.HasPrefix(f, Upstream(kind, ""))
+		if (ours || theirs) && !live[f] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ReleaseOrphaned removes from holder the finalizers objects of kind put on it (Orphaned)
+// that name no object of list's type in holder's namespace, read from c and, before
+// anything is removed, confirmed with uncached (the API server: a cache may not have
+// seen an object created a moment ago). It returns the finalizers it removed.
+func ReleaseOrphaned(ctx context.Context, c client.Client, uncached client.Reader, holder client.Object, kind string,
+	list client.ObjectList) ([]string, error) {
+	orphaned, err := orphanedIn(ctx, c, holder, kind, list)
+	if err != nil || len(orphaned) == 0 {
+		return nil, err
+	}
+	if orphaned, err = orphanedIn(ctx, uncached, holder, kind, list); err != nil || len(orphaned) == 0 {
+		return nil, err
+	}
+	if err := Remove(ctx, c, holder, orphaned...); err != nil {
+		return nil, err
+	}
+	return orphaned, nil
+}
+
+// orphanedIn is Orphaned with the names of list's objects as reader lists them.
+func orphanedIn(ctx context.Context, reader client.Reader, holder client.Object, kind string, list client.ObjectList) ([]string, error) {
+	l := list.DeepCopyObject().(client.ObjectList)
+	if err := reader.List(ctx, l, client.InNamespace(holder.GetNamespace())); err != nil {
+		return nil, fmt.Errorf("listing the %ss holding %s: %w", kind, holder.GetName(), err)
+	}
+	items, err := apimeta.ExtractList(l)
+	if err != nil {
+		return nil, fmt.Errorf("reading the %ss holding %s: %w", kind, holder.GetName(), err)
+	}
+	names := make([]string, 0, len(items))
+	for _, item := range items {
+		if o, ok := item.(client.Object); ok {
+			names = append(names, o.GetName())
+		}
+	}
+	return Orphaned(holder, kind, names), nil
 }

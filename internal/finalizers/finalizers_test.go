@@ -107,3 +107,18 @@ func TestAddFallsBackToUpdate(t *testing.T) {
 	g.Expect(got.Finalizers).To(Equal([]string{"keystone.openstack.org/x"}))
 	g.Expect([]int{patches, updates}).To(Equal([]int{1, 1}))
 }
+
+func TestOrphaned(t *testing.T) {
+	g := NewWithT(t)
+	long := strings.Repeat("l", 80)
+	api := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Finalizers: []string{
+		"keystone.openstack.org/keystoneapi",
+		For("keystoneservice", "glance"), For("keystoneservice", "ghost"), For("keystoneservice", long),
+		Upstream("keystoneservice", "nova"), Upstream("keystoneservice", "gone"),
+		For("keystoneendpoint", "glance"), "openstack.org/placementapi",
+	}}}
+	g.Expect(Orphaned(api, "keystoneservice", []string{"glance", "nova", long})).To(Equal(
+		[]string{For("keystoneservice", "ghost"), Upstream("keystoneservice", "gone")}), "a long name's digest is recognised")
+	g.Expect(Orphaned(api, "keystoneservice", nil)).To(HaveLen(5))
+	g.Expect(Orphaned(api, "keystoneendpoint", []string{"glance"})).To(BeEmpty(), "another kind's and foreign finalizers are not this kind's")
+}

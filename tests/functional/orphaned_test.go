@@ -1,0 +1,93 @@
+package functional
+
+import (
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// No deletion waits on an object that does not exist: finalizers left by a registration
+// removed without releasing them (its own finalizer stripped by hand, or put there by
+// another operator) are released, with a Warning Event naming each.
+var _ = Describe("A deletion held by an object that is gone", func() {
+	var (
+		ns string
+		ks *fakekeystone.Server
+	)
+	BeforeEach(func() {
+		ns = newNamespace()
+		ks = fakekeystone.New("admin", "secret-admin")
+		DeferCleanup(ks.Close)
+		api := externalKeystoneAPI(ns)
+		api.Spec.Override.Service.Internal.EndpointURL = ptr.To(ks.URL)
+		Expect(k8sClient.Create(ctx, api)).To(Succeed())
+		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin", "GlancePassword": "glance-1"})
+		expectConditions(client.ObjectKeyFromObject(api), condition{"Ready", "True", "Ready", ""})
+	})
+	gone := func(obj client.Object) func() bool {
+		return func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)) }
+	}
+	// addFinalizers puts finalizers on obj, as a registration that is gone left them.
+	addFinalizers := func(obj client.Object, fs ...string) {
+		GinkgoHelper()
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+			obj.SetFinalizers(append(obj.GetFinalizers(), fs...))
+			g.Expect(k8sClient.Update(ctx, obj)).To(Succeed())
+		}).Should(Succeed())
+	}
+
+	It("a KeystoneAPI held by registrations that do not exist is deleted", func() {
+		api := &keystonev1.KeystoneAPI{}
+		key := types.NamespacedName{Namespace: ns, Name: "keystone"}
+		Expect(k8sClient.Get(ctx, key, api)).To(Succeed())
+		addFinalizers(api, "keystone.openstack.org/keystoneservice-ghost", "openstack.org/keystoneendpoint-ghost",
+			"keystone.openstack.org/keystoneapplicationcredential-ghost")
+		Expect(k8sClient.Delete(ctx, api)).To(Succeed())
+		Eventually(gone(api)).Should(BeTrue())
+		Expect(eventReasons(ns, "keystone")).To(ContainElement("FinalizerReleased"))
+	})
+
+	It("a KeystoneAPI still waits for a registration that exists", func() {
+		svc := keystoneService(ns)
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		expectServiceConditions(client.ObjectKeyFromObject(svc), condition{"Ready", "True", "Ready", ""})
+		api := &keystonev1.KeystoneAPI{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, api)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, api)).To(Succeed())
+		Eventually(gone(api)).Should(BeTrue(), "the KeystoneService lets it go")
+		Expect(ks.List(fakekeystone.Services, map[string]any{"type": "image"})).To(BeEmpty(), "after deregistering")
+	})
+
+	It("a KeystoneService held by a KeystoneEndpoint that is gone is deleted, whether it went before or after the deletion began", func() {
+		svc := keystoneService(ns)
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		key := client.ObjectKeyFromObject(svc)
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		// "manual" exists and names another service, so nothing of it ever releases the
+		// hold put on the KeystoneService in its name; "ghost" does not exist.
+		manual := keystoneEndpoint(ns)
+		manual.Name, manual.Spec.ServiceName = "manual", "not-glance"
+		Expect(k8sClient.Create(ctx, manual)).To(Succeed())
+		addFinalizers(svc, "keystone.openstack.org/keystoneendpoint-ghost", "keystone.openstack.org/keystoneendpoint-manual")
+
+		By("deleting the KeystoneService: the ghost's hold is released, the existing KeystoneEndpoint's waited for")
+		Expect(k8sClient.Delete(ctx, svc)).To(Succeed())
+		expectServiceConditions(key, condition{"KeystoneServiceReady", "False", "Requested", "Info"})
+		Eventually(func() []string { return getService(key)(Default).Finalizers }).ShouldNot(
+			ContainElement("keystone.openstack.org/keystoneendpoint-ghost"))
+		Expect(getService(key)(Default).Finalizers).To(ContainElement("keystone.openstack.org/keystoneendpoint-manual"))
+
+		By("that KeystoneEndpoint goes without releasing it: its deletion wakes the KeystoneService, which goes")
+		Expect(k8sClient.Delete(ctx, manual)).To(Succeed())
+		Eventually(gone(manual)).Should(BeTrue())
+		Eventually(gone(svc)).Should(BeTrue())
+		Expect(eventReasons(ns, "glance")).To(ContainElement("FinalizerReleased"))
+		Expect(ks.List(fakekeystone.Services, map[string]any{"type": "image"})).To(BeEmpty(), "deregistered")
+	})
+})
