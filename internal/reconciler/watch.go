@@ -51,7 +51,7 @@ func EnqueueInNamespace(c client.Reader, list client.ObjectList, filter func(cli
 // window. A burst of events (a thousand registrations turning Ready) costs a reconcile
 // per window, not one each, and a single event is seen without delay.
 func Throttled(h handler.EventHandler, every time.Duration) handler.EventHandler {
-	t := &throttle{every: every, next: map[reconcile.Request]time.Time{}}
+	t := &throttle{every: every, now: time.Now, next: map[reconcile.Request]time.Time{}}
 	queue := func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) throttled {
 		return throttled{TypedRateLimitingInterface: q, throttle: t}
 	}
@@ -71,11 +71,29 @@ func Throttled(h handler.EventHandler, every time.Duration) handler.EventHandler
 	}
 }
 
-// throttle holds, per object, when its current window ends.
+// throttle holds, per object, when its current window ends; entries whose window
+// ended are swept at most once per window, so that objects deleted long ago leave
+// nothing behind.
 type throttle struct {
-	every time.Duration
-	mu    sync.Mutex
-	next  map[reconcile.Request]time.Time
+	every     time.Duration
+	now       func() time.Time
+	mu        sync.Mutex
+	next      map[reconcile.Request]time.Time
+	lastSweep time.Time
+}
+
+// sweepLocked drops the entries whose window has ended, at most once per window. t.mu
+// is held.
+func (t *throttle) sweepLocked(now time.Time) {
+	if now.Sub(t.lastSweep) < t.every {
+		return
+	}
+	t.lastSweep = now
+	for item, end := range t.next {
+		if !now.Before(end) {
+			delete(t.next, item)
+		}
+	}
 }
 
 // throttled is a work queue whose Add goes through a throttle.
@@ -90,7 +108,8 @@ func (q throttled) Add(item reconcile.Request) {
 	t := q.throttle
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := time.Now()
+	now := t.now()
+	t.sweepLocked(now)
 	if end, ok := t.next[item]; ok && now.Before(end) {
 		q.AddAfter(item, end.Sub(now))
 		return

@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -41,4 +42,25 @@ func TestThrottled(t *testing.T) {
 	g.Consistently(q.Len).WithTimeout(600*time.Millisecond).Should(BeZero(), "nothing more for that burst")
 	h.Create(context.Background(), created, q)
 	g.Expect(q.Len()).To(Equal(1), "the window over, an event wakes it at once again")
+}
+
+// TestThrottleForgets: an object's entry goes once its window has ended (swept at most
+// once per window), so a throttle does not grow with every object it ever woke.
+func TestThrottleForgets(t *testing.T) {
+	now := time.Unix(1000, 0)
+	th := &throttle{every: 5 * time.Second, now: func() time.Time { return now }, next: map[reconcile.Request]time.Time{}}
+	q := throttled{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]()),
+		throttle: th}
+	defer q.ShutDown()
+	for i := range 100 {
+		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)}})
+	}
+	if len(th.next) != 100 {
+		t.Fatalf("%d entries, want 100", len(th.next))
+	}
+	now = now.Add(6 * time.Second)
+	q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "new"}})
+	if len(th.next) != 1 {
+		t.Errorf("%d entries after every window ended, want 1 (the new one)", len(th.next))
+	}
 }
