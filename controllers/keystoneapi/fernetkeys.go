@@ -3,6 +3,8 @@ package keystoneapi
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -43,15 +45,21 @@ func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Re
 	case err != nil:
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	keys := deploy.FernetKeys(secret.Data)
-	found.credentialKeys, found.fernetKeys = len(deploy.CredentialKeys(secret.Data)), len(keys)
+	repo := deploy.ReadKeys(deploy.FernetKeyPrefix, secret.Data)
+	credentials := deploy.ReadKeys(deploy.CredentialKeyPrefix, secret.Data)
+	keys := repo.Keys
+	found.credentialKeys, found.fernetKeys = credentialCount(credentials), len(keys)
+	found.problems = append(slices.Clone(repo.Problems), credentials.Problems...)
 	found.sched = fernetScheduleOf(secret, ptr.Deref(api.Spec.FernetRotationDays, 1), now)
 	if found.usable() && found.waiting == "" {
-		if found.sched.rotate || len(keys) != maxActive || found.sched.stale {
+		renumbered := repo.Renumbered(deploy.FernetKeyPrefix)
+		if found.sched.rotate || len(keys) != maxActive || found.sched.stale || len(renumbered) > 0 {
+			dropped := repo.Oldest(deploy.FernetKeyPrefix, droppedCount(len(keys), maxActive, found.sched.rotate))
 			if keys, err = r.writeKeys(ctx, secret, keys, maxActive, &found.sched, now); err != nil {
 				return ctrl.Result{}, err
 			}
 			found.fernetKeys = len(keys)
+			r.keysMoved(api, found.secret, renumbered, dropped)
 		}
 		s.requeueAt(found.sched.due.Sub(now))
 	}
@@ -60,6 +68,43 @@ func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Re
 	}
 	s.round.Apply(step, keysVerdict(found))
 	return ctrl.Result{}, nil
+}
+
+// credentialCount is how many of the credential keys the pods mount (CredentialKeys0 and
+// CredentialKeys1, deploy.CredentialKeyCount) the repository holds.
+func credentialCount(credentials deploy.KeyRepository) int {
+	n := 0
+	for _, i := range credentials.Indices {
+		if i < deploy.CredentialKeyCount {
+			n++
+		}
+	}
+	return n
+}
+
+// droppedCount is how many secondary keys bringing n keys to maxActive drops, after a
+// rotation (which adds one) when rotate; never the staged key or the primary.
+func droppedCount(n, maxActive int, rotate bool) int {
+	if rotate {
+		n++
+	}
+	return max(0, n-max(maxActive, 2))
+}
+
+// keysMoved says, in a Warning Event on api, which fernet keys of secret a write
+// renumbered (a repository with gaps is written 0, 1, 2, ...: tokens still validate)
+// and which it dropped (tokens signed with those no longer validate).
+func (r *Reconciler) keysMoved(api *keystonev1.KeystoneAPI, secret string, renumbered, dropped []string) {
+	if len(renumbered) > 0 {
+		r.Reporter.Recorder.Eventf(api, corev1.EventTypeWarning, "FernetKeysRenumbered",
+			"secret %s: %s (the keys keep their order: the primary is still the highest, and every token still validates)",
+			secret, strings.Join(renumbered, ", "))
+	}
+	if len(dropped) > 0 {
+		r.Reporter.Recorder.Eventf(api, corev1.EventTypeWarning, "FernetKeysDropped",
+			"secret %s: %s dropped to keep fernetMaxActiveKeys keys: tokens signed with them no longer validate",
+			secret, strings.Join(dropped, ", "))
+	}
 }
 
 // fernetSchedule is when the fernet keys last rotated and rotate next.

@@ -370,11 +370,15 @@ type keysFound struct {
 	sched          fernetSchedule
 	waiting        string // while an earlier step is not True, when the keys are rotated again; else ""
 	now            time.Time
+	// problems say which keys cannot be used as they are (deploy.KeyRepository.Problems).
+	problems []string
 }
 
 // usable tells whether the keys may be used and rotated: credential keys are never
 // made up (new ones could not decrypt the credential table).
-func (k keysFound) usable() bool { return k.credentialKeys >= deploy.CredentialKeyCount }
+func (k keysFound) usable() bool {
+	return k.credentialKeys >= deploy.CredentialKeyCount && len(k.problems) == 0
+}
 
 // keysVerdict is FernetKeysReady from the keys Secret: FernetCreated (Info) the round
 // it is made; InvalidInput (Error) while it lacks credential keys; an unreadable
@@ -385,6 +389,9 @@ func keysVerdict(k keysFound) condition.Verdict {
 	switch {
 	case k.created != "":
 		return condition.FalseVerdict(fernetCreated, "fernet and credential keys %s secret %s", k.created, k.secret)
+	case len(k.problems) > 0:
+		return condition.FalseVerdict(condition.InvalidInput, "secret %s cannot be used as it is, and nothing in it was rewritten: %s",
+			k.secret, strings.Join(k.problems, "; "))
 	case !k.usable():
 		return condition.FalseVerdict(condition.InvalidInput, "secret %s holds %d of the %d credential keys "+
 			"(CredentialKeys0..%d): add the keys of the repository Keystone's credentials were encrypted with",

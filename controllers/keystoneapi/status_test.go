@@ -441,6 +441,15 @@ func TestTLSVerdict(t *testing.T) {
 	g.Expect(tlsSecretNames(api("ca", ptr.To("pub"), ptr.To("int"), true))).To(Equal([]string{"ca"}))
 }
 
+func TestDroppedCount(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(droppedCount(5, 5, false)).To(Equal(0))
+	g.Expect(droppedCount(5, 5, true)).To(Equal(1), "a rotation adds the new staged key and drops the oldest secondary")
+	g.Expect(droppedCount(100, 5, false)).To(Equal(95))
+	g.Expect(droppedCount(3, 5, false)).To(Equal(0), "too few keys are padded, none dropped")
+	g.Expect(droppedCount(3, 1, false)).To(Equal(1), "the staged key and the primary always stay")
+}
+
 func TestKeysVerdict(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	due := now.Add(24 * time.Hour)
@@ -468,6 +477,10 @@ func TestKeysVerdict(t *testing.T) {
 				"of secret keystone is not an RFC 3339 time (such as 2026-11-25T12:00:00Z): the keys were rotated now, " +
 				"and the next rotation is at 2026-11-26T12:00:00Z"}},
 		{"ready", found(nil), verdictOf{true, "", "", "5 fernet keys in secret keystone, next rotation at 2026-11-26T12:00:00Z"}},
+		{"keys that are no keys: nothing rewritten", found(func(k *keysFound) {
+			k.problems = []string{"FernetKeys1 is empty", "FernetKeys2 is not url-safe base64"}
+		}), verdictOf{false, "InvalidInput", lc.SeverityError, "secret keystone cannot be used as it is, and nothing in it " +
+			"was rewritten: FernetKeys1 is empty; FernetKeys2 is not url-safe base64"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

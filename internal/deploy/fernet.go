@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -136,4 +137,92 @@ func keysFromData(prefix string, data map[string][]byte) []string {
 		}
 		keys = append(keys, string(v))
 	}
+}
+
+// KeyRepository is a key repository as a Secret holds it: its keys by index, read as
+// Keystone reads a repository directory (every index, gaps allowed; names that are no
+// number ignored).
+type KeyRepository struct {
+	// Indices are the repository's indices, ascending; Keys the key of each.
+	Indices []int
+	Keys    []string
+	// Problems say why a key cannot be used ("FernetKeys3 is empty"); none when all can.
+	Problems []string
+}
+
+// ReadKeys reads the keys named prefix<index> of a Secret's data. A key must be 32
+// bytes in url-safe base64, as Keystone's Fernet keys and credential keys are;
+// surrounding white space is allowed (a key file may end in a newline).
+func ReadKeys(prefix string, data map[string][]byte) KeyRepository {
+	var repo KeyRepository
+	names := map[int][]string{}
+	for name := range data {
+		suffix, ok := strings.CutPrefix(name, prefix)
+		if !ok {
+			continue
+		}
+		// Keystone reads a file name as Python's int() does: "04" is key 4.
+		i, err := strconv.Atoi(suffix)
+		if err != nil || i < 0 || strings.HasPrefix(suffix, "+") {
+			continue
+		}
+		if names[i] == nil {
+			repo.Indices = append(repo.Indices, i)
+		}
+		names[i] = append(names[i], name)
+	}
+	sort.Ints(repo.Indices)
+	for _, i := range repo.Indices {
+		if len(names[i]) > 1 {
+			sort.Strings(names[i])
+			repo.Problems = append(repo.Problems, fmt.Sprintf("%s all name key %d", strings.Join(names[i], " and "), i))
+		}
+		name := names[i][0]
+		key := string(data[name])
+		repo.Keys = append(repo.Keys, key)
+		if problem := keyProblem(key); problem != "" {
+			repo.Problems = append(repo.Problems, name+" "+problem)
+		}
+	}
+	return repo
+}
+
+// keyProblem says why key is no Fernet key; "" when it is one.
+func keyProblem(key string) string {
+	trimmed := strings.TrimSpace(key)
+	if trimmed == "" {
+		return "is empty"
+	}
+	raw, err := base64.URLEncoding.DecodeString(trimmed)
+	if err != nil {
+		return "is not url-safe base64"
+	}
+	if len(raw) != 32 {
+		return fmt.Sprintf("holds %d bytes, not the 32 of a key", len(raw))
+	}
+	return ""
+}
+
+// Renumbered describes what writing the repository's keys densely (0, 1, 2, ...)
+// changes: each index that becomes another ("FernetKeys3 is now FernetKeys2"), in
+// order; none for a repository without gaps. The keys keep their order: the staged key
+// stays 0 and the primary the highest, and every token and credential still validates.
+func (r KeyRepository) Renumbered(prefix string) []string {
+	var out []string
+	for pos, i := range r.Indices {
+		if pos != i {
+			out = append(out, fmt.Sprintf("%s%d is now %s%d", prefix, i, prefix, pos))
+		}
+	}
+	return out
+}
+
+// Oldest names the n oldest secondary keys (the lowest indices after the staged key),
+// which Resize drops first, in order; never the staged key or the primary.
+func (r KeyRepository) Oldest(prefix string, n int) []string {
+	var out []string
+	for pos := 1; pos < len(r.Indices)-1 && len(out) < n; pos++ {
+		out = append(out, prefix+strconv.Itoa(r.Indices[pos]))
+	}
+	return out
 }
