@@ -2,11 +2,13 @@ package functional
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
@@ -212,4 +214,21 @@ func clusterID() string {
 	ns := &corev1.Namespace{}
 	Expect(k8sClient.Get(context.Background(), types.NamespacedName{Name: "kube-system"}, ns)).To(Succeed())
 	return string(ns.UID)
+}
+
+// readyAtFakeKeystone starts a fake Keystone for the spec and makes the namespace's
+// KeystoneAPI an external one at it, Ready, with osp-secret holding the admin's
+// password and passwords.
+func readyAtFakeKeystone(ns string, passwords map[string]string) *fakekeystone.Server {
+	GinkgoHelper()
+	ks := fakekeystone.New("admin", "secret-admin")
+	DeferCleanup(ks.Close)
+	api := externalKeystoneAPI(ns)
+	api.Spec.Override.Service.Internal.EndpointURL = ptr.To(ks.URL)
+	Expect(k8sClient.Create(ctx, api)).To(Succeed())
+	data := map[string]string{"AdminPassword": "secret-admin"}
+	maps.Copy(data, passwords)
+	createSecret(ns, "osp-secret", data)
+	expectConditions(client.ObjectKeyFromObject(api), condition{"Ready", "True", "Ready", ""})
+	return ks
 }

@@ -7,7 +7,6 @@ import (
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -21,13 +20,7 @@ var _ = Describe("A deletion held by an object that is gone", func() {
 	)
 	BeforeEach(func() {
 		ns = newNamespace()
-		ks = fakekeystone.New("admin", "secret-admin")
-		DeferCleanup(ks.Close)
-		api := externalKeystoneAPI(ns)
-		api.Spec.Override.Service.Internal.EndpointURL = ptr.To(ks.URL)
-		Expect(k8sClient.Create(ctx, api)).To(Succeed())
-		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin", "GlancePassword": "glance-1"})
-		expectConditions(client.ObjectKeyFromObject(api), condition{"Ready", "True", "Ready", ""})
+		ks = readyAtFakeKeystone(ns, map[string]string{"GlancePassword": "glance-1"})
 	})
 	gone := func(obj client.Object) func() bool {
 		return func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)) }

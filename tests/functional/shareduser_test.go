@@ -23,13 +23,7 @@ var _ = Describe("A service user shared by KeystoneServices of one namespace", f
 	)
 	BeforeEach(func() {
 		ns = newNamespace()
-		ks = fakekeystone.New("admin", "secret-admin")
-		DeferCleanup(ks.Close)
-		api := externalKeystoneAPI(ns)
-		api.Spec.Override.Service.Internal.EndpointURL = ptr.To(ks.URL)
-		Expect(k8sClient.Create(ctx, api)).To(Succeed())
-		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin", "HeatPassword": "heat-1"})
-		expectConditions(client.ObjectKeyFromObject(api), condition{"Ready", "True", "Ready", ""})
+		ks = readyAtFakeKeystone(ns, map[string]string{"HeatPassword": "heat-1"})
 	})
 	heatService := func(name, serviceType, user string, roles ...string) *keystonev1.KeystoneService {
 		svc := keystoneService(ns)
