@@ -135,6 +135,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&keystonev1.KeystoneApplicationCredential{}, r.registrationsView(), builder.WithPredicates(registrationReadyChanged)).
 		Watches(&corev1.Secret{}, r.enqueueBy(secretIndex, func(o client.Object) string { return o.GetName() })).
 		Watches(&corev1.Secret{}, r.enqueueForAccountSecret()).
+		Watches(&corev1.Secret{}, r.enqueueForMemcachedCertificate()).
 		Watches(&memcachedv1.Memcached{}, r.enqueueBy(memcachedIndex, func(o client.Object) string { return o.GetName() })).
 		Watches(&topologyv1.Topology{}, r.enqueueBy(topologyIndex, func(o client.Object) string { return o.GetName() })).
 		Watches(&corev1.Service{}, r.enqueueBy(databaseIndex, func(o client.Object) string {
@@ -194,6 +195,25 @@ func (r *Reconciler) apisBy(ctx context.Context, index, ns, value string) []reco
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&a)})
 	}
 	return reqs
+}
+
+// enqueueForMemcachedCertificate wakes the KeystoneAPIs whose Memcached asks for the
+// client certificate of the Secret of an event (a renewal rolls their pods).
+func (r *Reconciler) enqueueForMemcachedCertificate() handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		list := &memcachedv1.MemcachedList{}
+		if err := r.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing Memcacheds for a Secret's event")
+			return nil
+		}
+		var reqs []reconcile.Request
+		for i := range list.Items {
+			if mc := &list.Items[i]; mc.GetMemcachedTLSSupport() && memcachedMTLSSecret(mc) == o.GetName() {
+				reqs = append(reqs, r.apisBy(ctx, memcachedIndex, mc.Namespace, mc.Name)...)
+			}
+		}
+		return reqs
+	})
 }
 
 // enqueueForAccountSecret wakes the KeystoneAPIs whose MariaDBAccount keeps its

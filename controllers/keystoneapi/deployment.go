@@ -102,12 +102,17 @@ func keepSelector(desired, existing *appsv1.Deployment) {
 }
 
 // podRevision identifies what the pods read from Secrets: the configuration and, when
-// TLS is on, the certificates. A change of either rolls the pods.
+// TLS is on, the certificates, Memcached's client certificate among them. A change of
+// any rolls the pods.
 func (s *scope) podRevision() string {
-	if s.tlsRevision == "" {
+	if s.tlsRevision == "" && s.memcachedMTLSRevision == "" {
 		return s.configRevision
 	}
-	return deploy.Hash(map[string]string{"config": s.configRevision, "tls": s.tlsRevision})
+	parts := map[string]string{"config": s.configRevision, "tls": s.tlsRevision}
+	if s.memcachedMTLSRevision != "" {
+		parts["mtls"] = s.memcachedMTLSRevision
+	}
+	return deploy.Hash(parts)
 }
 
 // markRollout marks step from the Deployment's rollout (rolloutVerdict).

@@ -7,6 +7,7 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,11 +34,27 @@ func (r *Reconciler) reconcileMemcached(ctx context.Context, s *scope) (ctrl.Res
 		return ctrl.Result{}, nil
 	}
 	s.memcachedServers = mc.Status.ServerList
-	s.memcachedTLS, s.memcachedMTLSSecret = mc.GetMemcachedTLSSupport(), ""
+	s.memcachedTLS, s.memcachedMTLSSecret, s.memcachedMTLSRevision = mc.GetMemcachedTLSSupport(), "", ""
 	if s.memcachedTLS {
 		s.memcachedMTLSSecret = memcachedMTLSSecret(mc)
 	}
-	s.round.Apply(step, memcachedVerdict(api.Spec.MemcachedInstance, mc))
+	v := memcachedVerdict(api.Spec.MemcachedInstance, mc)
+	if s.memcachedMTLSSecret != "" {
+		// The pods mount the client certificate file by file (SubPath), which a renewal
+		// never updates: its Secret's version is part of the pods' revision instead.
+		secret := &corev1.Secret{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: s.memcachedMTLSSecret}, secret)
+		switch {
+		case apierrors.IsNotFound(err):
+			secret = nil
+		case err != nil:
+			return ctrl.Result{}, fmt.Errorf("reading secret %s: %w", s.memcachedMTLSSecret, err)
+		default:
+			s.memcachedMTLSRevision = string(secret.UID) + "/" + secret.ResourceVersion
+		}
+		v = memcachedMTLSVerdict(v, mc.Name, s.memcachedMTLSSecret, secret)
+	}
+	s.round.Apply(step, v)
 	return ctrl.Result{}, nil
 }
 

@@ -71,6 +71,8 @@ type scope struct {
 	// client certificate it asks for.
 	memcachedTLS        bool
 	memcachedMTLSSecret string
+	// memcachedMTLSRevision identifies the version of that Secret ("<uid>/<resourceVersion>").
+	memcachedMTLSRevision string
 	// databaseTLS: the database instance serves TLS (its MariaDBDatabase's status).
 	databaseTLS bool
 	// configRevision identifies the contents of the configuration Secret without

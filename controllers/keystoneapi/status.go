@@ -115,6 +115,16 @@ func memcachedVerdict(name string, mc *memcachedv1.Memcached) condition.Verdict 
 	return condition.TrueVerdict("Memcached %s ready with %d servers", mc.Name, len(mc.Status.ServerList))
 }
 
+// memcachedMTLSVerdict is MemcachedReady once the Memcached is ready (ready) and asks
+// for client certificates: the Secret name (nil: missing) must hold the certificate,
+// its key and the CA, which the pods mount; DependencyNotFound (Warning) until it does.
+func memcachedMTLSVerdict(ready condition.Verdict, memcached, name string, secret *corev1.Secret) condition.Verdict {
+	if missing := missingKeys(name, secret, libtls.CertKey, libtls.PrivateKey, libtls.CAKey); missing != "" {
+		return condition.FalseVerdict(condition.DependencyNotFound, "Memcached %s asks for client certificates: %s", memcached, missing)
+	}
+	return condition.TrueVerdict("%s, client certificate from secret %s", ready.Message, name)
+}
+
 // transportURLVerdict is RabbitMqTransportURLReady from the TransportURL of the
 // notifications to cluster and secretProblem (what is wrong with the Secret it names, ""
 // for nothing): its Ready mirrored, then its Secret waited for (Requested), then

@@ -621,3 +621,22 @@ func TestTrueOnlyVerdicts(t *testing.T) {
 		g.Expect(brief(tt.got)).To(Equal(tt.want))
 	}
 }
+
+func TestMemcachedMTLSVerdict(t *testing.T) {
+	g := NewWithT(t)
+	ready := condition.TrueVerdict("Memcached memcached ready with 1 servers")
+	secret := func(data map[string]string) *corev1.Secret {
+		s := &corev1.Secret{Data: map[string][]byte{}}
+		for k, v := range data {
+			s.Data[k] = []byte(v)
+		}
+		return s
+	}
+	g.Expect(brief(memcachedMTLSVerdict(ready, "memcached", "cert-mtls", nil))).To(Equal(verdictOf{false, "DependencyNotFound",
+		lc.SeverityWarning, "Memcached memcached asks for client certificates: secret cert-mtls not found"}))
+	g.Expect(brief(memcachedMTLSVerdict(ready, "memcached", "cert-mtls", secret(map[string]string{"tls.crt": "c", "ca.crt": "a"})))).To(
+		Equal(verdictOf{false, "DependencyNotFound", lc.SeverityWarning,
+			"Memcached memcached asks for client certificates: secret cert-mtls has no key tls.key"}))
+	g.Expect(brief(memcachedMTLSVerdict(ready, "memcached", "cert-mtls", secret(map[string]string{"tls.crt": "c", "tls.key": "k", "ca.crt": "a"})))).To(
+		Equal(verdictOf{true, "", "", "Memcached memcached ready with 1 servers, client certificate from secret cert-mtls"}))
+}

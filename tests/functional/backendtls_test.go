@@ -2,6 +2,7 @@ package functional
 
 import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -52,6 +53,10 @@ var _ = Describe("KeystoneAPI with a database and a Memcached that serve TLS", f
 			g.Expect(k8sClient.Status().Update(ctx, mc)).To(Succeed())
 		}).Should(Succeed())
 
+		By("the client certificate's Secret is waited for, then taken")
+		expectConditions(key, condition{"MemcachedReady", "False", "DependencyNotFound", "Warning"})
+		Expect(message(key, "MemcachedReady")).To(Equal("Memcached memcached asks for client certificates: secret cert-memcached-mtls not found"))
+		createSecret(ns, "cert-memcached-mtls", map[string]string{"tls.crt": "cert-1", "tls.key": "key-1", "ca.crt": "ca"})
 		Eventually(func(g Gomega) {
 			g.Expect(config(g, "my.cnf")).To(ContainSubstring("ssl = 1\nssl-ca = /etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem\n"))
 			g.Expect(config(g, "keystone.conf")).To(ContainSubstring("tls_enabled = true\n" +
@@ -69,5 +74,15 @@ var _ = Describe("KeystoneAPI with a database and a Memcached that serve TLS", f
 		}).Should(Succeed())
 		rollOut(ns, key.Name, 1)
 		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+
+		By("a renewed client certificate rolls the pods: they mount it file by file, which a renewal never updates")
+		revision := func(g Gomega) string {
+			dep := &appsv1.Deployment{}
+			g.Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
+			return dep.Spec.Template.Annotations[deploy.HashAnnotation]
+		}
+		before := revision(Default)
+		setSecretKey(ns, "cert-memcached-mtls", "tls.crt", "cert-2")
+		Eventually(revision).ShouldNot(Equal(before))
 	})
 })
