@@ -3,12 +3,12 @@ package deploy
 import (
 	"fmt"
 	"maps"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/endpointurl"
 	"github.com/openstack-k8s-operators/lib-common/modules/storage"
 	"github.com/robfig/cron/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -62,7 +62,7 @@ func requiredProblems(api *keystonev1.KeystoneAPI) []string {
 		out = append(out, "databaseInstance is required unless externalKeystoneAPI is set: it names the MariaDB instance for Keystone's database")
 	}
 	for _, iface := range Interfaces {
-		if u := api.EndpointOverrideURL(iface); u != "" && !AbsoluteHTTP(u) && !HostlessURL(u) {
+		if u := api.EndpointOverrideURL(iface); u != "" && !endpointurl.AbsoluteHTTP(u) && !endpointurl.Hostless(u) {
 			out = append(out, fmt.Sprintf("override.service.%s.endpointURL %q must be an absolute http or https URL, for example https://keystone.example.com", iface, u))
 		}
 	}
@@ -122,21 +122,9 @@ func TrustFlushScheduleProblem(api *keystonev1.KeystoneAPI) string {
 func PendingEndpoints(api *keystonev1.KeystoneAPI) []string {
 	var out []string
 	for _, iface := range Interfaces {
-		if u := api.EndpointOverrideURL(iface); HostlessURL(u) {
+		if u := api.EndpointOverrideURL(iface); endpointurl.Hostless(u) {
 			out = append(out, fmt.Sprintf("override.service.%s.endpointURL %q", iface, u))
 		}
 	}
 	return out
-}
-
-// HostlessURL tells whether s is an http or https URL without a host, such as "http://".
-func HostlessURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host == "" && u.Opaque == ""
-}
-
-// AbsoluteHTTP tells whether s is an absolute http or https URL with a host.
-func AbsoluteHTTP(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }

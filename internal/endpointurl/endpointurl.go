@@ -60,12 +60,29 @@ func Check(raw string) Verdict {
 		return Verdict{Note: "not a URL Go's parser reads: " + err.Error()}
 	case u.Scheme != "http" && u.Scheme != "https":
 		return Verdict{Note: fmt.Sprintf("not an http or https URL (scheme %q)", u.Scheme)}
-	case u.Host == "" && u.Opaque == "" && !templated:
+	case hostless(u) && !templated:
 		return Verdict{Pending: true}
 	case u.Host == "" && u.Opaque != "":
 		return Verdict{Note: "no host: write it as " + u.Scheme + "://host/..."}
 	}
 	return Verdict{}
+}
+
+// Hostless tells whether s is an http or https URL without a host yet, such as
+// "http://": openstack-operator writes it until its Route has a host.
+func Hostless(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && hostless(u)
+}
+
+// hostless tells whether u has no host, and nothing in its place ("http:foo" has).
+func hostless(u *url.URL) bool { return u.Host == "" && u.Opaque == "" }
+
+// AbsoluteHTTP tells whether s is an absolute http or https URL with a host: what the
+// operator itself can reach Keystone at (a KeystoneAPI's endpoint overrides).
+func AbsoluteHTTP(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // beforeTemplate is raw up to its first substitution ("%(" or "$("), and whether it has one.

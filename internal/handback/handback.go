@@ -7,18 +7,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// ours is the prefix of every finalizer this suite puts; upstream is keystone-operator's
-// (lib-common's helper: "openstack.org/<kind>").
-const (
-	ours     = "keystone.openstack.org/"
-	upstream = "openstack.org/"
-)
+// ours is the prefix of every finalizer this suite puts (finalizers.For).
+const ours = finalizers.Domain + "/"
 
 // recorded are the annotations this suite writes on objects keystone-operator also
 // reads, and which keystone-operator does not know.
@@ -137,38 +134,38 @@ func upstreamFinalizers(obj *unstructured.Unstructured, all map[string][]unstruc
 	switch obj.GetKind() {
 	case "KeystoneAPI":
 		// Its own, and one per registration (KeystoneService and KeystoneEndpoint).
-		out := []string{upstream + "keystoneapi"}
+		out := []string{finalizers.UpstreamOwn("keystoneapi")}
 		for _, kind := range []string{"KeystoneService", "KeystoneEndpoint"} {
 			for _, o := range live(all[kind]) {
-				out = append(out, upstream+strings.ToLower(kind)+"-"+o.GetName())
+				out = append(out, finalizers.Upstream(strings.ToLower(kind), o.GetName()))
 			}
 		}
 		return out
 	case "KeystoneService":
 		// Its own, and one per KeystoneEndpoint whose serviceName names it.
-		out := []string{upstream + "keystoneservice"}
+		out := []string{finalizers.UpstreamOwn("keystoneservice")}
 		for _, o := range live(all["KeystoneEndpoint"]) {
 			if name, _, _ := unstructured.NestedString(o.Object, "spec", "serviceName"); name == obj.GetName() {
-				out = append(out, upstream+"keystoneendpoint-"+o.GetName())
+				out = append(out, finalizers.Upstream("keystoneendpoint", o.GetName()))
 			}
 		}
 		return out
 	case "KeystoneEndpoint":
-		return []string{upstream + "keystoneendpoint"}
+		return []string{finalizers.UpstreamOwn("keystoneendpoint")}
 	case "KeystoneApplicationCredential":
-		return []string{upstream + "applicationcredential"}
+		return []string{finalizers.UpstreamOwn("applicationcredential")}
 	case "Secret":
 		if slices.Contains(obj.GetFinalizers(), ours+"ac-secret-protection") {
-			return []string{upstream + "ac-secret-protection"}
+			return []string{finalizers.UpstreamOwn("ac-secret-protection")}
 		}
 	case "Memcached", "MariaDBDatabase", "MariaDBAccount":
-		return []string{upstream + "keystoneapi"}
+		return []string{finalizers.UpstreamOwn("keystoneapi")}
 	case "Topology":
 		// lib-common's EnsureTopologyRef: "<helper's finalizer>-<KeystoneAPI name>".
 		var out []string
 		for _, f := range obj.GetFinalizers() {
 			if api, ok := strings.CutPrefix(f, ours+"keystoneapi-"); ok {
-				out = append(out, upstream+"keystoneapi-"+api)
+				out = append(out, finalizers.Upstream("keystoneapi", api))
 			}
 		}
 		return out

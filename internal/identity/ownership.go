@@ -81,7 +81,7 @@ const (
 	// Foreign entities carry the mark of another owner.
 	Foreign
 	// Shared users carry the mark of another owner that the caller shares them with
-	// (UserSpec.SharedWith: another KeystoneService of the same namespace and cluster):
+	// (UserSpec.Sharing: another KeystoneService of the same namespace and cluster):
 	// used, their password checked and never set, never deleted.
 	Shared
 )
@@ -134,12 +134,11 @@ func (e *ForeignError) Error() string {
 
 // ownerName is "<Kind>", "<namespace>", "<name>" of a mark, without the UID and cluster.
 func ownerName(mark string) []string {
-	object, _ := splitMark(mark)
-	parts := strings.Split(object, "/")
-	if len(parts) == 4 {
-		return parts[:3]
+	if m, ok := ParseMark(mark); ok {
+		return []string{m.Kind, m.Namespace, m.Name}
 	}
-	return parts
+	object, _ := splitMark(mark)
+	return strings.Split(object, "/")
 }
 
 // mark sets OwnerAttribute on an existing entity of kind ("services", "users").

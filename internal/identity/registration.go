@@ -285,8 +285,11 @@ func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, boo
 	}
 	if u == nil {
 		var created string
-		if created, u, err = c.createUser(ctx, want); err != nil || u == nil {
-			return Registered{ID: created, Ownership: Owned, Created: true}, err == nil, err
+		switch created, u, err = c.createUser(ctx, want); {
+		case err != nil:
+			return Registered{}, false, err
+		case u == nil:
+			return Registered{ID: created, Ownership: Owned, Created: true}, true, nil
 		}
 	}
 	ownership, claim := classify(u.Owner, want.Owner, want.ClaimUnmarked)
