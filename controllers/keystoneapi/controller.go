@@ -20,6 +20,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -44,6 +45,8 @@ const (
 	topologyIndex  = "spec.topologyRef.name"
 	// accountSecretIndex indexes MariaDBAccounts by their password Secret.
 	accountSecretIndex = "spec.secret"
+	// memcachedCertificateIndex indexes Memcacheds by the client certificate's Secret they ask for.
+	memcachedCertificateIndex = "mtls.secret"
 )
 
 var steps = condition.Steps(keystonev1.KeystoneAPISteps)
@@ -110,6 +113,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}); err != nil {
 		return fmt.Errorf("indexing MariaDBAccount by %s: %w", accountSecretIndex, err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &memcachedv1.Memcached{}, memcachedCertificateIndex, func(o client.Object) []string {
+		if mc := o.(*memcachedv1.Memcached); mc.GetMemcachedTLSSupport() && memcachedMTLSSecret(mc) != "" {
+			return []string{memcachedMTLSSecret(mc)}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing Memcached by %s: %w", memcachedCertificateIndex, err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&keystonev1.KeystoneAPI{}, builder.WithPredicates(reconciler.IgnoreStatusUpdates)).
 		Owns(&corev1.Secret{}).
@@ -134,8 +145,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&keystonev1.KeystoneEndpoint{}, r.registrationsView(), builder.WithPredicates(registrationReadyChanged)).
 		Watches(&keystonev1.KeystoneApplicationCredential{}, r.registrationsView(), builder.WithPredicates(registrationReadyChanged)).
 		Watches(&corev1.Secret{}, r.enqueueBy(secretIndex, func(o client.Object) string { return o.GetName() })).
-		Watches(&corev1.Secret{}, r.enqueueForAccountSecret()).
-		Watches(&corev1.Secret{}, r.enqueueForMemcachedCertificate()).
+		// A MariaDBAccount's password, a Memcached's client certificate (its renewal rolls the pods).
+		Watches(&corev1.Secret{}, r.enqueueForSecretOf(&mariadbv1.MariaDBAccountList{}, accountSecretIndex, accountIndex)).
+		Watches(&corev1.Secret{}, r.enqueueForSecretOf(&memcachedv1.MemcachedList{}, memcachedCertificateIndex, memcachedIndex)).
 		Watches(&memcachedv1.Memcached{}, r.enqueueBy(memcachedIndex, func(o client.Object) string { return o.GetName() })).
 		Watches(&topologyv1.Topology{}, r.enqueueBy(topologyIndex, func(o client.Object) string { return o.GetName() })).
 		Watches(&corev1.Service{}, r.enqueueBy(databaseIndex, func(o client.Object) string {
@@ -197,37 +209,26 @@ func (r *Reconciler) apisBy(ctx context.Context, index, ns, value string) []reco
 	return reqs
 }
 
-// enqueueForMemcachedCertificate wakes the KeystoneAPIs whose Memcached asks for the
-// client certificate of the Secret of an event (a renewal rolls their pods).
-func (r *Reconciler) enqueueForMemcachedCertificate() handler.EventHandler {
+// enqueueForSecretOf wakes, for a Secret's event, the KeystoneAPIs using (by apiIndex)
+// the objects of list that name that Secret (by secretIndex): the MariaDBAccount keeping
+// its password there, the Memcached asking for that client certificate.
+func (r *Reconciler) enqueueForSecretOf(list client.ObjectList, secretIndex, apiIndex string) handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-		list := &memcachedv1.MemcachedList{}
-		if err := r.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "listing Memcacheds for a Secret's event")
+		l := list.DeepCopyObject().(client.ObjectList)
+		if err := r.List(ctx, l, client.InNamespace(o.GetNamespace()), client.MatchingFields{secretIndex: o.GetName()}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing objects for a Secret's event", "index", secretIndex)
+			return nil
+		}
+		items, err := apimeta.ExtractList(l)
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "reading objects for a Secret's event", "index", secretIndex)
 			return nil
 		}
 		var reqs []reconcile.Request
-		for i := range list.Items {
-			if mc := &list.Items[i]; mc.GetMemcachedTLSSupport() && memcachedMTLSSecret(mc) == o.GetName() {
-				reqs = append(reqs, r.apisBy(ctx, memcachedIndex, mc.Namespace, mc.Name)...)
+		for _, item := range items {
+			if obj, ok := item.(client.Object); ok {
+				reqs = append(reqs, r.apisBy(ctx, apiIndex, obj.GetNamespace(), obj.GetName())...)
 			}
-		}
-		return reqs
-	})
-}
-
-// enqueueForAccountSecret wakes the KeystoneAPIs whose MariaDBAccount keeps its
-// password in the Secret of an event.
-func (r *Reconciler) enqueueForAccountSecret() handler.EventHandler {
-	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-		accounts := &mariadbv1.MariaDBAccountList{}
-		if err := r.List(ctx, accounts, client.InNamespace(o.GetNamespace()), client.MatchingFields{accountSecretIndex: o.GetName()}); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "listing MariaDBAccounts for a watch event")
-			return nil
-		}
-		var reqs []reconcile.Request
-		for i := range accounts.Items {
-			reqs = append(reqs, r.apisBy(ctx, accountIndex, accounts.Items[i].Namespace, accounts.Items[i].Name)...)
 		}
 		return reqs
 	})

@@ -110,13 +110,7 @@ func (r *Reconciler) releaseFinalizers(ctx context.Context, api *keystonev1.Keys
 // (removed by hand, or by another operator, without releasing api), with a Warning
 // Event naming each: no deletion waits on an object that is gone.
 func (r *Reconciler) releaseOrphaned(ctx context.Context, api *keystonev1.KeystoneAPI) error {
-	for _, kind := range []struct {
-		finalizer string
-		list      client.ObjectList
-	}{
-		{"keystoneservice", &keystonev1.KeystoneServiceList{}}, {"keystoneendpoint", &keystonev1.KeystoneEndpointList{}},
-		{"keystoneapplicationcredential", &keystonev1.KeystoneApplicationCredentialList{}},
-	} {
+	for _, kind := range registrationKinds {
 		released, err := finalizers.ReleaseOrphaned(ctx, r.Client, r.Reporter.Reader, api, kind.finalizer, kind.list)
 		if err != nil {
 			return err
@@ -129,14 +123,22 @@ func (r *Reconciler) releaseOrphaned(ctx context.Context, api *keystonev1.Keysto
 	return nil
 }
 
+// registrationKinds are the kinds whose objects hold a KeystoneAPI with a finalizer
+// named after their kind (finalizers.For, finalizers.Upstream), and their lists.
+var registrationKinds = []struct {
+	finalizer, name string
+	list            client.ObjectList
+}{
+	{"keystoneservice", "KeystoneService", &keystonev1.KeystoneServiceList{}},
+	{"keystoneendpoint", "KeystoneEndpoint", &keystonev1.KeystoneEndpointList{}},
+	{"keystoneapplicationcredential", "KeystoneApplicationCredential", &keystonev1.KeystoneApplicationCredentialList{}},
+}
+
 // registrationHolders names the registrations whose finalizers hold the KeystoneAPI:
 // this suite's ("KeystoneService glance") and keystone-operator's.
 func registrationHolders(api *keystonev1.KeystoneAPI) []string {
 	var names []string
-	for _, kind := range []struct{ finalizer, name string }{
-		{"keystoneservice", "KeystoneService"}, {"keystoneendpoint", "KeystoneEndpoint"},
-		{"keystoneapplicationcredential", "KeystoneApplicationCredential"},
-	} {
+	for _, kind := range registrationKinds {
 		for _, holder := range finalizers.Holders(api, kind.finalizer) {
 			names = append(names, kind.name+" "+holder)
 		}

@@ -2,6 +2,7 @@ package keystoneservice
 
 import (
 	"context"
+	"slices"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
@@ -35,8 +36,9 @@ func (r *Reconciler) reconcileAssignment(ctx context.Context, s *scope) (ctrl.Re
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if roles = rolesOf(s.service, sharers); len(roles) > len(s.roleIDs) {
-			// The sharers' roles exist: their KeystoneServices made them.
+		roles = rolesOf(s.service, sharers)
+		if slices.ContainsFunc(roles, func(name string) bool { return s.roleIDs[name] == "" }) {
+			// A sharer's role this round has not looked up (its KeystoneService made it).
 			if s.roleIDs, _, err = s.keystone.EnsureRoles(ctx, roles); err != nil {
 				return r.failed(s, step, err)
 			}

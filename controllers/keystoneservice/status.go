@@ -38,10 +38,9 @@ func serviceVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered
 // userVerdict is ServiceUserReady from Keystone's user (reg), or from foreign: a user of
 // that name that another namespace's or cluster's KeystoneService registered, which is
 // InvalidInput (Error); or from conflict: a user shared with another KeystoneService
-// of the namespace whose password is not svc's, PasswordConflict (Warning).
-func userVerdict(svc *keystonev1.KeystoneService, reg identity.Registered, foreign *identity.ForeignError,
+// of the namespace whose password is not the spec's, PasswordConflict (Warning).
+func userVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered, foreign *identity.ForeignError,
 	conflict *identity.PasswordConflictError) condition.Verdict {
-	spec := svc.Spec
 	switch {
 	case foreign != nil:
 		return condition.FalseVerdict(condition.InvalidInput, "%v; choose another serviceUser", foreign)

@@ -46,16 +46,16 @@ func TestVerdicts(t *testing.T) {
 		{"service: ours", serviceVerdict(spec, owned, nil), verdictOf{true, "", "", "service glance (image) registered as s1"}},
 		{"service: adopted", serviceVerdict(spec, adopted, nil), verdictOf{true, "", "",
 			"service glance (image) registered as s1 (adopted: it existed before, and stays when this KeystoneService goes)"}},
-		{"user: another namespace's KeystoneService's", userVerdict(svc("glance"), identity.Registered{}, &identity.ForeignError{Kind: "user", Name: "glance",
+		{"user: another namespace's KeystoneService's", userVerdict(svc("glance").Spec, identity.Registered{}, &identity.ForeignError{Kind: "user", Name: "glance",
 			Owner: "KeystoneService/other/glance/u1"}, nil), verdictOf{false, "InvalidInput", lc.SeverityError,
 			"user glance is registered by KeystoneService/other/glance; choose another serviceUser"}},
-		{"user: ours", userVerdict(svc("glance"), identity.Registered{ID: "u1", Ownership: identity.Owned}, nil, nil), verdictOf{true, "", "",
+		{"user: ours", userVerdict(svc("glance").Spec, identity.Registered{ID: "u1", Ownership: identity.Owned}, nil, nil), verdictOf{true, "", "",
 			"user glance (u1) has the password of secret osp-secret"}},
-		{"user: shared with another KeystoneService of the namespace", userVerdict(svc("heat"), identity.Registered{ID: "u1",
+		{"user: shared with another KeystoneService of the namespace", userVerdict(svc("heat").Spec, identity.Registered{ID: "u1",
 			Ownership: identity.Shared, Keeper: "KeystoneService/openstack/heat-cfn/u2@c1"}, nil, nil), verdictOf{true, "", "",
 			"user heat (u1) has the password of secret osp-secret (shared with KeystoneService heat-cfn, which sets its password; " +
 				"it stays while either names it)"}},
-		{"user: shared, with another password", userVerdict(withPassword(svc("heat"), "HeatPassword"), identity.Registered{ID: "u1",
+		{"user: shared, with another password", userVerdict(withPassword(svc("heat"), "HeatPassword").Spec, identity.Registered{ID: "u1",
 			Ownership: identity.Shared}, nil, &identity.PasswordConflictError{User: "heat", Owner: "KeystoneService/openstack/heat-cfn/u2@c1"}),
 			verdictOf{false, "PasswordConflict", lc.SeverityWarning, "user heat has a password set by KeystoneService/openstack/heat-cfn, " +
 				"and it is not this one: secret osp-secret key HeatPassword holds another password; KeystoneServices sharing a user need " +

@@ -64,16 +64,16 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 	var conflict *identity.PasswordConflictError
 	switch {
 	case errors.As(err, &foreign):
-		s.Round.Apply(step, userVerdict(svc, reg, foreign, nil))
+		s.Round.Apply(step, userVerdict(svc.Spec, reg, foreign, nil))
 		return ctrl.Result{}, nil
 	case errors.As(err, &conflict):
-		s.Round.Apply(step, userVerdict(svc, reg, nil, conflict))
+		s.Round.Apply(step, userVerdict(svc.Spec, reg, nil, conflict))
 		return ctrl.Result{RequeueAfter: passwordRecheck}, nil
 	case err != nil:
 		return r.failed(s, step, err)
 	}
 	s.user = reg
-	s.Mark(ctx, step, changed || replaced, userVerdict(svc, reg, nil, nil))
+	s.Mark(ctx, step, changed || replaced, userVerdict(svc.Spec, reg, nil, nil))
 	return ctrl.Result{}, nil
 }
 

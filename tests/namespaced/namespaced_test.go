@@ -23,7 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -95,21 +94,7 @@ func TestNamespacedInstall(t *testing.T) {
 
 	ks := fakekeystone.New("admin", "secret-admin")
 	defer ks.Close()
-	register := func(ns string) {
-		api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keystone"},
-			Spec: keystonev1.KeystoneAPISpec{ExternalKeystoneAPI: true, ContainerImage: "keystone", Secret: "osp-secret", DatabaseAccount: "keystone",
-				MemcachedInstance: "memcached", AdminUser: "admin", AdminProject: "admin",
-				Region: "regionOne", PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"}}}
-		api.Spec.Override.Service = &keystonev1.ServiceOverrides{
-			Public: &keystonev1.EndpointOverride{EndpointURL: ptr.To(ks.URL)}, Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To(ks.URL)},
-		}
-		g.Expect(admin.Create(ctx, api)).To(Succeed())
-		g.Expect(admin.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "osp-secret"},
-			StringData: map[string]string{"AdminPassword": "secret-admin", "GlancePassword": "glance-" + ns}})).To(Succeed())
-		g.Expect(admin.Create(ctx, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "glance"},
-			Spec: keystonev1.KeystoneServiceSpec{ServiceType: "image-" + ns, ServiceName: "glance-" + ns, ServiceUser: "glance-" + ns,
-				Secret: "osp-secret", PasswordSelector: "GlancePassword"}})).To(Succeed())
-	}
+	register := func(ns string) { registerExternal(ctx, t, admin, ns, ks.URL) }
 	register(watched)
 	register(other)
 

@@ -17,7 +17,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -92,19 +91,7 @@ func TestOpenStackOperatorRBAC(t *testing.T) {
 	// An external KeystoneAPI and a registration.
 	ks := fakekeystone.New("admin", "secret-admin")
 	defer ks.Close()
-	ext := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: external, Name: "keystone"},
-		Spec: keystonev1.KeystoneAPISpec{ExternalKeystoneAPI: true, ContainerImage: "keystone", Secret: "osp-secret", DatabaseAccount: "keystone",
-			MemcachedInstance: "memcached", AdminUser: "admin", AdminProject: "admin",
-			Region: "regionOne", PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"}}}
-	ext.Spec.Override.Service = &keystonev1.ServiceOverrides{
-		Public: &keystonev1.EndpointOverride{EndpointURL: ptr.To(ks.URL)}, Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To(ks.URL)},
-	}
-	g.Expect(admin.Create(ctx, ext)).To(Succeed())
-	g.Expect(admin.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: external, Name: "osp-secret"},
-		StringData: map[string]string{"AdminPassword": "secret-admin", "GlancePassword": "glance"}})).To(Succeed())
-	g.Expect(admin.Create(ctx, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: external, Name: "glance"},
-		Spec: keystonev1.KeystoneServiceSpec{ServiceType: "image", ServiceName: "glance", ServiceUser: "glance",
-			Secret: "osp-secret", PasswordSelector: "GlancePassword"}})).To(Succeed())
+	registerExternal(ctx, t, admin, external, ks.URL)
 	g.Eventually(func(g Gomega) {
 		svc := &keystonev1.KeystoneService{}
 		g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: external, Name: "glance"}, svc)).To(Succeed())

@@ -6,10 +6,14 @@ import (
 	"testing"
 	"time"
 
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -66,4 +70,24 @@ func startManager(ctx context.Context, t *testing.T, cfg *rest.Config, opts mana
 	}
 	t.Cleanup(stop)
 	return mgr, stop
+}
+
+// registerExternal creates in ns an external KeystoneAPI at the Keystone of url, its
+// osp-secret, and a KeystoneService glance whose type, name and user end in ns.
+func registerExternal(ctx context.Context, t *testing.T, admin client.Client, ns, url string) {
+	t.Helper()
+	g := NewWithT(t)
+	api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keystone"},
+		Spec: keystonev1.KeystoneAPISpec{ExternalKeystoneAPI: true, ContainerImage: "keystone", Secret: "osp-secret", DatabaseAccount: "keystone",
+			MemcachedInstance: "memcached", AdminUser: "admin", AdminProject: "admin",
+			Region: "regionOne", PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"}}}
+	api.Spec.Override.Service = &keystonev1.ServiceOverrides{
+		Public: &keystonev1.EndpointOverride{EndpointURL: ptr.To(url)}, Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To(url)},
+	}
+	g.Expect(admin.Create(ctx, api)).To(Succeed())
+	g.Expect(admin.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "osp-secret"},
+		StringData: map[string]string{"AdminPassword": "secret-admin", "GlancePassword": "glance-" + ns}})).To(Succeed())
+	g.Expect(admin.Create(ctx, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "glance"},
+		Spec: keystonev1.KeystoneServiceSpec{ServiceType: "image-" + ns, ServiceName: "glance-" + ns, ServiceUser: "glance-" + ns,
+			Secret: "osp-secret", PasswordSelector: "GlancePassword"}})).To(Succeed())
 }
