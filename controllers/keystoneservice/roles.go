@@ -32,7 +32,7 @@ func (r *Reconciler) reconcileAssignment(ctx context.Context, s *scope) (ctrl.Re
 	// A user of ours has exactly its sharers' roles: one removed from every spec is revoked.
 	exclusive := s.user.Ownership == identity.Owned
 	if exclusive {
-		sharers, err := r.sharers(ctx, s.service, s.service.Spec.ServiceUser, false)
+		sharers, err := r.sharers(ctx, s.service, s.service.Spec.ServiceUser)
 		if err != nil {
 			return ctrl.Result{}, err
 		}

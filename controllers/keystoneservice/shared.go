@@ -3,6 +3,7 @@ package keystoneservice
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/keymutex"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -43,18 +45,35 @@ func usersNamed(o client.Object) []string {
 }
 
 // sharers lists the other KeystoneServices of svc's namespace that name user (from the
-// cache), oldest first; with live, only those not being deleted.
-func (r *Reconciler) sharers(ctx context.Context, svc *keystonev1.KeystoneService, user string, live bool) ([]keystonev1.KeystoneService, error) {
+// cache), oldest first.
+func (r *Reconciler) sharers(ctx context.Context, svc *keystonev1.KeystoneService, user string) ([]keystonev1.KeystoneService, error) {
 	var list keystonev1.KeystoneServiceList
 	if err := r.List(ctx, &list, client.InNamespace(svc.Namespace), client.MatchingFields{userIndex: user}); err != nil {
 		return nil, fmt.Errorf("listing the KeystoneServices of user %s: %w", user, err)
 	}
-	out := make([]keystonev1.KeystoneService, 0, len(list.Items))
-	for _, other := range list.Items {
-		if other.UID == svc.UID || (live && !other.DeletionTimestamp.IsZero()) {
-			continue
+	return oldestFirst(list.Items, func(other *keystonev1.KeystoneService) bool { return other.UID != svc.UID }), nil
+}
+
+// staying lists the other KeystoneServices of svc's namespace that name user and are
+// not being deleted, oldest first, as the API server has them: a deletion the cache has
+// not seen yet must not receive the user (it would be left in Keystone).
+func (r *Reconciler) staying(ctx context.Context, svc *keystonev1.KeystoneService, user string) ([]keystonev1.KeystoneService, error) {
+	var list keystonev1.KeystoneServiceList
+	if err := r.Uncached().List(ctx, &list, client.InNamespace(svc.Namespace)); err != nil {
+		return nil, fmt.Errorf("listing the KeystoneServices of user %s: %w", user, err)
+	}
+	return oldestFirst(list.Items, func(other *keystonev1.KeystoneService) bool {
+		return other.UID != svc.UID && other.DeletionTimestamp.IsZero() && slices.Contains(usersNamed(other), user)
+	}), nil
+}
+
+// oldestFirst returns the items keep takes, oldest first (then by name).
+func oldestFirst(items []keystonev1.KeystoneService, keep func(*keystonev1.KeystoneService) bool) []keystonev1.KeystoneService {
+	out := make([]keystonev1.KeystoneService, 0, len(items))
+	for i := range items {
+		if keep(&items[i]) {
+			out = append(out, items[i])
 		}
-		out = append(out, other)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if ti, tj := out[i].CreationTimestamp, out[j].CreationTimestamp; !ti.Equal(&tj) {
@@ -62,7 +81,7 @@ func (r *Reconciler) sharers(ctx context.Context, svc *keystonev1.KeystoneServic
 		}
 		return out[i].Name < out[j].Name
 	})
-	return out, nil
+	return out
 }
 
 // sharing says how svc may use a user Keystone says another owner registered (mark):
@@ -106,8 +125,16 @@ func rolesOf(svc *keystonev1.KeystoneService, sharers []keystonev1.KeystoneServi
 // moved to another serviceUser), for the other KeystoneServices that still name it: the
 // oldest of them becomes its keeper, if svc was (kc.HandOverUser). It tells whether
 // another KeystoneService still names the user: then svc must not delete it.
+//
+// Hand-overs of one user take turns (userTurns), each reading who stays from the API
+// server: a keeper never hands the user to a KeystoneService whose own deletion has
+// already passed here, found the user not its own and gone without it. One that reads
+// after a hand-over finds the user marked as its own, and deletes it.
 func (r *Reconciler) handOver(ctx context.Context, kc *identity.Client, svc *keystonev1.KeystoneService, user string, claimUnmarked bool) (bool, error) {
-	stay, err := r.sharers(ctx, svc, user, true)
+	turn := svc.Namespace + "/" + user
+	userTurns.LockKey(turn)
+	defer func() { _ = userTurns.UnlockKey(turn) }()
+	stay, err := r.staying(ctx, svc, user)
 	if err != nil || len(stay) == 0 {
 		return false, err
 	}
@@ -117,6 +144,11 @@ func (r *Reconciler) handOver(ctx context.Context, kc *identity.Client, svc *key
 	}
 	return true, nil
 }
+
+// userTurns serializes the hand-overs of one user (namespace/name), across the
+// reconciles of every manager of this process: a hashed set of locks, so two users may
+// share one.
+var userTurns = keymutex.NewHashed(0)
 
 // passwordRecheck is how soon a KeystoneService whose password is not its shared
 // user's checks again: the keeper may set another, which no watch tells.
@@ -133,7 +165,7 @@ func (r *Reconciler) wakeSharers() handler.TypedEventHandler[client.Object, reco
 		}
 		woken := sets.New[types.NamespacedName]()
 		for _, user := range usersNamed(svc) {
-			others, err := r.sharers(ctx, svc, user, false)
+			others, err := r.sharers(ctx, svc, user)
 			if err != nil {
 				return
 			}

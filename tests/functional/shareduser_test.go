@@ -2,6 +2,7 @@ package functional
 
 import (
 	"fmt"
+	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
@@ -74,6 +75,31 @@ var _ = Describe("A service user shared by KeystoneServices of one namespace", f
 			Eventually(gone(cloudformation.Name)).Should(BeTrue())
 			Expect(ks.List(fakekeystone.Users, map[string]any{"name": user})).To(BeEmpty(), "round %d: deleted together, the user goes", i)
 		}
+	})
+
+	It("never hands the user to a KeystoneService whose deletion has gone by meanwhile", func() {
+		heat := heatService("heat", "orchestration", "heat")
+		Expect(k8sClient.Create(ctx, heat)).To(Succeed())
+		expectServiceConditions(keyOf("heat"), condition{"Ready", "True", "Ready", ""})
+		cfn := heatService("heat-cfn", "cloudformation", "heat")
+		Expect(k8sClient.Create(ctx, cfn)).To(Succeed())
+		expectServiceConditions(keyOf("heat-cfn"), condition{"Ready", "True", "Ready", ""})
+
+		By("holding the keeper's hand-over to heat-cfn in Keystone while heat-cfn is deleted")
+		reached, release := ks.HoldNext("PATCH", "/v3/users/")
+		DeferCleanup(release)
+		Expect(k8sClient.Delete(ctx, getService(keyOf("heat"))(Default))).To(Succeed())
+		Eventually(reached).Should(BeClosed(), "the keeper hands the user over")
+		Expect(k8sClient.Delete(ctx, getService(keyOf("heat-cfn"))(Default))).To(Succeed())
+		// Up to 3s for heat-cfn's deletion to finish, as it would were it not to wait for
+		// the hand-over (then the user is marked as the gone heat-cfn's, and left).
+		for end := time.Now().Add(3 * time.Second); time.Now().Before(end) && !gone("heat-cfn")(); {
+			time.Sleep(100 * time.Millisecond)
+		}
+		release()
+		Eventually(gone("heat")).Should(BeTrue())
+		Eventually(gone("heat-cfn")).Should(BeTrue())
+		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "heat"})).To(BeEmpty(), "the user goes with the last of them")
 	})
 
 	It("keeps the user for the one that stays, hands it over, and revokes only the roles nobody asks for", func() {

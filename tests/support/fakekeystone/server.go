@@ -166,6 +166,28 @@ func (s *Server) RaceNext(kind string) {
 	}
 }
 
+// HoldNext holds the next request to method and path prefix until release is called:
+// reached is closed when it arrives, and it is then served as usual. It plays a slow
+// Keystone at one chosen moment, for what others do meanwhile.
+func (s *Server) HoldNext(method, pathPrefix string) (reached <-chan struct{}, release func()) {
+	arrived, released := make(chan struct{}), make(chan struct{})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fault = func(_ http.ResponseWriter, r *http.Request) bool {
+		if r.Method != method || !strings.HasPrefix(r.URL.Path, pathPrefix) {
+			return false
+		}
+		s.mu.Lock()
+		s.fault = nil
+		s.mu.Unlock()
+		close(arrived)
+		<-released
+		return false
+	}
+	var once sync.Once
+	return arrived, func() { once.Do(func() { close(released) }) }
+}
+
 // Slow delays every answer by d.
 func (s *Server) Slow(d time.Duration) {
 	s.mu.Lock()
