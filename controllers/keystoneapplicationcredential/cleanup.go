@@ -85,22 +85,10 @@ func consumers(secret *corev1.Secret) []string {
 	return out
 }
 
-// revokeSecret revokes a credential in Keystone, then lets its Secret go. A credential
-// of another user than the current one (userName changed) is revoked by the admin, as
-// that user's.
+// revokeSecret revokes a credential in Keystone, then lets its Secret go.
 func (r *Reconciler) revokeSecret(ctx context.Context, s *scope, secret *corev1.Secret) error {
-	if id := string(secret.Data[keystonev1.ACIDSecretKey]); id != "" {
-		kc, userID := s.userClient, s.userClient.UserID()
-		if recorded := secret.Annotations[UserIDAnnotation]; recorded != "" && recorded != userID {
-			admin, err := r.Keystone.Get(ctx, s.Admin)
-			if err != nil {
-				return err
-			}
-			kc, userID = admin, recorded
-		}
-		if err := kc.DeleteAppCred(ctx, userID, id); err != nil {
-			return err
-		}
+	if err := r.revoke(ctx, s, string(secret.Data[keystonev1.ACIDSecretKey])); err != nil {
+		return err
 	}
 	if err := finalizers.Remove(ctx, r.Client, secret, ProtectionFinalizer, upstreamProtectionFinalizer); err != nil {
 		return err
@@ -109,6 +97,20 @@ func (r *Reconciler) revokeSecret(ctx context.Context, s *scope, secret *corev1.
 		return fmt.Errorf("deleting secret %s: %w", secret.Name, err)
 	}
 	return nil
+}
+
+// revoke revokes the credential id ("": none) with the admin's credentials: the
+// admin may revoke any user's, and Keystone finds it by its ID alone, so a credential
+// of a user named before a change of userName goes too, and "already gone" is true.
+func (r *Reconciler) revoke(ctx context.Context, s *scope, id string) error {
+	if id == "" {
+		return nil
+	}
+	admin, err := r.Keystone.Get(ctx, s.Admin)
+	if err != nil {
+		return err
+	}
+	return admin.DeleteAppCred(ctx, id)
 }
 
 // reportHeld reports PreviousCredentialReleased while earlier credentials are kept (kept

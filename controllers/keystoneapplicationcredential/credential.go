@@ -91,14 +91,21 @@ func (r *Reconciler) replacementReason(ctx context.Context, s *scope) (string, e
 		}
 		return "", fmt.Errorf("reading secret %s: %w", st.SecretName, err)
 	}
-	if recorded := secret.Annotations[UserIDAnnotation]; recorded != "" && recorded != s.userClient.UserID() {
-		return fmt.Sprintf("it belongs to user %s, not to user %s (%s)", recorded, s.ac.Spec.UserName, s.userClient.UserID()), nil
-	}
-	exists, err := s.userClient.AppCredExists(ctx, s.userClient.UserID(), st.ACID)
-	if err != nil || exists {
+	// Asked by the admin, who may read every user's: its "no such credential" is the truth.
+	admin, err := r.Keystone.Get(ctx, s.Admin)
+	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("Keystone no longer has credential %s", st.ACID), nil
+	owner, err := admin.AppCredUser(ctx, st.ACID)
+	switch {
+	case err != nil:
+		return "", err
+	case owner == "":
+		return fmt.Sprintf("Keystone no longer has credential %s", st.ACID), nil
+	case owner != s.userClient.UserID():
+		return fmt.Sprintf("it belongs to user %s, not to user %s (%s)", owner, s.ac.Spec.UserName, s.userClient.UserID()), nil
+	}
+	return "", nil
 }
 
 // createCredential makes a new credential and its Secret; the current one, if any,
@@ -126,14 +133,15 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 	secret, err := r.createSecret(ctx, s.ac, created, userID)
 	if err != nil {
 		// No credential without its Secret: nobody could use it, nobody would revoke it.
-		return ctrl.Result{}, errors.Join(err, kc.DeleteAppCred(ctx, userID, created.ID))
+		return ctrl.Result{}, errors.Join(err, kc.DeleteAppCred(ctx, created.ID))
 	}
 	st := &s.ac.Status
 	rotation, secretGone := st.ACID != "", strings.HasPrefix(why, "its secret")
 	switch {
 	case secretGone:
-		// Its Secret is gone, so no consumer can use the old credential: revoked at once.
-		if err := kc.DeleteAppCred(ctx, userID, st.ACID); err != nil {
+		// Its Secret is gone, so no consumer can use the old credential: revoked at once,
+		// by the admin (it may be another user's, before a change of userName).
+		if err := r.revoke(ctx, s, st.ACID); err != nil {
 			return ctrl.Result{}, err
 		}
 	case rotation:

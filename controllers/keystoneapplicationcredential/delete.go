@@ -10,6 +10,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"k8s.io/apimachinery/pkg/util/sets"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
@@ -87,30 +88,22 @@ func (r *Reconciler) revokeAll(ctx context.Context, s *scope, api *keystonev1.Ke
 	if err != nil {
 		return fail(err)
 	}
-	for id, user := range ids {
-		if user == "" {
-			continue
-		}
-		// A user deleted meanwhile answers 404, which DeleteAppCred takes as done.
-		if err := kc.DeleteAppCred(ctx, user, id); err != nil {
+	for id := range ids {
+		// Keystone finds it by its ID, whoever's it is; one gone with its user is done.
+		if err := kc.DeleteAppCred(ctx, id); err != nil {
 			return fail(err)
 		}
 	}
 	return true, nil
 }
 
-// madeCredentials returns every credential this object made, by ID, with the user it
-// belongs to: those its status and Secrets record (a Secret's user, else the spec's) and
-// those marked as its own in Keystone. A user that is gone took its credentials with it
-// (no user: "").
-func (r *Reconciler) madeCredentials(ctx context.Context, s *scope, kc *identity.Client) (map[string]string, error) {
-	userID, err := kc.FindUserID(ctx, "default", s.ac.Spec.UserName)
-	if err != nil {
-		return nil, err
-	}
-	ids := map[string]string{}
+// madeCredentials returns the IDs of every credential this object made: those its
+// status and Secrets record, and those marked as its own in Keystone among the spec's
+// user's.
+func (r *Reconciler) madeCredentials(ctx context.Context, s *scope, kc *identity.Client) (sets.Set[string], error) {
+	ids := sets.New[string]()
 	if s.ac.Status.ACID != "" {
-		ids[s.ac.Status.ACID] = userID
+		ids.Insert(s.ac.Status.ACID)
 	}
 	secrets, err := r.ownedSecrets(ctx, s.ac)
 	if err != nil {
@@ -118,21 +111,16 @@ func (r *Reconciler) madeCredentials(ctx context.Context, s *scope, kc *identity
 	}
 	for _, secret := range secrets {
 		if id := string(secret.Data[keystonev1.ACIDSecretKey]); id != "" {
-			ids[id] = userID
-			if recorded := secret.Annotations[UserIDAnnotation]; recorded != "" {
-				ids[id] = recorded
-			}
+			ids.Insert(id)
 		}
 	}
-	if userID == "" {
-		return ids, nil
+	userID, err := kc.FindUserID(ctx, "default", s.ac.Spec.UserName)
+	if err != nil || userID == "" {
+		return ids, err
 	}
 	marked, err := kc.OwnedAppCreds(ctx, userID, r.owner(s.ac))
 	if err != nil {
 		return nil, err
 	}
-	for _, id := range marked {
-		ids[id] = userID
-	}
-	return ids, nil
+	return ids.Insert(marked...), nil
 }

@@ -15,7 +15,8 @@ const (
 	// released too on Secrets created before a switch to this suite.
 	upstreamProtectionFinalizer = "openstack.org/ac-secret-protection"
 	// UserIDAnnotation records on a credential's Secret the ID of the user the credential
-	// belongs to: after a change of userName it is revoked as that user's (by the admin).
+	// belongs to, for people to read. Nothing acts on it (anyone may edit it, and
+	// keystone-operator's Secrets lack it): Keystone itself says whose a credential is.
 	UserIDAnnotation = "keystone.openstack.org/user-id"
 	// serviceProject is where service users and their credentials live.
 	serviceProject = "service"

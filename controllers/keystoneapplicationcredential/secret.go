@@ -9,6 +9,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,12 +43,31 @@ func (r *Reconciler) createSecret(ctx context.Context, ac *keystonev1.KeystoneAp
 	return secret, nil
 }
 
-// ownedSecrets lists the Secrets of this object's credentials, current and past.
+// ownedSecrets lists the Secrets of this object's credentials, current and past: those
+// it controls among the labelled ones, and the current and previous Secrets its status
+// names when it controls them, labelled or not (an earlier keystone-operator wrote them
+// without the service label, and a credential nobody finds is never revoked).
 func (r *Reconciler) ownedSecrets(ctx context.Context, ac *keystonev1.KeystoneApplicationCredential) ([]corev1.Secret, error) {
 	list := &corev1.SecretList{}
 	if err := r.List(ctx, list, client.InNamespace(ac.Namespace), client.MatchingLabels{
 		keystonev1.ACSecretLabel: "true", keystonev1.ACServiceLabel: keystonev1.GetServiceNameFromACCR(ac.Name)}); err != nil {
 		return nil, fmt.Errorf("listing the secrets of %s: %w", ac.Name, err)
+	}
+	found := sets.New[string]()
+	for _, s := range list.Items {
+		found.Insert(s.Name)
+	}
+	for _, name := range []string{ac.Status.SecretName, ac.Status.PreviousSecretName} {
+		if name == "" || found.Has(name) {
+			continue
+		}
+		secret := corev1.Secret{}
+		if err := r.Get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: name}, &secret); client.IgnoreNotFound(err) != nil {
+			return nil, fmt.Errorf("reading secret %s: %w", name, err)
+		} else if err == nil {
+			found.Insert(name)
+			list.Items = append(list.Items, secret)
+		}
 	}
 	var owned []corev1.Secret
 	for _, s := range list.Items {
@@ -76,7 +96,7 @@ func (r *Reconciler) sweepOrphans(ctx context.Context, s *scope) error {
 	}
 	for _, id := range ids {
 		if !known[id] {
-			if err := kc.DeleteAppCred(ctx, userID, id); err != nil {
+			if err := kc.DeleteAppCred(ctx, id); err != nil {
 				return err
 			}
 		}

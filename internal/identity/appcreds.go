@@ -65,17 +65,26 @@ func (c *Client) CreateAppCred(ctx context.Context, want AppCredSpec) (*AppCred,
 	return &AppCred{ID: created.ID, Secret: created.Secret, ExpiresAt: created.ExpiresAt}, nil
 }
 
-// AppCredExists tells whether the user's application credential exists.
-func (c *Client) AppCredExists(ctx context.Context, userID, id string) (bool, error) {
-	_, err := applicationcredentials.Get(ctx, c.sc, userID, id).Extract()
-	err = c.staleUser(err, userID)
+// AppCredUser returns the ID of the user the application credential id belongs to, ""
+// when Keystone has no credential with that ID. Keystone finds a credential by its ID
+// alone, whatever user the request's path names, and checks its policy against the
+// credential's own user (keystone/api/users.py, _update_request_user_id_attribute): the
+// admin may read any, so its "" means gone; a user without the admin role is refused
+// another user's (an error).
+func (c *Client) AppCredUser(ctx context.Context, id string) (string, error) {
+	var got struct {
+		AppCred struct {
+			UserID string `json:"user_id"`
+		} `json:"application_credential"`
+	}
+	err := applicationcredentials.Get(ctx, c.sc, c.UserID(), id).ExtractInto(&got)
 	switch {
 	case err == nil:
-		return true, nil
+		return got.AppCred.UserID, nil
 	case notFound(err):
-		return false, nil
+		return "", nil
 	default:
-		return false, fmt.Errorf("reading application credential %s: %w", id, err)
+		return "", fmt.Errorf("reading application credential %s: %w", id, err)
 	}
 }
 
@@ -100,11 +109,11 @@ func (c *Client) OwnedAppCreds(ctx context.Context, userID, owner string) ([]str
 	return ids, nil
 }
 
-// DeleteAppCred revokes the user's application credential; one already gone is fine.
-// An admin may revoke any user's.
-func (c *Client) DeleteAppCred(ctx context.Context, userID, id string) error {
-	err := c.staleUser(applicationcredentials.Delete(ctx, c.sc, userID, id).ExtractErr(), userID)
-	if err != nil && !notFound(err) {
+// DeleteAppCred revokes the application credential id; one already gone is fine. As
+// AppCredUser, Keystone finds it by its ID whatever user the path names: the admin
+// revokes any user's, a user its own.
+func (c *Client) DeleteAppCred(ctx context.Context, id string) error {
+	if err := applicationcredentials.Delete(ctx, c.sc, c.UserID(), id).ExtractErr(); err != nil && !notFound(err) {
 		return fmt.Errorf("revoking application credential %s: %w", id, err)
 	}
 	return nil

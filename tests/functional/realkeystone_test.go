@@ -85,6 +85,17 @@ func adminClient(url string) *gophercloud.ServiceClient {
 	return &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: url + "/v3/", Type: "identity"}
 }
 
+// userIDOf returns the ID of the real Keystone's user named name in the default domain.
+func userIDOf(url, name string) string {
+	GinkgoHelper()
+	pages, err := users.List(adminClient(url), users.ListOpts{DomainID: "default", Name: name}).AllPages(context.Background())
+	Expect(err).NotTo(HaveOccurred())
+	found, err := users.ExtractUsers(pages)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(found).To(HaveLen(1), "one user %s", name)
+	return found[0].ID
+}
+
 // catalogOf describes what Keystone holds for a service type and user, as a test compares it.
 type catalogOf struct {
 	Services  []string          // IDs

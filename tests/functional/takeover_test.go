@@ -465,78 +465,125 @@ func repository(files map[string]string) []string {
 	return keys
 }
 
+// upstreamCredential plays keystone-operator having made an application credential for
+// svc's user, its Secret (no user recorded on it: keystone-operator records none) and the
+// KeystoneApplicationCredential's status; the operator then starts on them, and is Ready
+// with the same credential. It returns the object's key, the credential and its Secret's name.
+func upstreamCredential(ns, url string, svc *keystonev1.KeystoneService) (client.ObjectKey, *applicationcredentials.ApplicationCredential, string) {
+	GinkgoHelper()
+	By("keystone-operator made the credential as the user, and its Secret")
+	bg := context.Background()
+	provider, err := openstack.AuthenticatedClient(bg, gophercloud.AuthOptions{IdentityEndpoint: url + "/v3/",
+		Username: svc.Spec.ServiceUser, Password: "ac-user-pw", DomainName: "Default",
+		Scope: &gophercloud.AuthScope{ProjectName: "service", DomainName: "Default"}})
+	Expect(err).NotTo(HaveOccurred())
+	userClient := &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: url + "/v3/", Type: "identity"}
+	userID, err := tokens.Get(bg, userClient, provider.Token()).ExtractUser()
+	Expect(err).NotTo(HaveOccurred())
+	expires := time.Now().Add(365 * 24 * time.Hour).UTC().Truncate(time.Second)
+	made, err := applicationcredentials.Create(bg, userClient, userID.ID, applicationcredentials.CreateOpts{
+		Name: "ac-glance-x7k2q", Roles: []applicationcredentials.Role{{Name: "service"}}, ExpiresAt: &expires}).Extract()
+	Expect(err).NotTo(HaveOccurred())
+
+	ac := applicationCredential(ns)
+	ac.Spec.UserName = svc.Spec.ServiceUser
+	// Its password Secret comes last: the operator waits at InputReady meanwhile.
+	ac.Spec.Secret, ac.Spec.PasswordSelector = "ac-user-pending", "ServicePassword"
+	ac.Finalizers = []string{"openstack.org/applicationcredential"}
+	Expect(k8sClient.Create(ctx, ac)).To(Succeed())
+	key := client.ObjectKeyFromObject(ac)
+	expectAppCredConditions(key, condition{"InputReady", "False", "DependencyNotFound", "Warning"})
+	Expect(k8sClient.Get(ctx, key, ac)).To(Succeed())
+	secretName := "ac-glance-" + strings.ToLower(made.ID[:5]) + "-secret"
+	// Without labels, as an earlier keystone-operator wrote it (later ones add the
+	// service label to it): found through the status alone.
+	Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: ns,
+		Finalizers:      []string{"openstack.org/ac-secret-protection"},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ac, keystonev1.GroupVersion.WithKind("KeystoneApplicationCredential"))}},
+		StringData: map[string]string{"AC_ID": made.ID, "AC_SECRET": made.Secret}})).To(Succeed())
+	Eventually(func(g Gomega) {
+		a := getAppCred(key)(g)
+		now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+		a.Status.ACID, a.Status.SecretName = made.ID, secretName
+		a.Status.SecurityHash = upstreamDigest(struct {
+			Roles        []string
+			AccessRules  []keystonev1.ACRule
+			Unrestricted bool
+		}{a.Spec.Roles, a.Spec.AccessRules, a.Spec.Unrestricted})
+		a.Status.CreatedAt, a.Status.ExpiresAt = &now, &metav1.Time{Time: expires}
+		a.Status.RotationEligibleAt = &metav1.Time{Time: expires.Add(-time.Duration(a.Spec.GracePeriodDays) * 24 * time.Hour)}
+		g.Expect(k8sClient.Status().Update(ctx, a)).To(Succeed())
+	}).Should(Succeed())
+
+	By("the operator starts on them")
+	// Through a change of the credential, so that no round acts on a copy read before
+	// its status was written.
+	createSecret(ns, "ac-user", map[string]string{"ServicePassword": "ac-user-pw"})
+	update(key, &keystonev1.KeystoneApplicationCredential{}, func(a *keystonev1.KeystoneApplicationCredential) {
+		a.Spec.Secret = "ac-user"
+	})
+	expectAppCredConditions(key, condition{"Ready", "True", "Ready", ""})
+	Consistently(func(g Gomega) {
+		st := getAppCred(key)(g).Status
+		g.Expect(st.ACID).To(Equal(made.ID), "the same credential")
+		g.Expect(st.SecretName).To(Equal(secretName))
+	}, 2*time.Second).Should(Succeed())
+	Expect(canUseAppCred(url, made.ID, made.Secret)).To(BeTrue(), "the credential still authenticates")
+	return key, made, secretName
+}
+
+// appCredsOf lists the IDs of a user's application credentials, read by the admin.
+func appCredsOf(url, userID string) []string {
+	GinkgoHelper()
+	pages, err := applicationcredentials.List(adminClient(url), userID, applicationcredentials.ListOpts{}).AllPages(context.Background())
+	Expect(err).NotTo(HaveOccurred())
+	all, err := applicationcredentials.ExtractApplicationCredentials(pages)
+	Expect(err).NotTo(HaveOccurred())
+	ids := []string{}
+	for _, ac := range all {
+		ids = append(ids, ac.ID)
+	}
+	return ids
+}
+
 var _ = Describe("Taking over an application credential from keystone-operator, against the real Keystone", Label("real-keystone"), func() {
 	It("keeps the credential and its Secret: the same ID authenticates, nothing new is minted, deletion revokes it", func() {
 		stack := realKeystone()
 		url := stack.Keystone.URL()
 		ns := newNamespace()
 		svc := realCredentialUser(ns, url)
-
-		By("keystone-operator made the credential as the user, and its Secret")
-		bg := context.Background()
-		provider, err := openstack.AuthenticatedClient(bg, gophercloud.AuthOptions{IdentityEndpoint: url + "/v3/",
-			Username: svc.Spec.ServiceUser, Password: "ac-user-pw", DomainName: "Default",
-			Scope: &gophercloud.AuthScope{ProjectName: "service", DomainName: "Default"}})
-		Expect(err).NotTo(HaveOccurred())
-		userClient := &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: url + "/v3/", Type: "identity"}
-		userID, err := tokens.Get(bg, userClient, provider.Token()).ExtractUser()
-		Expect(err).NotTo(HaveOccurred())
-		expires := time.Now().Add(365 * 24 * time.Hour).UTC().Truncate(time.Second)
-		made, err := applicationcredentials.Create(bg, userClient, userID.ID, applicationcredentials.CreateOpts{
-			Name: "ac-glance-x7k2q", Roles: []applicationcredentials.Role{{Name: "service"}}, ExpiresAt: &expires}).Extract()
-		Expect(err).NotTo(HaveOccurred())
-
-		ac := applicationCredential(ns)
-		ac.Spec.UserName = svc.Spec.ServiceUser
-		// Its password Secret comes last: the operator waits at InputReady meanwhile.
-		ac.Spec.Secret, ac.Spec.PasswordSelector = "ac-user-pending", "ServicePassword"
-		ac.Finalizers = []string{"openstack.org/applicationcredential"}
-		Expect(k8sClient.Create(ctx, ac)).To(Succeed())
-		key := client.ObjectKeyFromObject(ac)
-		expectAppCredConditions(key, condition{"InputReady", "False", "DependencyNotFound", "Warning"})
-		Expect(k8sClient.Get(ctx, key, ac)).To(Succeed())
-		secretName := "ac-glance-" + strings.ToLower(made.ID[:5]) + "-secret"
-		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: ns,
-			Finalizers:      []string{"openstack.org/ac-secret-protection"},
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ac, keystonev1.GroupVersion.WithKind("KeystoneApplicationCredential"))}},
-			StringData: map[string]string{"AC_ID": made.ID, "AC_SECRET": made.Secret}})).To(Succeed())
-		Eventually(func(g Gomega) {
-			a := getAppCred(key)(g)
-			now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
-			a.Status.ACID, a.Status.SecretName = made.ID, secretName
-			a.Status.SecurityHash = upstreamDigest(struct {
-				Roles        []string
-				AccessRules  []keystonev1.ACRule
-				Unrestricted bool
-			}{a.Spec.Roles, a.Spec.AccessRules, a.Spec.Unrestricted})
-			a.Status.CreatedAt, a.Status.ExpiresAt = &now, &metav1.Time{Time: expires}
-			a.Status.RotationEligibleAt = &metav1.Time{Time: expires.Add(-time.Duration(a.Spec.GracePeriodDays) * 24 * time.Hour)}
-			g.Expect(k8sClient.Status().Update(ctx, a)).To(Succeed())
-		}).Should(Succeed())
-
-		By("the operator starts on them")
-		// Through a change of the credential, so that no round acts on a copy read before
-		// its status was written.
-		createSecret(ns, "ac-user", map[string]string{"ServicePassword": "ac-user-pw"})
-		update(key, &keystonev1.KeystoneApplicationCredential{}, func(a *keystonev1.KeystoneApplicationCredential) {
-			a.Spec.Secret = "ac-user"
-		})
-		expectAppCredConditions(key, condition{"Ready", "True", "Ready", ""})
-		Consistently(func(g Gomega) {
-			st := getAppCred(key)(g).Status
-			g.Expect(st.ACID).To(Equal(made.ID), "the same credential")
-			g.Expect(st.SecretName).To(Equal(secretName))
-		}, 2*time.Second).Should(Succeed())
-		Expect(canUseAppCred(url, made.ID, made.Secret)).To(BeTrue(), "the credential still authenticates")
-		pages, err := applicationcredentials.List(adminClient(url), userID.ID, applicationcredentials.ListOpts{}).AllPages(bg)
-		Expect(err).NotTo(HaveOccurred())
-		all, err := applicationcredentials.ExtractApplicationCredentials(pages)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(all).To(HaveLen(1), "nothing new minted")
+		key, made, _ := upstreamCredential(ns, url, svc)
+		Expect(appCredsOf(url, userIDOf(url, svc.Spec.ServiceUser))).To(HaveLen(1), "nothing new minted")
 
 		By("deleted afterwards: keystone-operator's finalizers released, the credential revoked")
 		Expect(k8sClient.Delete(ctx, getAppCred(key)(Default))).To(Succeed())
 		Eventually(gone(key, &keystonev1.KeystoneApplicationCredential{})).Should(BeTrue())
 		Eventually(func() bool { return canUseAppCred(url, made.ID, made.Secret) }, 20*time.Second).Should(BeFalse())
+	})
+
+	It("replaces it at a change of userName, and revokes it as its own user's: it never stays valid", func() {
+		stack := realKeystone()
+		url := stack.Keystone.URL()
+		ns := newNamespace()
+		svc := realCredentialUser(ns, url)
+		key, made, secretName := upstreamCredential(ns, url, svc)
+
+		By("another user, with the same roles (admin among them: it may read the first user's credentials)")
+		other := keystoneService(ns)
+		other.Name, other.Spec.ServiceName, other.Spec.ServiceType = "other", "other", ns+"-other"
+		other.Spec.ServiceUser, other.Spec.PasswordSelector = ns+"-other", "ServicePassword"
+		Expect(k8sClient.Create(ctx, other)).To(Succeed())
+		expectServiceConditions(client.ObjectKeyFromObject(other), condition{"Ready", "True", "Ready", ""})
+		update(key, &keystonev1.KeystoneApplicationCredential{}, func(a *keystonev1.KeystoneApplicationCredential) {
+			a.Spec.UserName, a.Spec.Secret = other.Spec.ServiceUser, "osp-secret"
+		})
+		Eventually(func(g Gomega) { g.Expect(getAppCred(key)(g).Status.ACID).NotTo(Equal(made.ID)) }).Should(Succeed(), "replaced")
+		expectAppCredConditions(key, condition{"Ready", "True", "Ready", ""})
+		current := getAppCred(key)(Default).Status.ACID
+		Expect(appCredsOf(url, userIDOf(url, other.Spec.ServiceUser))).To(ConsistOf(current), "the new one is the other user's")
+		Eventually(func() []string { return appCredsOf(url, userIDOf(url, svc.Spec.ServiceUser)) }).Should(BeEmpty(),
+			"the first user's credential is revoked")
+		Expect(canUseAppCred(url, made.ID, made.Secret)).To(BeFalse())
+		Eventually(gone(types.NamespacedName{Namespace: ns, Name: secretName}, &corev1.Secret{})).Should(BeTrue())
 	})
 })

@@ -578,19 +578,29 @@ var accessRuleMethod = regexp.MustCompile(`^(POST|GET|HEAD|PATCH|PUT|DELETE)$`)
 // Debian's Keystone gives (measured): 403 when the token's user is another (but the
 // admin reading or revoking), 404 for an unknown role, 400 for a role the user
 // does not have, a bad access rule or an expiry in the past, 409 for a duplicate name.
+// One credential is found by its ID alone, whatever user the path names, and the policy
+// is checked against its own user (keystone/api/users.py, _update_request_user_id_attribute).
 func (s *Server) appCreds(w http.ResponseWriter, r *http.Request, userID string, rest []string) {
-	// Keystone's policy: a user's own credentials; the admin may also read and revoke
-	// others', never create them.
-	if caller := s.tokens[r.Header.Get("X-Auth-Token")]; caller != userID && (r.Method == http.MethodPost || caller != s.adminID) {
+	caller := s.tokens[r.Header.Get("X-Auth-Token")]
+	if len(rest) == 1 {
+		if ac := s.entities[AppCreds][rest[0]]; ac != nil {
+			userID = ac["user_id"].(string)
+		}
+		if caller != userID && !s.isAdmin(caller) {
+			writeError(w, http.StatusForbidden, "You are not authorized to perform the requested action: identity:application_credential.")
+			return
+		}
+		s.appCred(w, r, rest[0])
+		return
+	}
+	// Keystone's policy: a user's own credentials; the admin may also list others', never
+	// create them.
+	if caller != userID && (r.Method == http.MethodPost || !s.isAdmin(caller)) {
 		writeError(w, http.StatusForbidden, "You are not authorized to perform the requested action: identity:application_credential.")
 		return
 	}
 	if s.entities[Users][userID] == nil {
 		writeError(w, http.StatusNotFound, "Could not find user: "+userID+".")
-		return
-	}
-	if len(rest) == 1 {
-		s.appCred(w, r, userID, rest[0])
 		return
 	}
 	switch r.Method {
@@ -622,10 +632,10 @@ func (s *Server) appCreds(w http.ResponseWriter, r *http.Request, userID string,
 	}
 }
 
-// appCred serves /v3/users/{userID}/application_credentials/{id}.
-func (s *Server) appCred(w http.ResponseWriter, r *http.Request, userID, id string) {
+// appCred serves /v3/users/{userID}/application_credentials/{id}, the caller allowed.
+func (s *Server) appCred(w http.ResponseWriter, r *http.Request, id string) {
 	ac := s.entities[AppCreds][id]
-	if ac == nil || ac["user_id"] != userID {
+	if ac == nil {
 		writeError(w, http.StatusNotFound, "Could not find Application Credential: "+id+".")
 		return
 	}
@@ -638,6 +648,22 @@ func (s *Server) appCred(w http.ResponseWriter, r *http.Request, userID, id stri
 	default:
 		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
 	}
+}
+
+// isAdmin tells whether Keystone's admin_required rule holds for the user: the admin, or
+// a user with the admin role (service users have it, by default).
+func (s *Server) isAdmin(userID string) bool {
+	if userID == s.adminID {
+		return true
+	}
+	for _, role := range s.find(Roles, map[string]any{"name": "admin"}) {
+		for key := range s.assigned {
+			if p := strings.Split(key, "/"); p[1] == userID && p[2] == role["id"] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (s *Server) validAppCred(userID string, ac map[string]any) (int, string) {
