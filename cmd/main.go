@@ -67,6 +67,9 @@ func (c *commandLine) bind(fs *flag.FlagSet) {
 		"when empty, the UID of the kube-system namespace). Two clusters sharing a Keystone need different ones.")
 	fs.IntVar(&o.RegistrationConcurrency, "registration-concurrency", registration.DefaultConcurrency,
 		"KeystoneServices, KeystoneEndpoints and KeystoneApplicationCredentials each reconciled at once.")
+	fs.DurationVar(&o.OrphanGrace, "orphan-grace", registration.DefaultOrphanGrace,
+		"How long Keystone must have been unreachable or refusing the operator's credentials before a deletion\n"+
+			"annotated keystone.openstack.org/orphan-on-delete=true gives up and leaves its registration in Keystone.")
 	c.zap.BindFlags(fs)
 }
 

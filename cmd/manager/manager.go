@@ -4,12 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/utils/ptr"
 	"net/http"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"slices"
 	"strings"
+	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneapi"
@@ -24,6 +22,7 @@ import (
 	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/operator"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -31,9 +30,11 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -93,6 +94,9 @@ type Options struct {
 	// RegistrationConcurrency is how many KeystoneServices, KeystoneEndpoints and
 	// application credentials each reconcile at once; registration.DefaultConcurrency when 0.
 	RegistrationConcurrency int
+	// OrphanGrace is how long Keystone must have been unreachable or refusing before a
+	// deletion annotated orphan-on-delete gives up; registration.DefaultOrphanGrace when 0.
+	OrphanGrace time.Duration
 	// ClusterID names this cluster in the marks of what it registers in Keystone; when
 	// empty, the UID of its kube-system namespace (ClusterIdentity).
 	ClusterID string
@@ -275,7 +279,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	base := func(kind string) registration.Base {
 		return registration.Base{Client: mgr.GetClient(), Reporter: reporter(kind), Clock: clk,
 			Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency, ClusterID: cluster,
-			Reader: mgr.GetAPIReader()}
+			Reader: mgr.GetAPIReader(), OrphanGrace: opts.OrphanGrace}
 	}
 	if err := (&keystoneservice.Reconciler{Base: base(keystoneservice.Kind)}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneService controller: %w", err)

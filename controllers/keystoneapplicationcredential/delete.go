@@ -22,23 +22,19 @@ const DataPlaneRecheckInterval = time.Minute
 // reconcileDelete revokes every credential this object created, then lets its Secrets
 // go (a consumer's finalizer on one keeps it until the consumer lets go: never removed
 // here), then releases the KeystoneAPI. For a data plane service it first waits until
-// every NodeSet deployed the current Secrets. A KeystoneAPI that is gone, or being
-// deleted with its Keystone, takes the credentials with it.
+// every NodeSet deployed the current Secrets, while its KeystoneAPI stays: a KeystoneAPI
+// that is gone, or being deleted, waits on no data plane (one deleted with its Keystone
+// takes the credentials with it; in external mode they are revoked at once, as
+// reconcileKeystoneAPI does).
 func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
 	ac := s.ac
-	if why, err := r.dataPlaneLag(ctx, ac); err != nil || why != "" {
-		if why != "" {
-			s.Round.Apply(keystonev1.KeystoneApplicationCredentialCleanupReady, dataPlaneVerdict(why))
-		}
-		return ctrl.Result{RequeueAfter: DataPlaneRecheckInterval}, err
-	}
 	api, err := access.Lookup(ctx, r.Client, ac.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if api != nil && registration.KeystoneStays(api) && controllerutil.ContainsFinalizer(api, holdFinalizer(ac)) {
-		if done, err := r.revokeAll(ctx, s, api); err != nil || !done {
-			return ctrl.Result{}, err
+	if api != nil && controllerutil.ContainsFinalizer(api, holdFinalizer(ac)) {
+		if result, done, err := r.leaveKeystone(ctx, s, api); err != nil || !done {
+			return result, err
 		}
 	}
 	secrets, err := r.ownedSecrets(ctx, ac)
@@ -56,26 +52,46 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	return ctrl.Result{}, finalizers.Remove(ctx, r.Client, ac, Finalizer, finalizers.UpstreamOwn("applicationcredential"))
 }
 
+// leaveKeystone revokes, for a deletion, what this object made in api's Keystone: once
+// the data plane deployed the current Secrets, while api stays; at once while api is
+// being deleted with its Keystone staying (external mode); nothing when api takes its
+// Keystone with it. done is false while it waits.
+func (r *Reconciler) leaveKeystone(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI) (ctrl.Result, bool, error) {
+	if api.DeletionTimestamp.IsZero() {
+		if why, err := r.dataPlaneLag(ctx, s.ac); err != nil || why != "" {
+			if why != "" {
+				s.Round.Apply(keystonev1.KeystoneApplicationCredentialCleanupReady, dataPlaneVerdict(why))
+			}
+			return ctrl.Result{RequeueAfter: DataPlaneRecheckInterval}, false, err
+		}
+	}
+	if !registration.KeystoneStays(api) {
+		return ctrl.Result{}, true, nil
+	}
+	done, err := r.revokeAll(ctx, s, api)
+	return ctrl.Result{}, done, err
+}
+
 // revokeAll revokes, with the admin's credentials alone (the user's password may be
 // gone), every credential this object created: those its Secrets and status record,
 // and any marked as its own. done is false, with a step saying why, when it cannot yet.
 func (r *Reconciler) revokeAll(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI) (done bool, err error) {
 	step := keystonev1.KeystoneApplicationCredentialCleanupReady
-	admin, ok, err := access.CleanupCredentials(ctx, r.Client, api)
+	missing, err := s.OpenCleanup(ctx, r.Client, step, api, "revoking")
 	if err != nil {
 		return false, err
 	}
-	// giveUp ends a revocation that failed (registration.GiveUp): what stays in Keystone
-	// is every credential this object made.
+	// giveUp ends a revocation that failed (Session.GiveUp): what stays in Keystone is
+	// every credential this object made.
 	giveUp := func(err error) (bool, error) {
 		what := fmt.Sprintf("application credentials of user %s (current %s)", s.ac.Spec.UserName, s.ac.Status.ACID)
-		err = registration.GiveUp(r.Reporter.Recorder, s.Round, step, s.ac, api, r.Clock.Now(), what, err)
+		err = s.GiveUp(step, s.ac, api, what, err)
 		return err == nil, err
 	}
-	if !ok {
-		s.Round.Apply(step, registration.AdminMissingVerdict(api, "revoking"))
-		return giveUp(fmt.Errorf("revoking the credentials of %s: %s", s.ac.Name, access.Missing(api)))
+	if missing != nil {
+		return giveUp(fmt.Errorf("revoking the credentials of %s: %w", s.ac.Name, missing))
 	}
+	admin := s.Admin
 	fail := func(err error) (bool, error) {
 		_, err = s.FailedAs(admin, step, credentialFailed, err)
 		return giveUp(fmt.Errorf("revoking the credentials of %s: %w", s.ac.Name, err))

@@ -42,15 +42,14 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	if serviceID == "" {
 		return nil
 	}
-	admin, ok, err := access.CleanupCredentials(ctx, r.Client, api)
+	missing, err := s.OpenCleanup(ctx, r.Client, step, api, "removing the endpoints")
 	if err != nil {
 		return err
 	}
-	if !ok {
-		s.Round.Apply(step, registration.AdminMissingVerdict(api, "removing the endpoints"))
-		return r.giveUp(s, api, svc, serviceID, fmt.Errorf("removing the endpoints of %s: %s", ep.Name, access.Missing(api)))
+	if missing != nil {
+		return r.giveUp(s, api, svc, serviceID, fmt.Errorf("removing the endpoints of %s: %w", ep.Name, missing))
 	}
-	s.Admin = admin
+	admin := s.Admin
 	kc, err := r.Keystone.Get(ctx, admin)
 	if err == nil {
 		err = kc.DeleteEndpoints(ctx, identity.EndpointSet{ServiceID: serviceID, Owner: r.owner(ep), Known: ep.Status.EndpointIDs})
@@ -72,7 +71,7 @@ func (r *Reconciler) giveUp(s *scope, api *keystonev1.KeystoneAPI, svc *keystone
 	if svc != nil {
 		also = append(also, svc)
 	}
-	return registration.GiveUp(r.Reporter.Recorder, s.Round, keystonev1.KeystoneEndpointEndpointsReady, ep, api, r.Clock.Now(), what, err, also...)
+	return s.GiveUp(keystonev1.KeystoneEndpointEndpointsReady, ep, api, what, err, also...)
 }
 
 // describeIDs lists endpoint IDs by interface, sorted: "internal=ID1, public=ID2"; "(IDs

@@ -138,6 +138,7 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneService, *scope]
 			return map[string]string{UserAnnotation: svc.Spec.ServiceUser}
 		},
 		Scope: func(svc *keystonev1.KeystoneService, round *condition.Round) *scope {
+			carryTakeover(svc, round)
 			return &scope{Session: r.Begin(round), service: svc}
 		},
 		Phases: r.phases(),

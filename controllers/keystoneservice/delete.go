@@ -81,16 +81,15 @@ func registered(s *scope, api *keystonev1.KeystoneAPI) bool {
 // when it cannot yet.
 func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.KeystoneAPI) (done bool, err error) {
 	step := keystonev1.KeystoneServiceServiceReady
-	admin, ok, err := access.CleanupCredentials(ctx, r.Client, api)
+	missing, err := s.OpenCleanup(ctx, r.Client, step, api, "deleting")
 	if err != nil {
 		return false, err
 	}
-	if !ok {
-		s.Round.Apply(step, registration.AdminMissingVerdict(api, "deleting"))
-		err := r.giveUp(s, api, fmt.Errorf("deregistering %s: %s", s.service.Spec.ServiceName, access.Missing(api)))
+	if missing != nil {
+		err := r.giveUp(s, api, fmt.Errorf("deregistering %s: %w", s.service.Spec.ServiceName, missing))
 		return err == nil, err
 	}
-	s.Admin = admin
+	admin := s.Admin
 	kc, err := r.Keystone.Get(ctx, admin)
 	if err != nil {
 		_, err = s.FailedAs(admin, step, failedReasons[step], err)
@@ -100,7 +99,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	svc := s.service
 	spec := svc.Spec
 	user := identity.UserSpec{Name: spec.ServiceUser, DomainID: defaultDomainID, Owner: r.owner(svc),
-		ClaimUnmarked: claimsUnmarked(svc, api, spec.ServiceUser)}
+		ClaimUnmarked: s.claimsUser(api, spec.ServiceUser)}
 	if spec.ServiceUser == api.Spec.AdminUser {
 		user.Name = ""
 	}
@@ -114,7 +113,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 		}
 	}
 	if recorded := svc.Annotations[UserAnnotation]; err == nil && recorded != spec.ServiceUser && recorded != "" {
-		claim := claimsUnmarked(svc, api, recorded)
+		claim := s.claimsUser(api, recorded)
 		kept, herr := r.handOver(ctx, kc, svc, recorded, claim)
 		if err = herr; err == nil && !kept {
 			err = kc.DeleteUserNamed(ctx, defaultDomainID, recorded, r.owner(svc), claim)
@@ -122,7 +121,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	}
 	if err == nil {
 		err = kc.DeleteRegistration(ctx, svc.Status.ServiceID,
-			identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Owner: r.owner(svc), ClaimUnmarked: takenOver(svc)},
+			identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Owner: r.owner(svc), ClaimUnmarked: s.claimsService()},
 			userID, user)
 	}
 	if err != nil {
@@ -138,7 +137,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 func (r *Reconciler) giveUp(s *scope, api *keystonev1.KeystoneAPI, err error) error {
 	spec := s.service.Spec
 	what := fmt.Sprintf("service %s (%s) %s and user %s", spec.ServiceName, spec.ServiceType, s.service.Status.ServiceID, spec.ServiceUser)
-	return registration.GiveUp(r.Reporter.Recorder, s.Round, keystonev1.KeystoneServiceServiceReady, s.service, api, r.Clock.Now(), what, err)
+	return s.GiveUp(keystonev1.KeystoneServiceServiceReady, s.service, api, what, err)
 }
 
 // release removes this KeystoneService's finalizers (its own and keystone-operator's

@@ -56,7 +56,7 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 	}
 	reg, changed, err := s.keystone.EnsureUser(ctx, identity.UserSpec{
 		Name: svc.Spec.ServiceUser, DomainID: defaultDomainID, ProjectID: projectID, Password: s.password,
-		PasswordFrom: s.passwordVersion, Owner: r.owner(svc), ClaimUnmarked: takenOver(svc),
+		PasswordFrom: s.passwordVersion, Owner: r.owner(svc), ClaimUnmarked: s.claimsUser(s.API, svc.Spec.ServiceUser),
 		// Another KeystoneService of this namespace registered it: shared (shared.go).
 		Sharing: func(ctx context.Context, mark string) (bool, bool, error) { return r.sharing(ctx, svc, mark) },
 	})
@@ -73,6 +73,7 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 		return r.failed(s, step, err)
 	}
 	s.user = reg
+	s.claimed(upstreamUserReady, reg.Ownership)
 	s.Mark(ctx, step, changed || replaced, userVerdict(svc.Spec, reg, nil, nil))
 	return ctrl.Result{}, nil
 }
@@ -95,7 +96,7 @@ func (r *Reconciler) removePreviousUser(ctx context.Context, s *scope) (bool, er
 	want, recorded := svc.Spec.ServiceUser, svc.Annotations[UserAnnotation]
 	removed := false
 	if recorded != "" && recorded != want {
-		claim := claimsUnmarked(svc, s.API, recorded)
+		claim := s.claimsUser(s.API, recorded)
 		kept, err := r.handOver(ctx, s.keystone, svc, recorded, claim)
 		if err == nil && !kept {
 			err = s.keystone.DeleteUserNamed(ctx, defaultDomainID, recorded, r.owner(svc), claim)
@@ -111,7 +112,7 @@ func (r *Reconciler) removePreviousUser(ctx context.Context, s *scope) (bool, er
 			return false, err
 		}
 		if previous != nil && previous.Name != want {
-			if err := s.keystone.DeleteOwnedUser(ctx, previous, r.owner(svc), claimsUnmarked(svc, s.API, previous.Name)); err != nil {
+			if err := s.keystone.DeleteOwnedUser(ctx, previous, r.owner(svc), s.claimsUser(s.API, previous.Name)); err != nil {
 				return false, err
 			}
 			removed = true

@@ -7,28 +7,39 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// A deletion that cannot remove its registration from Keystone (an external Keystone
-// decommissioned, an admin password changed outside the operator, Keystone scaled to
-// zero) waits, and says so in its step, with the way out: the annotation
-// OrphanAnnotation on the object, or on the namespace's KeystoneAPI for all of them,
-// lets it finish and leave what it registered in Keystone. A KeystoneAPI being deleted
-// lets its registrations wait OrphanAfter at most. Either way what stays in Keystone is
-// named in a Warning Event "Orphaned" on the object: nothing is left silently, as with
-// Cluster API's and Crossplane's deletion policies.
+// A deletion that cannot remove its registration from Keystone waits, and says so in
+// its step, naming what would stay valid in Keystone and the way out. It gives up, and
+// leaves that in Keystone, in two cases only:
+//   - the annotation OrphanAnnotation is on the object (or on the KeystoneService an
+//     endpoint is under, or on the KeystoneAPI while the KeystoneAPI itself is being
+//     deleted), the object or its KeystoneAPI is being deleted, and Keystone has been
+//     unreachable or refusing the operator's credentials (identity.Unreachable: no
+//     answer, 5xx, 401, 403; or the admin's password gone) for OrphanGrace at least,
+//     as the step's transition time says. A refusal of the request itself (another
+//     4xx) never orphans, nor does a failure shorter than the grace: an annotation
+//     alone cannot leave a valid service user or credential behind;
+//   - its KeystoneAPI has been deleting for OrphanAfter: a teardown never hangs.
+// Either way what stays in Keystone is named in a Warning Event "Orphaned" on the
+// object: nothing is left silently, as with Cluster API's and Crossplane's deletion
+// policies.
 
 // OrphanAnnotation is the annotation that, "true" on a KeystoneService, KeystoneEndpoint
-// or KeystoneApplicationCredential (or on the KeystoneAPI of its namespace), lets its
-// deletion finish without removing its registration from Keystone when Keystone cannot
-// be reached or refuses.
+// or KeystoneApplicationCredential (or on the KeystoneAPI of its namespace, while that is
+// being deleted), lets its deletion finish without removing its registration from
+// Keystone once Keystone has been unreachable or refusing for OrphanGrace.
 const OrphanAnnotation = "keystone.openstack.org/orphan-on-delete"
+
+// DefaultOrphanGrace is how long Keystone must have been unreachable or refusing the
+// operator's credentials before an annotated deletion gives up (--orphan-grace).
+const DefaultOrphanGrace = 5 * time.Minute
 
 // OrphanAfter is how long the registrations of a KeystoneAPI being deleted try to
 // leave Keystone before they give up and orphan.
@@ -37,50 +48,82 @@ const OrphanAfter = 10 * time.Minute
 // OrphanedReason is the Event that names what a deletion left in Keystone.
 const OrphanedReason = "Orphaned"
 
-// orphanHint ends the message of a deletion that cannot reach Keystone.
-const orphanHint = "; to finish deleting and leave it in Keystone, annotate this object or the KeystoneAPI " +
-	OrphanAnnotation + "=true"
-
-// Orphaning says why obj's deletion may leave its registration in Keystone: the
-// annotation on obj, on one of also (the KeystoneService an endpoint is under) or on
-// api, or api deleted OrphanAfter ago already; "" when it may not.
-func Orphaning(obj client.Object, api *keystonev1.KeystoneAPI, now time.Time, also ...client.Object) string {
-	for _, o := range append([]client.Object{obj}, also...) {
-		if o != nil && o.GetAnnotations()[OrphanAnnotation] == "true" {
-			return fmt.Sprintf("%s %s annotated %s", kindOf(o), o.GetName(), OrphanAnnotation)
-		}
-	}
-	switch {
-	case api != nil && api.Annotations[OrphanAnnotation] == "true":
-		return "KeystoneAPI " + api.Name + " annotated " + OrphanAnnotation
-	case api != nil && !api.DeletionTimestamp.IsZero() && now.Sub(api.DeletionTimestamp.Time) >= OrphanAfter:
-		return fmt.Sprintf("KeystoneAPI %s has been deleting for more than %s", api.Name, OrphanAfter)
-	}
-	return ""
+// Orphan is one deletion that failed to leave Keystone, as Orphaning judges it.
+type Orphan struct {
+	// Object is being deleted, or left by a KeystoneAPI being deleted (API).
+	Object client.Object
+	API    *keystonev1.KeystoneAPI
+	// Also are objects whose annotation counts as Object's (the KeystoneService an
+	// endpoint is under).
+	Also []client.Object
+	// Err is why it failed; FailingSince when its step turned False.
+	Err          error
+	FailingSince time.Time
 }
 
-// GiveUp ends a deregistration of obj that failed with err: when the deletion may
-// orphan (Orphaning), it names what stays in Keystone (what) in a Warning Event and
-// returns nil, so the deletion goes on; otherwise it adds the way out to step's message
-// and returns err, retried (even one Keystone refused, while the KeystoneAPI is being
-// deleted: OrphanAfter must come).
-func GiveUp(rec record.EventRecorder, round *condition.Round, step lc.Type, obj client.Object, api *keystonev1.KeystoneAPI,
-	now time.Time, what string, err error, also ...client.Object) error {
-	if why := Orphaning(obj, api, now, also...); why != "" {
+// Orphaning says why o's deletion may leave its registration in Keystone at now, with
+// grace the time Keystone must have been unreachable; "" when it may not. wait says,
+// when it may not, how long until it may, annotated as it is (0: not by waiting).
+func Orphaning(o Orphan, now time.Time, grace time.Duration) (why string, wait time.Duration) {
+	apiDeleting := o.API != nil && !o.API.DeletionTimestamp.IsZero()
+	if apiDeleting && now.Sub(o.API.DeletionTimestamp.Time) >= OrphanAfter {
+		return fmt.Sprintf("KeystoneAPI %s has been deleting for more than %s", o.API.Name, OrphanAfter), 0
+	}
+	if o.Object.GetDeletionTimestamp().IsZero() && !apiDeleting {
+		return "", 0
+	}
+	annotated := ""
+	for _, obj := range append([]client.Object{o.Object}, o.Also...) {
+		if obj != nil && obj.GetAnnotations()[OrphanAnnotation] == "true" {
+			annotated = fmt.Sprintf("%s %s annotated %s", kindOf(obj), obj.GetName(), OrphanAnnotation)
+			break
+		}
+	}
+	if annotated == "" && apiDeleting && o.API.Annotations[OrphanAnnotation] == "true" {
+		annotated = "KeystoneAPI " + o.API.Name + " annotated " + OrphanAnnotation
+	}
+	if annotated == "" || !identity.Unreachable(o.Err) {
+		return "", 0
+	}
+	if failing := now.Sub(o.FailingSince); failing < grace {
+		return "", grace - failing
+	}
+	return fmt.Sprintf("%s, and Keystone unreachable or refusing since %s", annotated, o.FailingSince.UTC().Format(time.RFC3339)), 0
+}
+
+// GiveUp ends a deregistration of obj that failed with err (step False already): when
+// the deletion may orphan (Orphaning), it names what stays valid in Keystone (what) in a
+// Warning Event and returns nil, so the deletion goes on; otherwise it adds what would
+// stay and the way out to step's message and returns err, retried (even one Keystone
+// refused, while the KeystoneAPI is being deleted: OrphanAfter must come).
+func (s *Session) GiveUp(step lc.Type, obj client.Object, api *keystonev1.KeystoneAPI, what string, err error, also ...client.Object) error {
+	now := s.clock.Now()
+	why, wait := Orphaning(Orphan{Object: obj, API: api, Also: also, Err: err, FailingSince: s.Round.FalseSince(step)}, now, s.orphanGrace)
+	if why != "" {
 		at := "Keystone"
 		if api != nil {
 			at += " at " + api.Status.APIEndpoints[keystonev1.EndpointInternal]
 		}
-		rec.Eventf(obj, corev1.EventTypeWarning, OrphanedReason, "%s left in %s (%s): %v", what, at, why, err)
+		s.recorder.Eventf(obj, corev1.EventTypeWarning, OrphanedReason, "%s left valid in %s (%s): %v", what, at, why, err)
 		return nil
 	}
-	if c := round.Get(step); c != nil && c.Status == corev1.ConditionFalse {
-		round.MarkFalse(step, condition.Reason{Name: c.Reason, Severity: c.Severity}, "%s%s", c.Message, orphanHint)
+	if c := s.Round.Get(step); c != nil && c.Status == corev1.ConditionFalse {
+		s.Round.MarkFalse(step, condition.Reason{Name: c.Reason, Severity: c.Severity}, "%s%s", c.Message, orphanHint(what, wait, s.orphanGrace))
 	}
 	if api != nil && !api.DeletionTimestamp.IsZero() && errors.Is(err, reconcile.TerminalError(nil)) {
 		return errors.New(err.Error())
 	}
 	return err
+}
+
+// orphanHint ends the message of a deletion that cannot leave Keystone: what would stay
+// valid there, and the way out (wait: how long until it opens, annotated).
+func orphanHint(what string, wait, grace time.Duration) string {
+	if wait > 0 {
+		return fmt.Sprintf("; annotated %s: %s stays valid in Keystone if it is still unreachable in %s", OrphanAnnotation, what, wait.Round(time.Second))
+	}
+	return fmt.Sprintf("; to finish deleting and leave %s valid in Keystone once Keystone has been unreachable or refusing "+
+		"for %s, annotate this object %s=true", what, grace, OrphanAnnotation)
 }
 
 // kindOf is the Go type name of obj, its kind for this suite's types ("KeystoneService").

@@ -2,16 +2,20 @@ package registration
 
 import (
 	"errors"
+	"net/http"
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -35,9 +39,15 @@ func TestPasswordMissingVerdict(t *testing.T) {
 
 func TestOrphaning(t *testing.T) {
 	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	const grace = 5 * time.Minute
 	annotated := map[string]string{OrphanAnnotation: "true"}
-	svc := func(annotations map[string]string) *keystonev1.KeystoneService {
-		return &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance", Annotations: annotations}}
+	deleted := &metav1.Time{Time: now.Add(-time.Hour)}
+	svc := func(annotations map[string]string, deleting bool) *keystonev1.KeystoneService {
+		s := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance", Annotations: annotations}}
+		if deleting {
+			s.DeletionTimestamp = deleted
+		}
+		return s
 	}
 	api := func(annotations map[string]string, deletedAgo time.Duration) *keystonev1.KeystoneAPI {
 		a := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Annotations: annotations}}
@@ -46,63 +56,94 @@ func TestOrphaning(t *testing.T) {
 		}
 		return a
 	}
-	ep := &keystonev1.KeystoneEndpoint{ObjectMeta: metav1.ObjectMeta{Name: "glance"}}
+	deletingEP := &keystonev1.KeystoneEndpoint{ObjectMeta: metav1.ObjectMeta{Name: "glance", DeletionTimestamp: deleted}}
+	refused := errors.New("connection refused")
+	unauthorized := gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusUnauthorized}
+	conflict := gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusConflict}
+	long, short := now.Add(-grace), now.Add(-time.Minute)
+	unreachableSince := ", and Keystone unreachable or refusing since " + long.Format(time.RFC3339)
 	tests := []struct {
-		name string
-		obj  client.Object
-		api  *keystonev1.KeystoneAPI
-		also []client.Object
-		want string
+		name     string
+		o        Orphan
+		want     string
+		wantWait time.Duration
 	}{
-		{"nothing annotated: it waits", svc(nil), api(nil, 0), nil, ""},
-		{"the object annotated", svc(annotated), api(nil, 0), nil, "KeystoneService glance annotated " + OrphanAnnotation},
-		{"the KeystoneService an endpoint is under", ep, api(nil, 0), []client.Object{svc(annotated)},
-			"KeystoneService glance annotated " + OrphanAnnotation},
-		{"the KeystoneAPI annotated", svc(nil), api(annotated, 0), nil, "KeystoneAPI keystone annotated " + OrphanAnnotation},
-		{"the KeystoneAPI deleting for less than OrphanAfter", svc(nil), api(nil, OrphanAfter-time.Second), nil, ""},
-		{"the KeystoneAPI deleting for OrphanAfter", svc(nil), api(nil, OrphanAfter), nil,
-			"KeystoneAPI keystone has been deleting for more than 10m0s"},
-		{"no KeystoneAPI: it waits", svc(nil), nil, nil, ""},
-		{"another value than true", svc(map[string]string{OrphanAnnotation: "yes"}), api(nil, 0), nil, ""},
+		{"nothing annotated: it waits", Orphan{Object: svc(nil, true), API: api(nil, 0), Err: refused, FailingSince: long}, "", 0},
+		{"the object annotated, Keystone unreachable for the grace", Orphan{Object: svc(annotated, true), API: api(nil, 0), Err: refused, FailingSince: long},
+			"KeystoneService glance annotated " + OrphanAnnotation + unreachableSince, 0},
+		{"refusing the operator's credentials counts", Orphan{Object: svc(annotated, true), API: api(nil, 0), Err: unauthorized, FailingSince: long},
+			"KeystoneService glance annotated " + OrphanAnnotation + unreachableSince, 0},
+		{"unreachable for less than the grace: it waits, saying how long", Orphan{Object: svc(annotated, true), API: api(nil, 0), Err: refused,
+			FailingSince: short}, "", grace - time.Minute},
+		{"a refusal of the request itself never orphans", Orphan{Object: svc(annotated, true), API: api(nil, 0), Err: conflict, FailingSince: long}, "", 0},
+		{"not during a deletion (a serviceName change)", Orphan{Object: svc(annotated, false), API: api(nil, 0), Err: refused, FailingSince: long}, "", 0},
+		{"the KeystoneService an endpoint is under", Orphan{Object: deletingEP, API: api(nil, 0), Also: []client.Object{svc(annotated, false)},
+			Err: refused, FailingSince: long}, "KeystoneService glance annotated " + OrphanAnnotation + unreachableSince, 0},
+		{"the KeystoneAPI annotated, not being deleted: it covers nothing", Orphan{Object: svc(nil, true), API: api(annotated, 0), Err: refused,
+			FailingSince: long}, "", 0},
+		{"the KeystoneAPI annotated while it is deleted", Orphan{Object: svc(nil, false), API: api(annotated, time.Minute), Err: refused,
+			FailingSince: long}, "KeystoneAPI keystone annotated " + OrphanAnnotation + unreachableSince, 0},
+		{"the KeystoneAPI deleting for less than OrphanAfter", Orphan{Object: svc(nil, false), API: api(nil, OrphanAfter-time.Second), Err: conflict,
+			FailingSince: long}, "", 0},
+		{"the KeystoneAPI deleting for OrphanAfter, whatever the error", Orphan{Object: svc(nil, false), API: api(nil, OrphanAfter), Err: conflict,
+			FailingSince: now}, "KeystoneAPI keystone has been deleting for more than 10m0s", 0},
+		{"no KeystoneAPI, not annotated: it waits", Orphan{Object: svc(nil, true), Err: refused, FailingSince: long}, "", 0},
+		{"another value than true", Orphan{Object: svc(map[string]string{OrphanAnnotation: "yes"}, true), API: api(nil, 0), Err: refused,
+			FailingSince: long}, "", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			NewWithT(t).Expect(Orphaning(tt.obj, tt.api, now, tt.also...)).To(Equal(tt.want))
+			why, wait := Orphaning(tt.o, now, grace)
+			NewWithT(t).Expect([]any{why, wait}).To(Equal([]any{tt.want, tt.wantWait}))
 		})
 	}
 }
 
 func TestGiveUp(t *testing.T) {
 	const step lc.Type = "KeystoneServiceReady"
-	now := time.Now()
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 	failed := errors.New("Keystone at https://keystone: connection refused")
-	begin := func() *condition.Round {
-		round := condition.Steps{step}.Begin(nil, now)
+	begin := func(falseSince time.Time) (*Session, *record.FakeRecorder) {
+		saved := lc.Conditions{{Type: step, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(falseSince)}}
+		round := condition.Steps{step}.Begin(saved, now)
 		round.MarkFalse(step, condition.ServiceUnavailable, "Keystone at https://keystone: connection refused")
-		return round
+		rec := record.NewFakeRecorder(4)
+		b := Base{Clock: clocktesting.NewFakePassiveClock(now), Reporter: reconciler.Reporter{Recorder: rec}}
+		s := b.Begin(round)
+		return &s, rec
+	}
+	deleting := func(annotations map[string]string) *keystonev1.KeystoneService {
+		return &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance", Annotations: annotations,
+			DeletionTimestamp: &metav1.Time{Time: now}}}
 	}
 
 	g := NewWithT(t)
-	round, rec := begin(), record.NewFakeRecorder(4)
-	err := GiveUp(rec, round, step, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance"}}, nil, now, "service glance", failed)
+	s, rec := begin(now.Add(-time.Hour))
+	err := s.GiveUp(step, deleting(nil), nil, "service glance", failed)
 	g.Expect(err).To(MatchError(failed), "retried while nothing lets it orphan")
-	g.Expect(round.Get(step).Message).To(Equal("Keystone at https://keystone: connection refused; to finish deleting and leave it in " +
-		"Keystone, annotate this object or the KeystoneAPI " + OrphanAnnotation + "=true"))
-	g.Expect(round.Get(step).Severity).To(Equal(lc.SeverityWarning))
+	g.Expect(s.Round.Get(step).Message).To(Equal("Keystone at https://keystone: connection refused; to finish deleting and leave " +
+		"service glance valid in Keystone once Keystone has been unreachable or refusing for 5m0s, annotate this object " + OrphanAnnotation + "=true"))
+	g.Expect(s.Round.Get(step).Severity).To(Equal(lc.SeverityWarning))
 	g.Expect(rec.Events).To(BeEmpty())
 
-	round = begin()
+	s, rec = begin(now.Add(-time.Minute))
+	err = s.GiveUp(step, deleting(map[string]string{OrphanAnnotation: "true"}), nil, "service glance", failed)
+	g.Expect(err).To(MatchError(failed), "annotated, Keystone unreachable for a minute only")
+	g.Expect(s.Round.Get(step).Message).To(HaveSuffix("; annotated " + OrphanAnnotation +
+		": service glance stays valid in Keystone if it is still unreachable in 4m0s"))
+	g.Expect(rec.Events).To(BeEmpty())
+
+	s, _ = begin(now)
 	api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", DeletionTimestamp: &metav1.Time{Time: now}}}
-	err = GiveUp(rec, round, step, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance"}}, api, now, "service glance",
+	err = s.GiveUp(step, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance"}}, api, "service glance",
 		reconcile.TerminalError(failed))
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errors.Is(err, reconcile.TerminalError(nil))).To(BeFalse(), "a refusal is retried while the KeystoneAPI goes: OrphanAfter must come")
 
-	round = begin()
+	s, rec = begin(now.Add(-5 * time.Minute))
 	api.Status.APIEndpoints = map[string]string{keystonev1.EndpointInternal: "https://keystone-internal"}
-	err = GiveUp(rec, round, step, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance", Annotations: map[string]string{
-		OrphanAnnotation: "true"}}}, api, now, "service glance", failed)
+	err = s.GiveUp(step, deleting(map[string]string{OrphanAnnotation: "true"}), api, "service glance", failed)
 	g.Expect(err).NotTo(HaveOccurred(), "the deletion goes on")
-	g.Expect(rec.Events).To(Receive(Equal(corev1.EventTypeWarning + " Orphaned service glance left in Keystone at https://keystone-internal " +
-		"(KeystoneService glance annotated " + OrphanAnnotation + "): " + failed.Error())))
+	g.Expect(rec.Events).To(Receive(Equal(corev1.EventTypeWarning + " Orphaned service glance left valid in Keystone at https://keystone-internal " +
+		"(KeystoneService glance annotated " + OrphanAnnotation + ", and Keystone unreachable or refusing since 2026-11-26T09:55:00Z): " + failed.Error())))
 }

@@ -2,6 +2,8 @@ package registration
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
@@ -10,6 +12,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,6 +31,9 @@ type Base struct {
 	Keystone *identity.Clients
 	// Concurrency is how many objects reconcile at once (Concurrency).
 	Concurrency int
+	// OrphanGrace is how long Keystone must have been unreachable before an annotated
+	// deletion gives up (Orphaning); DefaultOrphanGrace when 0.
+	OrphanGrace time.Duration
 	// ClusterID identifies the cluster in the marks of what it registers in Keystone
 	// (identity.OwnerMark): the UID of its kube-system namespace; "" when unknown.
 	ClusterID string
@@ -46,7 +52,11 @@ func (b *Base) Uncached() client.Reader {
 
 // Begin starts the session of a round.
 func (b *Base) Begin(round *condition.Round) Session {
-	return Session{Round: round, Clients: b.Keystone}
+	grace := b.OrphanGrace
+	if grace <= 0 {
+		grace = DefaultOrphanGrace
+	}
+	return Session{Round: round, Clients: b.Keystone, recorder: b.Reporter.Recorder, clock: b.Clock, orphanGrace: grace}
 }
 
 // Session is what one round of a registration talks to Keystone with: the round it
@@ -57,6 +67,11 @@ type Session struct {
 	Clients *identity.Clients
 	API     *keystonev1.KeystoneAPI
 	Admin   identity.Credentials
+
+	// What GiveUp reports with and judges by.
+	recorder    record.EventRecorder
+	clock       clock.PassiveClock
+	orphanGrace time.Duration
 }
 
 // Open takes api, usable, and its admin's credentials into the session. Without the
@@ -131,10 +146,34 @@ func PasswordMissingVerdict(name, key string) condition.Verdict {
 // api (its Secret or key) is missing: DependencyNotFound (Warning), the registration, or
 // what its deletion was doing (doing), waiting for it.
 func AdminMissingVerdict(api *keystonev1.KeystoneAPI, doing string) condition.Verdict {
+	return missingVerdict(access.Missing(api), doing)
+}
+
+// missingVerdict is DependencyNotFound (Warning) for what is missing, prefixed with
+// what the step was doing, if anything.
+func missingVerdict(missing, doing string) condition.Verdict {
 	if doing == "" {
-		return condition.FalseVerdict(condition.DependencyNotFound, "%s", access.Missing(api))
+		return condition.FalseVerdict(condition.DependencyNotFound, "%s", missing)
 	}
-	return condition.FalseVerdict(condition.DependencyNotFound, "%s: %s", doing, access.Missing(api))
+	return condition.FalseVerdict(condition.DependencyNotFound, "%s: %s", doing, missing)
+}
+
+// OpenCleanup takes the admin's credentials for removing a registration from api's
+// Keystone into the session (access.CleanupCredentials). When a part is gone with no
+// copy left (the admin's password, the CA bundle) it marks step DependencyNotFound,
+// saying what and what the deletion was doing (doing), and returns it as missing: the
+// caller's GiveUp judges it, as Keystone unreachable.
+func (s *Session) OpenCleanup(ctx context.Context, c client.Reader, step lc.Type, api *keystonev1.KeystoneAPI, doing string) (missing, err error) {
+	admin, gone, err := access.CleanupCredentials(ctx, c, api)
+	if err != nil {
+		return nil, err
+	}
+	if gone != "" {
+		s.Round.Apply(step, missingVerdict(gone, doing))
+		return errors.New(gone), nil
+	}
+	s.Admin = admin
+	return nil, nil
 }
 
 // keystoneVerdict is a registration step's verdict on an error from the Keystone at

@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -80,32 +81,39 @@ func SecretKey(ctx context.Context, c client.Reader, ns, name, key string) (secr
 // CleanupCredentials returns the admin's credentials for removing a registration: the
 // admin Secret's password and the CA bundle, or, for whichever of them is gone (a
 // namespace deleted at once, a manifest deleted with its Secrets), the copy the
-// KeystoneAPI keeps until no registration is left (deploy.CleanupSecretName).
-func CleanupCredentials(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) (identity.Credentials, bool, error) {
+// KeystoneAPI keeps until no registration is left (deploy.CleanupSecretName). missing
+// says what is gone with no copy left ("" when nothing is): then Keystone cannot be
+// reached, as when it does not answer.
+func CleanupCredentials(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) (creds identity.Credentials, missing string, err error) {
 	saved := &corev1.Secret{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: deploy.CleanupSecretName(api)}, saved); client.IgnoreNotFound(err) != nil {
-		return identity.Credentials{}, false, fmt.Errorf("reading secret %s: %w", deploy.CleanupSecretName(api), err)
+		return identity.Credentials{}, "", fmt.Errorf("reading secret %s: %w", deploy.CleanupSecretName(api), err)
 	}
 	password, ok, err := adminPassword(ctx, c, api)
 	if err != nil {
-		return identity.Credentials{}, false, err
+		return identity.Credentials{}, "", err
 	}
 	if !ok {
 		value, found := saved.Data[deploy.CleanupPasswordKey]
 		if !found {
-			return identity.Credentials{}, false, nil
+			return identity.Credentials{}, Missing(api), nil
 		}
 		password = string(value)
 	}
 	ca, err := CABundle(ctx, c, api)
 	if err != nil {
 		copied := saved.Data[deploy.CleanupCABundleKey]
-		if len(copied) == 0 {
-			return identity.Credentials{}, false, err
+		var gone *bundleGoneError
+		switch {
+		case len(copied) > 0:
+			ca = copied
+		case errors.As(err, &gone):
+			return identity.Credentials{}, err.Error(), nil
+		default:
+			return identity.Credentials{}, "", err
 		}
-		ca = copied
 	}
-	return adminAt(api, password, ca), true, nil
+	return adminAt(api, password, ca), "", nil
 }
 
 // adminAt is the admin's identity at api's internal endpoint, with password, trusting ca.
@@ -125,15 +133,22 @@ func CABundle(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI)
 		return nil, nil
 	}
 	secret := &corev1.Secret{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: name}, secret); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: name}, secret); apierrors.IsNotFound(err) {
+		return nil, &bundleGoneError{fmt.Sprintf("the CA bundle secret %s of KeystoneAPI %s not found", name, api.Name)}
+	} else if err != nil {
 		return nil, fmt.Errorf("reading the CA bundle secret %s of KeystoneAPI %s: %w", name, api.Name, err)
 	}
 	ca := secret.Data[libtls.CABundleKey]
 	if len(ca) == 0 {
-		return nil, fmt.Errorf("the CA bundle secret %s of KeystoneAPI %s has no key %s", name, api.Name, libtls.CABundleKey)
+		return nil, &bundleGoneError{fmt.Sprintf("the CA bundle secret %s of KeystoneAPI %s has no key %s", name, api.Name, libtls.CABundleKey)}
 	}
 	return ca, nil
 }
+
+// bundleGoneError is a CA bundle named and not there: its Secret, or its key, is missing.
+type bundleGoneError struct{ msg string }
+
+func (e *bundleGoneError) Error() string { return e.msg }
 
 // Missing is the message of a step that cannot reach Keystone without the admin's password.
 func Missing(api *keystonev1.KeystoneAPI) string {

@@ -25,6 +25,15 @@ func Transient(err error) bool {
 	return code == 0 || code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500
 }
 
+// Unreachable tells whether an error says Keystone cannot be reached or refuses the
+// operator's credentials: a Transient error (no answer, or the operator's own, such as
+// a missing password), a suspect session, 401 or 403. Any other answer refuses the
+// request itself, and Keystone is there.
+func Unreachable(err error) bool {
+	code := StatusCode(err)
+	return Transient(err) || SessionSuspect(err) || code == http.StatusUnauthorized || code == http.StatusForbidden
+}
+
 // SessionSuspect tells whether an error is a 404 that escaped the registration code,
 // which handles every 404 a valid session can get (an entity deleted meanwhile): Keystone
 // answered 404 to a request that cannot legitimately get one, such as a list. Seen on

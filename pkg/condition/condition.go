@@ -48,6 +48,8 @@ type Round struct {
 	halted bool
 	// reports are the conditions reported beside the steps (Report), in order.
 	reports lc.Conditions
+	// carried are the saved conditions kept as they were (Carry), in order.
+	carried []lc.Type
 }
 
 // Halt runs no phase after the current one this round, observing ones included: the
@@ -118,6 +120,33 @@ func (r *Round) Get(t lc.Type) *lc.Condition {
 	}
 	cp := *c
 	return &cp
+}
+
+// Carry keeps the saved condition t, if there is one, in the list as it was: a
+// condition another controller wrote that still says something this one needs in a
+// later round (keystone-operator's record of what it registered), until Drop. It is
+// neither a step nor a report: Ready ignores it.
+func (r *Round) Carry(t lc.Type) {
+	if r.saved.Get(t) != nil && r.current[t] == nil && !slices.Contains(r.carried, t) {
+		r.carried = append(r.carried, t)
+	}
+}
+
+// Drop stops carrying t: it leaves the list.
+func (r *Round) Drop(t lc.Type) {
+	r.carried = slices.DeleteFunc(r.carried, func(c lc.Type) bool { return c == t })
+}
+
+// Carried tells whether the saved condition t is carried to the list this round.
+func (r *Round) Carried(t lc.Type) bool { return slices.Contains(r.carried, t) }
+
+// FalseSince returns when step t turned False: its saved transition time when it was
+// False before this round, else the round's time.
+func (r *Round) FalseSince(t lc.Type) time.Time {
+	if prev := r.saved.Get(t); prev != nil && prev.Status == corev1.ConditionFalse && !prev.LastTransitionTime.IsZero() {
+		return prev.LastTransitionTime.Time
+	}
+	return r.now
 }
 
 // IsTrue tells whether step t was marked True in this round.
@@ -327,6 +356,9 @@ func (r *Round) Finish(err error) Outcome {
 	ready := r.ready(blocking, done)
 	steps := r.stepList(blocking)
 	list := append(append(lc.Conditions{ready}, steps...), r.reports...)
+	for _, t := range r.carried {
+		list = append(list, *r.saved.Get(t))
+	}
 	out := Outcome{}
 	if summary := r.summary(steps, ready); summary != nil {
 		out.Stalled = summary.Type == StalledCondition

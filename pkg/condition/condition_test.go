@@ -419,3 +419,32 @@ func TestReport(t *testing.T) {
 	g.Expect(remaining.Get(summary)).To(BeNil(), "not reported this round: not listed")
 	g.Expect(func() { dropped.Report(stepA, TrueVerdict("x")) }).To(Panic(), "a step is marked, not reported")
 }
+
+func TestCarry(t *testing.T) {
+	g := NewWithT(t)
+	var t0meta = lc.Condition{}.LastTransitionTime
+	t0meta.Time = t0
+	const theirs lc.Type = "KeystoneServiceOSServiceReady"
+	saved := lc.Conditions{{Type: theirs, Status: corev1.ConditionTrue, Reason: "Ready", Message: "Service created",
+		LastTransitionTime: t0meta}}
+	r := testSteps.Begin(saved, t1)
+	r.Carry(theirs)
+	r.Carry("NeverSaved")
+	r.Carry(stepA)
+	g.Expect(r.Carried(theirs)).To(BeTrue())
+	g.Expect(r.Carried("NeverSaved")).To(BeFalse(), "nothing to carry")
+	g.Expect(r.Carried(stepA)).To(BeFalse(), "a step is marked, not carried")
+	out := r.Finish(nil)
+	kept := out.Conditions.Get(theirs)
+	g.Expect(kept).NotTo(BeNil())
+	g.Expect(*kept).To(Equal(saved[0]), "as it was, transition time included")
+	g.Expect(out.Conditions.Get(ReadyCondition).Status).To(Equal(corev1.ConditionFalse), "Ready ignores it: steps A to C are not done")
+
+	next := testSteps.Begin(out.Conditions, t1)
+	next.Carry(theirs)
+	next.Drop(theirs)
+	dropped := next.Finish(nil).Conditions
+	g.Expect(dropped.Get(theirs)).To(BeNil(), "dropped: gone from the list")
+	notCarried := testSteps.Begin(out.Conditions, t1).Finish(nil).Conditions
+	g.Expect(notCarried.Get(theirs)).To(BeNil(), "not carried: gone")
+}

@@ -72,7 +72,8 @@ func (o *operator) start() {
 		o.t.Fatal(err)
 	}
 	defer func() { _ = logFile.Close() }() // the child holds its own descriptor
-	cmd := exec.Command(o.binary, "--kubeconfig", o.kubeconfig, "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	// A short orphan grace: TestCrashKeystoneGoneMidTeardown waits it out with Keystone stopped.
+	cmd := exec.Command(o.binary, "--kubeconfig", o.kubeconfig, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--orphan-grace=10s")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		o.t.Fatalf("starting the operator: %v", err)

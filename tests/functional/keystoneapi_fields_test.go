@@ -146,7 +146,10 @@ var _ = Describe("KeystoneAPI with TLS", func() {
 		Expect(message(key, "TLSInputReady")).To(ContainSubstring("both interfaces are served on port 5000, so both need a certificate or neither"))
 	})
 
-	It("reaches an external Keystone over HTTPS with the CA bundle alone, and registers a service there", func() {
+	// tlsKeystone makes an external KeystoneAPI at a fake Keystone over HTTPS whose CA the
+	// bundle lacks, checks the certificate is refused, adds the CA, and registers glance.
+	tlsKeystone := func() (*fakekeystone.Server, *keystonev1.KeystoneAPI, *keystonev1.KeystoneService) {
+		GinkgoHelper()
 		ks := fakekeystone.NewTLS("admin", "secret-admin")
 		DeferCleanup(ks.Close)
 		api := externalKeystoneAPI(ns)
@@ -167,6 +170,12 @@ var _ = Describe("KeystoneAPI with TLS", func() {
 		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
 		expectServiceConditions(client.ObjectKeyFromObject(svc), condition{"Ready", "True", "Ready", ""})
 		Expect(ks.List(fakekeystone.Services, map[string]any{"type": svc.Spec.ServiceType})).To(HaveLen(1))
+		return ks, api, svc
+	}
+
+	It("reaches an external Keystone over HTTPS with the CA bundle alone, and registers a service there", func() {
+		ks, api, svc := tlsKeystone()
+		key := client.ObjectKeyFromObject(api)
 		ep := keystoneEndpoint(ns)
 		Expect(k8sClient.Create(ctx, ep)).To(Succeed())
 		Eventually(func(g Gomega) {
@@ -190,6 +199,35 @@ var _ = Describe("KeystoneAPI with TLS", func() {
 		Expect(ks.List(fakekeystone.Services, nil)).To(BeEmpty())
 		Expect(ks.List(fakekeystone.Endpoints, nil)).To(BeEmpty())
 		Expect(ks.List(fakekeystone.Users, map[string]any{"name": svc.Spec.ServiceUser})).To(BeEmpty())
+	})
+	It("gives a deletion up, annotated, once Keystone has been unreachable for the grace, with the CA bundle and its copy gone", func() {
+		ks, _, svc := tlsKeystone()
+		svcKey := client.ObjectKeyFromObject(svc)
+		serviceID := getService(svcKey)(Default).Status.ServiceID
+		By("Keystone gone; the CA bundle deleted, and the KeystoneAPI's copy of it removed by hand")
+		ks.Close()
+		Expect(k8sClient.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "combined-ca-bundle"}})).To(Succeed())
+		update(types.NamespacedName{Namespace: ns, Name: "keystone-cleanup-credentials"}, &corev1.Secret{}, func(s *corev1.Secret) {
+			delete(s.Data, "CABundle")
+		})
+		Expect(k8sClient.Delete(ctx, getService(svcKey)(Default))).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := getService(svcKey)(g).Status.Conditions.Get("KeystoneServiceReady")
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(BeEquivalentTo("DependencyNotFound"))
+			g.Expect(c.Message).To(ContainSubstring("deleting: the CA bundle secret combined-ca-bundle of KeystoneAPI keystone not found"))
+			g.Expect(c.Message).To(ContainSubstring("annotate this object keystone.openstack.org/orphan-on-delete=true"))
+		}).Should(Succeed())
+		testClock.Advance(6 * time.Minute)
+		// The operator's clock is shared by every spec: set back afterwards.
+		DeferCleanup(func() { testClock.Advance(-(6 * time.Minute)) })
+		update(svcKey, &keystonev1.KeystoneService{}, func(s *keystonev1.KeystoneService) {
+			s.Annotations = map[string]string{"keystone.openstack.org/orphan-on-delete": "true"}
+		})
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, svcKey, &keystonev1.KeystoneService{})) }, 30*time.Second).Should(BeTrue())
+		Eventually(func() []string { return eventMessages(ns) }).Should(ContainElement(And(
+			ContainSubstring("service glance (image) "+serviceID+" and user glance left valid in Keystone"),
+			ContainSubstring("the CA bundle secret combined-ca-bundle of KeystoneAPI keystone not found"))))
 	})
 })
 

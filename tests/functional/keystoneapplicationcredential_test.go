@@ -379,12 +379,19 @@ var _ = Describe("KeystoneApplicationCredential", func() {
 		Expect(api.Finalizers).NotTo(ContainElement(ContainSubstring("keystoneapplicationcredential")))
 	})
 
-	It("waits for the data plane, where NodeSets run, before revoking or letting go", func() {
+	// dataPlaneCredential registers glance and its credential for a data plane service
+	// (as by default), and returns its status once Ready.
+	dataPlaneCredential := func() keystonev1.KeystoneApplicationCredentialStatus {
+		GinkgoHelper()
 		keystone(true)
 		ac := applicationCredential(ns)
-		delete(ac.Annotations, keystonev1.EDPMServiceAnnotation) // a data plane service, as by default
+		delete(ac.Annotations, keystonev1.EDPMServiceAnnotation)
 		Expect(k8sClient.Create(ctx, ac)).To(Succeed())
-		first := ready().Status
+		return ready().Status
+	}
+
+	It("waits for the data plane, where NodeSets run, before revoking or letting go", func() {
+		first := dataPlaneCredential()
 		setNodeSetHashes(ns, map[string]string{first.SecretName: "deployed-long-ago"})
 
 		By("a rotation: the previous credential waits until the NodeSet deployed the current Secrets")
@@ -414,6 +421,26 @@ var _ = Describe("KeystoneApplicationCredential", func() {
 			"nova-compute-config-deleted": "deployed-before-its-secret-went"})
 		Eventually(gone(key, &keystonev1.KeystoneApplicationCredential{})).Should(BeTrue())
 		Expect(ks.AppCredIDs("glance")).To(BeEmpty())
+	})
+
+	It("holds no KeystoneAPI being deleted while the data plane lags: revoked at once in external mode, and released", func() {
+		current := dataPlaneCredential()
+		By("a NodeSet that has not deployed an unrelated Secret: the deletion waits for the data plane")
+		createSecret(ns, "nova-compute-config", map[string]string{"nova.conf": "[DEFAULT]"})
+		setNodeSetHashes(ns, map[string]string{current.SecretName: secretHash(acSecret(ns, current.SecretName)),
+			"nova-compute-config": "deployed-long-ago"})
+		Expect(k8sClient.Delete(ctx, getAppCred(key)(Default))).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := getAppCred(key)(g).Status.Conditions.Get("ApplicationCredentialCleanupReady")
+			g.Expect(c.Message).To(HavePrefix("deleting: waiting for the data plane"))
+		}).Should(Succeed())
+
+		By("the KeystoneAPI deleted: its Keystone stays (external), so the credential is revoked now, and the KeystoneAPI let go")
+		apiKey := types.NamespacedName{Namespace: ns, Name: "keystone"}
+		Expect(k8sClient.Delete(ctx, getAPI(apiKey)(Default))).To(Succeed())
+		Eventually(gone(apiKey, &keystonev1.KeystoneAPI{})).Should(BeTrue(), "no hold left on it")
+		Eventually(gone(key, &keystonev1.KeystoneApplicationCredential{})).Should(BeTrue())
+		Expect(ks.AppCredIDs("glance")).To(BeEmpty(), "revoked, not left valid")
 	})
 })
 

@@ -446,18 +446,54 @@ var _ = Describe("KeystoneService", func() {
 		svc := keystoneService(ns)
 		svc.Finalizers = []string{"openstack.org/keystoneservice"} // keystone-operator's own
 		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		// keystone-operator's status: the service's ID, and its own conditions saying it
+		// registered the service and the user, for the spec it saw.
 		Eventually(func(g Gomega) {
 			current := getService(key)(g)
-			current.Status.ServiceID = id
+			current.Status.ServiceID, current.Status.ObservedGeneration = id, current.Generation
+			current.Status.Conditions = lc.Conditions{
+				{Type: "KeystoneServiceOSServiceReady", Status: corev1.ConditionTrue, Reason: "Ready", Message: "Service created",
+					LastTransitionTime: metav1.Now()},
+				{Type: "KeystoneServiceOSUserReady", Status: corev1.ConditionTrue, Reason: "Ready", Message: "User created",
+					LastTransitionTime: metav1.Now()}}
 			g.Expect(k8sClient.Status().Update(ctx, current)).To(Succeed())
 		}).Should(Succeed())
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
 		Expect(getService(key)(Default).Status.ServiceID).To(Equal(id))
+		Eventually(func() bool {
+			return getService(key)(Default).Status.Conditions.Get("KeystoneServiceOSUserReady") == nil
+		}).Should(BeTrue(), "keystone-operator's record is dropped once the user and the service carry our mark")
+		Expect(ks.List(fakekeystone.Services, nil)[0]).To(HaveKeyWithValue("keystone_operator_owner", HavePrefix("KeystoneService/")))
 		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance"})[0]).To(HaveKeyWithValue("keystone_operator_owner", HavePrefix("KeystoneService/")))
 		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
 		Expect(ks.List(fakekeystone.Services, nil)).To(BeEmpty())
 		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty())
+	})
+
+	It("claims nothing on a forged finalizer alone: the service and user it found stay when it goes", func() {
+		keystone()
+		// What bootstrap made, and a user another cluster made without a mark.
+		identityID := ks.Create(fakekeystone.Services, map[string]any{"type": "identity", "name": "keystone", "enabled": true})
+		ks.Create(fakekeystone.Users, map[string]any{"name": "nova", "domain_id": "default", "password": "nova-elsewhere"})
+		forged := keystoneService(ns)
+		forged.Name, forged.Spec.ServiceName, forged.Spec.ServiceType, forged.Spec.ServiceUser = "forged", "keystone", "identity", "nova"
+		forged.Finalizers = []string{"openstack.org/keystoneservice"} // keystone-operator's, put there by the tenant
+		Expect(k8sClient.Create(ctx, forged)).To(Succeed())
+		forgedKey := client.ObjectKeyFromObject(forged)
+		expectServiceConditions(forgedKey, condition{"Ready", "True", "Ready", ""})
+		Expect(getService(forgedKey)(Default).Status.ServiceID).To(Equal(identityID), "adopted, as any existing service")
+		By("a second round with the adopted ID in status: still not claimed")
+		update(forgedKey, &keystonev1.KeystoneService{}, func(s *keystonev1.KeystoneService) { s.Spec.ServiceDescription = "again" })
+		Eventually(func() int64 { return getService(forgedKey)(Default).Status.ObservedGeneration }).Should(Equal(int64(2)))
+		expectServiceConditions(forgedKey, condition{"Ready", "True", "Ready", ""})
+		Expect(ks.List(fakekeystone.Services, map[string]any{"type": "identity"})[0]).NotTo(HaveKey("keystone_operator_owner"))
+		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "nova"})[0]).NotTo(HaveKey("keystone_operator_owner"))
+
+		Expect(k8sClient.Delete(ctx, getService(forgedKey)(Default))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, forgedKey, &keystonev1.KeystoneService{})) }).Should(BeTrue())
+		Expect(ks.List(fakekeystone.Services, map[string]any{"type": "identity"})).To(HaveLen(1), "the identity service stays")
+		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "nova"})).To(HaveLen(1), "the other cluster's user stays")
 	})
 
 	It("removes everything from an external Keystone when the namespace's objects are deleted at once", func() {
@@ -515,7 +551,7 @@ var _ = Describe("KeystoneService", func() {
 			return strings.Join(out, "\n")
 		}
 
-		It("waits, saying how to finish, and finishes leaving what is in Keystone, named in Events, once annotated", func() {
+		It("waits, saying how to finish, and, annotated, finishes once Keystone has been unreachable for the grace, naming what stays", func() {
 			apiKey, acKey := setup()
 			serviceID := getService(key)(Default).Status.ServiceID
 			for _, obj := range []client.Object{getEndpoint(key)(Default), getService(key)(Default), getAppCred(acKey)(Default)} {
@@ -523,26 +559,50 @@ var _ = Describe("KeystoneService", func() {
 			}
 			Eventually(func(g Gomega) {
 				c := getEndpoint(key)(g).Status.Conditions.Get("KeystoneServiceOSEndpointsReady")
-				g.Expect(c.Message).To(ContainSubstring("annotate this object or the KeystoneAPI keystone.openstack.org/orphan-on-delete=true"))
+				g.Expect(c.Message).To(ContainSubstring("to finish deleting and leave endpoints internal="))
+				g.Expect(c.Message).To(ContainSubstring("valid in Keystone once Keystone has been unreachable or refusing for 5m0s, " +
+					"annotate this object keystone.openstack.org/orphan-on-delete=true"))
 			}).Should(Succeed())
 			Eventually(func(g Gomega) {
 				c := getAppCred(acKey)(g).Status.Conditions.Get("ApplicationCredentialCleanupReady")
+				g.Expect(c.Message).To(ContainSubstring("application credentials of user glance (current "))
 				g.Expect(c.Message).To(ContainSubstring("keystone.openstack.org/orphan-on-delete=true"))
 			}).Should(Succeed())
-			Consistently(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }, time.Second).Should(BeFalse())
 
+			By("the KeystoneAPI annotated, not being deleted: it covers no registration")
 			update(apiKey, &keystonev1.KeystoneAPI{}, func(a *keystonev1.KeystoneAPI) {
 				a.Annotations = map[string]string{"keystone.openstack.org/orphan-on-delete": "true"}
 			})
+			By("the registrations annotated, Keystone unreachable for less than the grace: they wait, saying how long")
+			annotate := func(obj client.Object) {
+				update(client.ObjectKeyFromObject(obj), obj, func(o client.Object) {
+					o.SetAnnotations(map[string]string{"keystone.openstack.org/orphan-on-delete": "true"})
+				})
+			}
+			annotate(&keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: key.Name}})
+			annotate(&keystonev1.KeystoneApplicationCredential{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: acKey.Name}})
+			Eventually(func(g Gomega) {
+				c := getAppCred(acKey)(g).Status.Conditions.Get("ApplicationCredentialCleanupReady")
+				g.Expect(c.Message).To(ContainSubstring("annotated keystone.openstack.org/orphan-on-delete: application credentials of user glance"))
+				g.Expect(c.Message).To(ContainSubstring("stays valid in Keystone if it is still unreachable in "))
+			}).Should(Succeed())
+			Consistently(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }, time.Second).Should(BeFalse())
+			Expect(orphaned("glance")).To(BeEmpty())
+
+			By("the grace gone by")
+			testClock.Advance(6 * time.Minute)
+			// The operator's clock is shared by every spec: set back afterwards.
+			DeferCleanup(func() { testClock.Advance(-(6 * time.Minute)) })
 			for _, obj := range []client.Object{&keystonev1.KeystoneEndpoint{}, &keystonev1.KeystoneService{}} {
-				Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, obj)) }).Should(BeTrue(), "%T", obj)
+				Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, obj)) }, 30*time.Second).Should(BeTrue(), "%T", obj)
 			}
 			Eventually(func() bool {
 				return apierrors.IsNotFound(k8sClient.Get(ctx, acKey, &keystonev1.KeystoneApplicationCredential{}))
-			}).Should(BeTrue())
+			}, 30*time.Second).Should(BeTrue())
 			Eventually(func() string { return orphaned("glance") }).Should(And(
 				ContainSubstring("endpoints internal="), ContainSubstring("service glance (image) "+serviceID+" and user glance"),
-				ContainSubstring("KeystoneAPI keystone annotated keystone.openstack.org/orphan-on-delete")))
+				ContainSubstring("left valid in Keystone"),
+				ContainSubstring("KeystoneService glance annotated keystone.openstack.org/orphan-on-delete, and Keystone unreachable or refusing since ")))
 			Expect(orphaned("ac-glance")).To(ContainSubstring("application credentials of user glance"))
 			Expect(getAPI(apiKey)(Default).Finalizers).To(ConsistOf("keystone.openstack.org/keystoneapi"), "no registration holds it")
 		})
