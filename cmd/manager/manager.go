@@ -24,9 +24,11 @@ import (
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -104,17 +106,37 @@ type Options struct {
 
 // ClusterIdentity is the UID of the kube-system namespace: it names a cluster as long
 // as the cluster lives, and a restore of objects onto another cluster does not carry it.
-// "" when it cannot be read (config/rbac grants reading that namespace alone, in both
-// overlays): then no predecessor's registration is ever claimed.
+// It is read once, at start, and kept for the process: a read that fails for a while
+// (the API server busy) is tried again for clusterIdentityWait; refused (config/rbac
+// grants reading that namespace alone, in both overlays) or still failing, it is "":
+// then no predecessor's registration is claimed, and no mark naming a cluster is
+// rewritten without it (identity.classify), so marks never flip between restarts.
 func ClusterIdentity(ctx context.Context, c client.Reader) string {
 	ns := &corev1.Namespace{}
-	if err := c.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, ns); err != nil {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, time.Second, clusterIdentityWait, true, func(ctx context.Context) (bool, error) {
+		last = c.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, ns)
+		switch {
+		case last == nil:
+			return true, nil
+		case apierrors.IsForbidden(last) || apierrors.IsUnauthorized(last) || apierrors.IsNotFound(last):
+			return false, last
+		}
+		return false, nil
+	})
+	if err != nil {
+		if last == nil {
+			last = err
+		}
 		ctrl.Log.WithName("setup").Info("the cluster's identity (the kube-system namespace's UID) cannot be read: "+
-			"no registration of a deleted object of the same name is claimed", "error", err.Error())
+			"no registration of a deleted object of the same name is claimed", "error", last.Error())
 		return ""
 	}
 	return string(ns.UID)
 }
+
+// clusterIdentityWait bounds how long ClusterIdentity tries a read that fails.
+const clusterIdentityWait = 30 * time.Second
 
 // The Kubernetes API rate limits unless told otherwise, chosen by make bench
 // (BENCHMARKS.md, throughput): a thousand registrations cost the API server about 11,000

@@ -87,7 +87,8 @@ const (
 )
 
 // classify returns the ownership of an entity marked mark (empty: none) for owner.
-// The owner's own mark written by an earlier version (no cluster) is claimed. An entity
+// The owner's own mark written by an earlier version (no cluster) is claimed: the
+// cluster is added to it; never taken away. An entity
 // marked by an object of the same kind, namespace and name but another UID was created
 // by that object's predecessor (deleted and created again, or restored from a backup)
 // if, and only if, the mark names this cluster too: two clusters sharing one Keystone
@@ -104,6 +105,10 @@ func classify(mark, owner string, claimUnmarked bool) (ownership Ownership, clai
 		return Owned, true
 	case mark == "":
 		return Adopted, false
+	case markObject == ownerObject && ownerCluster == "" && markCluster != "":
+		// Its own mark, read while the cluster's identity is unknown: kept as it is, so
+		// that no failure to read it rewrites every mark (and back once it is read).
+		return Owned, false
 	case markObject == ownerObject:
 		return Owned, true
 	case sameObject(markObject, ownerObject) && markCluster != "" && markCluster == ownerCluster:

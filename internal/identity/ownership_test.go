@@ -36,6 +36,9 @@ func TestClassify(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(classify("KeystoneService/openstack/glance/uid-1", "KeystoneService/openstack/glance/uid-2", false)).To(
 		Equal(Foreign), "without a cluster identity, no predecessor is claimed")
+	ownership, claim := classify(me, "KeystoneService/openstack/glance/uid-2", false)
+	g.Expect([]any{ownership, claim}).To(Equal([]any{Owned, false}),
+		"its own mark naming the cluster, read while the cluster's identity is unknown: kept, never rewritten without it")
 	g.Expect((&ForeignError{Kind: "user", Name: "glance", Owner: "KeystoneService/other/glance/uid-3"}).Error()).To(
 		Equal("user glance is registered by KeystoneService/other/glance"))
 	g.Expect((&ForeignError{Kind: "user", Name: "glance", Owner: "KeystoneService/openstack/glance/uid-9@cluster-b"}).Error()).To(

@@ -304,15 +304,20 @@ func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, boo
 	case Shared:
 		return c.checkSharedPassword(ctx, u, want)
 	}
-	if !claim && sameSource(u.PasswordFrom, want.PasswordFrom) {
-		return Registered{ID: u.ID, Ownership: ownership}, false, nil
+	// A claim writes the mark alone (an earlier version's mark gaining the cluster at an
+	// upgrade), and the password only when it was set from another source.
+	update := map[string]any{}
+	if !sameSource(u.PasswordFrom, want.PasswordFrom) {
+		update["password"], update[PasswordFromAttribute] = want.Password, want.PasswordFrom
 	}
-	update := map[string]any{"password": want.Password, PasswordFromAttribute: want.PasswordFrom}
 	if claim {
 		update[OwnerAttribute] = want.Owner
 	}
+	if len(update) == 0 {
+		return Registered{ID: u.ID, Ownership: ownership}, false, nil
+	}
 	if err := c.patchEntity(ctx, "users", u.ID, update); err != nil {
-		return Registered{}, false, fmt.Errorf("setting the password of user %s: %w", want.Name, err)
+		return Registered{}, false, fmt.Errorf("updating user %s: %w", want.Name, err)
 	}
 	return Registered{ID: u.ID, Ownership: ownership}, true, nil
 }

@@ -131,3 +131,29 @@ func TestParseMark(t *testing.T) {
 	}
 	g.Expect(identity.OwnerName("KeystoneService/openstack/heat/u1@c1")).To(Equal("KeystoneService heat"))
 }
+
+// TestRemarkKeepsPassword: a user marked by an earlier version (no cluster in the mark)
+// gets the cluster added to its mark at an upgrade, and its password, set from the same
+// Secret version, is not sent again.
+func TestRemarkKeepsPassword(t *testing.T) {
+	g := NewWithT(t)
+	keystone := fakekeystone.New("admin", "secret")
+	defer keystone.Close()
+	ctx := context.Background()
+	clients := &identity.Clients{Transport: &http.Transport{}}
+	kc, err := clients.Get(ctx, identity.Credentials{URL: keystone.URL, User: "admin", Password: "secret", Project: "admin", Domain: "Default"})
+	g.Expect(err).NotTo(HaveOccurred())
+	keystone.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "set-by-the-earlier-version",
+		identity.OwnerAttribute: "KeystoneService/openstack/glance/u1", identity.PasswordFromAttribute: "secret-uid/1#GlancePassword"})
+	want := identity.UserSpec{Name: "glance", DomainID: "default", Password: "pw", PasswordFrom: "secret-uid/1#GlancePassword",
+		Owner: "KeystoneService/openstack/glance/u1@c1"}
+	reg, changed, err := kc.EnsureUser(ctx, want)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue(), "the mark was written")
+	g.Expect(reg.Ownership).To(Equal(identity.Owned))
+	user := keystone.List(fakekeystone.Users, map[string]any{"name": "glance"})[0]
+	g.Expect(user).To(HaveKeyWithValue(identity.OwnerAttribute, want.Owner))
+	_, err = clients.Get(ctx, identity.Credentials{URL: keystone.URL, User: "glance", Password: "set-by-the-earlier-version",
+		Project: "admin", Domain: "Default"})
+	g.Expect(err).NotTo(HaveOccurred(), "the password was not sent again")
+}
