@@ -67,6 +67,10 @@ func (c *commandLine) bind(fs *flag.FlagSet) {
 		"when empty, the UID of the kube-system namespace). Two clusters sharing a Keystone need different ones.")
 	fs.IntVar(&o.RegistrationConcurrency, "registration-concurrency", registration.DefaultConcurrency,
 		"KeystoneServices, KeystoneEndpoints and KeystoneApplicationCredentials each reconciled at once.")
+	fs.BoolVar(&o.ClaimUnclusteredMarks, "claim-unclustered-marks", false,
+		"Take over what an object of the same kind, namespace and name left in Keystone under an earlier version's mark,\n"+
+			"which names no cluster (refused by default: two clusters sharing a Keystone may both have it). Set it when\n"+
+			"no other cluster shared this Keystone before the upgrade.")
 	fs.DurationVar(&o.OrphanGrace, "orphan-grace", registration.DefaultOrphanGrace,
 		"How long Keystone must have been unreachable or refusing the operator's credentials before a deletion\n"+
 			"annotated keystone.openstack.org/orphan-on-delete=true gives up and leaves its registration in Keystone.")

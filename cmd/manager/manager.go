@@ -99,6 +99,10 @@ type Options struct {
 	// OrphanGrace is how long Keystone must have been unreachable or refusing before a
 	// deletion annotated orphan-on-delete gives up; registration.DefaultOrphanGrace when 0.
 	OrphanGrace time.Duration
+	// ClaimUnclusteredMarks claims what an object of the same kind, namespace and name
+	// left in Keystone under an earlier version's mark, which names no cluster: for a
+	// Keystone no two clusters shared before the upgrade.
+	ClaimUnclusteredMarks bool
 	// ClusterID names this cluster in the marks of what it registers in Keystone; when
 	// empty, the UID of its kube-system namespace (ClusterIdentity).
 	ClusterID string
@@ -293,7 +297,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("registering the KeystoneAPI controller: %w", err)
 	}
 	// One client per Keystone and admin, shared by every controller that talks to Keystone.
-	keystoneClients := &identity.Clients{Transport: opts.KeystoneTransport}
+	keystoneClients := &identity.Clients{Transport: opts.KeystoneTransport, ClaimUnclustered: opts.ClaimUnclusteredMarks}
 	cluster := opts.ClusterID
 	if cluster == "" {
 		cluster = ClusterIdentity(context.Background(), mgr.GetAPIReader())

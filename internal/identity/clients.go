@@ -88,6 +88,10 @@ type Clients struct {
 	IdleTimeout time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// ClaimUnclustered lets its clients claim a predecessor's mark of an earlier version,
+	// which names no cluster (classify): set when no two clusters shared a Keystone
+	// before the upgrade (--claim-unclustered-marks).
+	ClaimUnclustered bool
 
 	mu        sync.Mutex
 	clients   map[string]*Client
@@ -105,7 +109,7 @@ func (cs *Clients) Get(ctx context.Context, creds Credentials) (*Client, error) 
 		if cs.clients == nil {
 			cs.clients = map[string]*Client{}
 		}
-		c = &Client{}
+		c = &Client{claimUnclustered: cs.ClaimUnclustered}
 		cs.clients[key] = c
 	}
 	c.lastUsed = now
@@ -165,6 +169,9 @@ func (cs *Clients) Forget(creds Credentials) {
 type Client struct {
 	// lastUsed is when Clients.Get last returned it (Clients.mu guards it).
 	lastUsed time.Time
+
+	// claimUnclustered is Clients.ClaimUnclustered.
+	claimUnclustered bool
 
 	mu sync.Mutex
 	sc *gophercloud.ServiceClient

@@ -88,14 +88,16 @@ const (
 
 // classify returns the ownership of an entity marked mark (empty: none) for owner.
 // The owner's own mark written by an earlier version (no cluster) is claimed: the
-// cluster is added to it; never taken away. An entity
-// marked by an object of the same kind, namespace and name but another UID was created
-// by that object's predecessor (deleted and created again, or restored from a backup)
-// if, and only if, the mark names this cluster too: two clusters sharing one Keystone
-// (two regions) both have an openstack/glance, and neither may take the other's. An
+// cluster is added to it; never taken away. An entity marked by an object of the same
+// kind, namespace and name but another UID was created by that object's predecessor
+// (deleted and created again, or restored from a backup) if, and only if, the mark names
+// this cluster too: two clusters sharing one Keystone (two regions) both have an
+// openstack/glance, and neither may take the other's. A predecessor's mark of an earlier
+// version names no cluster: claimed only with unclustered (the operator's
+// --claim-unclustered-marks: no two clusters shared this Keystone before the upgrade). An
 // unmarked entity is claimed when claimUnmarked says it was created for this owner
 // before it marked things (by keystone-operator).
-func classify(mark, owner string, claimUnmarked bool) (ownership Ownership, claim bool) {
+func classify(mark, owner string, claimUnmarked, unclustered bool) (ownership Ownership, claim bool) {
 	markObject, markCluster := splitMark(mark)
 	ownerObject, ownerCluster := splitMark(owner)
 	switch {
@@ -113,9 +115,16 @@ func classify(mark, owner string, claimUnmarked bool) (ownership Ownership, clai
 		return Owned, true
 	case sameObject(markObject, ownerObject) && markCluster != "" && markCluster == ownerCluster:
 		return Owned, true
+	case sameObject(markObject, ownerObject) && markCluster == "" && ownerCluster != "" && unclustered:
+		return Owned, true
 	default:
 		return Foreign, false
 	}
+}
+
+// classify is classify with the client's policy for earlier versions' marks.
+func (c *Client) classify(mark, owner string, claimUnmarked bool) (Ownership, bool) {
+	return classify(mark, owner, claimUnmarked, c.claimUnclustered)
 }
 
 // sameObject tells whether two owner marks name the same kind, namespace and name.
@@ -127,12 +136,25 @@ func sameObject(a, b string) bool {
 // ForeignError refuses to use an entity another owner registered.
 type ForeignError struct {
 	Kind, Name, Owner string
+	// Predecessor: Owner is an earlier object of the same kind, namespace and name, by
+	// an earlier version's mark (no cluster).
+	Predecessor bool
+}
+
+// foreign is the ForeignError of an entity marked mark, refused to owner.
+func foreign(kind, name, mark, owner string) *ForeignError {
+	markObject, markCluster := splitMark(mark)
+	ownerObject, _ := splitMark(owner)
+	return &ForeignError{Kind: kind, Name: name, Owner: mark, Predecessor: markCluster == "" && sameObject(markObject, ownerObject)}
 }
 
 func (e *ForeignError) Error() string {
 	msg := fmt.Sprintf("%s %s is registered by %s", e.Kind, e.Name, strings.Join(ownerName(e.Owner), "/"))
 	if _, cluster := splitMark(e.Owner); cluster != "" {
 		msg += " of the cluster whose kube-system namespace has UID " + cluster
+	} else if e.Predecessor {
+		msg += " with an earlier version's mark, which names no cluster (if no other cluster shared this Keystone " +
+			"before the upgrade, run the operator with --claim-unclustered-marks to take over what an object of the same name left)"
 	}
 	return msg
 }

@@ -28,15 +28,25 @@ func TestClassify(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			got, claim := classify(tt.mark, me, tt.claimUnmarked)
+			got, claim := classify(tt.mark, me, tt.claimUnmarked, false)
 			g.Expect(got).To(Equal(tt.want))
 			g.Expect(claim).To(Equal(tt.claim))
 		})
 	}
 	g := NewWithT(t)
-	g.Expect(classify("KeystoneService/openstack/glance/uid-1", "KeystoneService/openstack/glance/uid-2", false)).To(
+	g.Expect(classify("KeystoneService/openstack/glance/uid-1", "KeystoneService/openstack/glance/uid-2", false, true)).To(
 		Equal(Foreign), "without a cluster identity, no predecessor is claimed")
-	ownership, claim := classify(me, "KeystoneService/openstack/glance/uid-2", false)
+	ownership, claim := classify("KeystoneService/openstack/glance/uid-1", me, false, true)
+	g.Expect([]any{ownership, claim}).To(Equal([]any{Owned, true}),
+		"a predecessor's mark of an earlier version, with --claim-unclustered-marks: claimed, the cluster added")
+	ownership, claim = classify("KeystoneService/other/glance/uid-1", me, false, true)
+	g.Expect(ownership).To(Equal(Foreign), "--claim-unclustered-marks claims the same name only")
+	g.Expect(foreign("user", "glance", "KeystoneService/openstack/glance/uid-1", me).Error()).To(ContainSubstring(
+		"with an earlier version's mark, which names no cluster (if no other cluster shared this Keystone before the upgrade, " +
+			"run the operator with --claim-unclustered-marks"))
+	g.Expect(foreign("user", "glance", "KeystoneService/other/glance/uid-1", me).Error()).To(Equal(
+		"user glance is registered by KeystoneService/other/glance"), "no hint for another object")
+	ownership, claim = classify(me, "KeystoneService/openstack/glance/uid-2", false, false)
 	g.Expect([]any{ownership, claim}).To(Equal([]any{Owned, false}),
 		"its own mark naming the cluster, read while the cluster's identity is unknown: kept, never rewritten without it")
 	g.Expect((&ForeignError{Kind: "user", Name: "glance", Owner: "KeystoneService/other/glance/uid-3"}).Error()).To(

@@ -76,11 +76,11 @@ func (c *Client) EnsureService(ctx context.Context, knownID string, want Service
 			return Registered{ID: created.ID, Ownership: Owned}, true, nil
 		}
 	}
-	ownership, claim := classify(svc.Owner, want.Owner, want.ClaimUnmarked && svc.ID == knownID)
+	ownership, claim := c.classify(svc.Owner, want.Owner, want.ClaimUnmarked && svc.ID == knownID)
 	if ownership == Foreign {
 		// Another owner's: changing it, or putting endpoints under it, would be undone
 		// (and the endpoints deleted) when that owner goes.
-		return Registered{}, false, &ForeignError{Kind: "service", Name: want.Type + "/" + want.Name, Owner: svc.Owner}
+		return Registered{}, false, foreign("service", want.Type+"/"+want.Name, svc.Owner, want.Owner)
 	}
 	changed := false
 	if claim {
@@ -191,7 +191,7 @@ func (c *Client) DeleteService(ctx context.Context, id, owner string, claimUnmar
 	if err != nil || svc == nil {
 		return err
 	}
-	if ownership, _ := classify(svc.Owner, owner, claimUnmarked); ownership != Owned {
+	if ownership, _ := c.classify(svc.Owner, owner, claimUnmarked); ownership != Owned {
 		return nil
 	}
 	if err := services.Delete(ctx, c.sc, id).ExtractErr(); err != nil && !notFound(err) {
@@ -292,7 +292,7 @@ func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, boo
 			return Registered{ID: created, Ownership: Owned, Created: true}, true, nil
 		}
 	}
-	ownership, claim := classify(u.Owner, want.Owner, want.ClaimUnmarked)
+	ownership, claim := c.classify(u.Owner, want.Owner, want.ClaimUnmarked)
 	if ownership == Foreign && want.Sharing != nil {
 		if ownership, claim, err = shareOrTake(ctx, want.Sharing, u.Owner); err != nil {
 			return Registered{}, false, err
@@ -300,7 +300,7 @@ func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, boo
 	}
 	switch ownership {
 	case Foreign:
-		return Registered{}, false, &ForeignError{Kind: "user", Name: want.Name, Owner: u.Owner}
+		return Registered{}, false, foreign("user", want.Name, u.Owner, want.Owner)
 	case Shared:
 		return c.checkSharedPassword(ctx, u, want)
 	}
@@ -418,7 +418,7 @@ func (c *Client) HandOverUser(ctx context.Context, domainID, name, owner string,
 	if err != nil || u == nil {
 		return false, err
 	}
-	if ownership, _ := classify(u.Owner, owner, claimUnmarked); ownership != Owned {
+	if ownership, _ := c.classify(u.Owner, owner, claimUnmarked); ownership != Owned {
 		return false, nil
 	}
 	if err := c.mark(ctx, "users", u.ID, next); err != nil {
@@ -509,7 +509,7 @@ func (c *Client) DeleteUserNamed(ctx context.Context, domainID, name, owner stri
 // DeleteOwnedUser deletes u, as read from Keystone, if it is owner's; one already gone
 // is fine.
 func (c *Client) DeleteOwnedUser(ctx context.Context, u *User, owner string, claimUnmarked bool) error {
-	if ownership, _ := classify(u.Owner, owner, claimUnmarked); ownership != Owned {
+	if ownership, _ := c.classify(u.Owner, owner, claimUnmarked); ownership != Owned {
 		return nil
 	}
 	if err := users.Delete(ctx, c.sc, u.ID).ExtractErr(); err != nil && !notFound(err) {

@@ -157,3 +157,33 @@ func TestRemarkKeepsPassword(t *testing.T) {
 		Project: "admin", Domain: "Default"})
 	g.Expect(err).NotTo(HaveOccurred(), "the password was not sent again")
 }
+
+// TestUnclusteredPredecessor: a user an object of the same name left with an earlier
+// version's mark (no cluster) is refused, saying how to take it over, unless the
+// operator claims such marks (--claim-unclustered-marks); then it is marked as the new
+// object's, with its cluster.
+func TestUnclusteredPredecessor(t *testing.T) {
+	g := NewWithT(t)
+	keystone := fakekeystone.New("admin", "secret")
+	defer keystone.Close()
+	ctx := context.Background()
+	admin := identity.Credentials{URL: keystone.URL, User: "admin", Password: "secret", Project: "admin", Domain: "Default"}
+	keystone.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default",
+		identity.OwnerAttribute: "KeystoneService/openstack/glance/u1"})
+	want := identity.UserSpec{Name: "glance", DomainID: "default", Password: "pw", PasswordFrom: "s/1#GlancePassword",
+		Owner: "KeystoneService/openstack/glance/u2@c1"}
+
+	kc, err := (&identity.Clients{Transport: &http.Transport{}}).Get(ctx, admin)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, _, err = kc.EnsureUser(ctx, want)
+	var foreign *identity.ForeignError
+	g.Expect(errors.As(err, &foreign)).To(BeTrue(), "%v", err)
+	g.Expect(err.Error()).To(ContainSubstring("--claim-unclustered-marks"))
+
+	kc, err = (&identity.Clients{Transport: &http.Transport{}, ClaimUnclustered: true}).Get(ctx, admin)
+	g.Expect(err).NotTo(HaveOccurred())
+	reg, _, err := kc.EnsureUser(ctx, want)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(reg.Ownership).To(Equal(identity.Owned))
+	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "glance"})[0]).To(HaveKeyWithValue(identity.OwnerAttribute, want.Owner))
+}
