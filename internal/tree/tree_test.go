@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -31,8 +32,19 @@ var (
 )
 
 // c is a client of an API server with the CRDs and no operator: the statuses are the
-// ones the tests write.
-var c client.Client
+// ones the tests write. Without the API server's binaries, unavailable says why
+// (needAPIServer ends each test on it).
+var (
+	c           client.Client
+	unavailable error
+)
+
+// needAPIServer ends t when TestMain could not start the API server for lack of its
+// binaries: skipped under a plain go test, failed under make.
+func needAPIServer(t *testing.T) {
+	t.Helper()
+	controlplane.Unavailable(t, unavailable)
+}
 
 func TestMain(m *testing.M) {
 	root, err := controlplane.RepoRoot()
@@ -40,6 +52,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	env, err := controlplane.Environment(root)
+	var missing *controlplane.MissingError
+	if errors.As(err, &missing) {
+		unavailable = err
+		os.Exit(m.Run())
+	}
 	if err != nil {
 		panic(err)
 	}
@@ -114,6 +131,7 @@ func render(g Gomega, ns, target string, show Show) []byte {
 }
 
 func TestRolloutBlockedAtDBSync(t *testing.T) {
+	needAPIServer(t)
 	g := NewWithT(t)
 	ns := namespace(g, "blocked-at-db-sync")
 	api := keystoneAPI()
@@ -143,6 +161,7 @@ func TestRolloutBlockedAtDBSync(t *testing.T) {
 }
 
 func TestOneFailingRegistration(t *testing.T) {
+	needAPIServer(t)
 	g := NewWithT(t)
 	ns := namespace(g, "one-failing")
 	api := keystoneAPI()
@@ -205,6 +224,7 @@ func TestOneFailingRegistration(t *testing.T) {
 }
 
 func TestRotationHeldByAConsumer(t *testing.T) {
+	needAPIServer(t)
 	g := NewWithT(t)
 	ns := namespace(g, "rotation-held")
 	api := keystoneAPI()

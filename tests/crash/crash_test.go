@@ -131,9 +131,7 @@ type harness struct {
 const registrationNamespace = "registrations"
 
 func newHarness(t *testing.T, ctx context.Context) *harness {
-	if missing := localkeystone.Missing(); len(missing) > 0 {
-		t.Fatalf("missing %v: make test installs Debian's keystone", missing)
-	}
+	controlplane.Unavailable(t, localkeystone.NotInstalled())
 	h := &harness{t: t, g: NewWithT(t), ctx: ctx}
 	g := h.g
 	log.SetLogger(zap.New(zap.WriteTo(io.Discard))) // the actor's; the operator logs to its own file
@@ -147,6 +145,7 @@ func newHarness(t *testing.T, ctx context.Context) *harness {
 		t.Fatalf("building the manager: %v\n%s", err, out)
 	}
 	env, err := controlplane.Environment(root)
+	controlplane.Unavailable(t, err)
 	g.Expect(err).NotTo(HaveOccurred())
 	cfg, err := env.Start()
 	g.Expect(err).NotTo(HaveOccurred())

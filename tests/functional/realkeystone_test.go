@@ -20,6 +20,7 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/endpointurl"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/localkeystone"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -62,6 +63,7 @@ func realKeystone() *localkeystone.Stack {
 		}
 		realStack, realStackErr = localkeystone.StartStack(ctx, dir, api, realAdminPassword)
 	})
+	controlplane.Unavailable(GinkgoT(), realStackErr)
 	Expect(realStackErr).NotTo(HaveOccurred())
 	return realStack
 }

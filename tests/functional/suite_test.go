@@ -60,6 +60,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	// The data plane's NodeSet kind too: application credentials wait for NodeSets.
 	testEnv, err = controlplane.Environment(root, filepath.Join("testdata", "crds"))
+	controlplane.Unavailable(GinkgoT(), err)
 	Expect(err).NotTo(HaveOccurred())
 	cfg, err := testEnv.Start()
 	Expect(err).NotTo(HaveOccurred())

@@ -14,6 +14,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/localkeystone"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +46,7 @@ func TestRenderedConfigServesRealKeystone(t *testing.T) {
 	defer cancel()
 	api := testKeystoneAPI()
 	stack, err := localkeystone.StartStack(ctx, t.TempDir(), api, adminPassword)
+	controlplane.Unavailable(t, err)
 	g.Expect(err).NotTo(HaveOccurred())
 	defer stack.Stop()
 	url := stack.Keystone.URL()

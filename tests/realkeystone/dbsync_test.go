@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/localkeystone"
 	. "github.com/onsi/gomega"
 )
@@ -18,9 +19,7 @@ import (
 // output; with Keystone's configuration alone it would retry forever. Here the
 // retries are 1 s apart (a test file read last); their number is the shipped one.
 func TestDBSyncGivesUpOnUnreachableDatabase(t *testing.T) {
-	if missing := localkeystone.Missing(); len(missing) > 0 {
-		t.Fatalf("missing %v: make test installs Debian's keystone", missing)
-	}
+	controlplane.Unavailable(t, localkeystone.NotInstalled())
 	g := NewWithT(t)
 	dir := t.TempDir()
 	port, err := localkeystone.FreePort()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"k8s.io/client-go/rest"
@@ -66,20 +67,63 @@ func CRDPaths(root string) ([]string, error) {
 }
 
 // Environment returns an envtest environment that installs every CRD the operator
-// needs, and those of extra (files or directories); KUBEBUILDER_ASSETS names the
-// binaries (see `make envtest`).
+// needs, and those of extra (files or directories). Its binaries are KUBEBUILDER_ASSETS
+// (make sets it), else the newest that `make envtest` built under bin/; without either,
+// a *MissingError (Unavailable).
 func Environment(root string, extra ...string) (*envtest.Environment, error) {
 	paths, err := CRDPaths(root)
 	if err != nil {
 		return nil, err
 	}
 	paths = append(paths, extra...)
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		return nil, errors.New("KUBEBUILDER_ASSETS is not set: run through make, which builds etcd and kube-apiserver")
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		built, _ := filepath.Glob(filepath.Join(root, "bin", "k8s-*-etcd-*", "kube-apiserver"))
+		if len(built) == 0 {
+			return nil, &MissingError{What: "etcd and kube-apiserver (KUBEBUILDER_ASSETS is not set, and bin/ holds none)", Run: "make envtest"}
+		}
+		sort.Strings(built)
+		assets = filepath.Dir(built[len(built)-1])
 	}
 	return &envtest.Environment{
-		CRDInstallOptions: envtest.CRDInstallOptions{Paths: paths, ErrorIfPathMissing: true},
+		BinaryAssetsDirectory: assets,
+		CRDInstallOptions:     envtest.CRDInstallOptions{Paths: paths, ErrorIfPathMissing: true},
 	}, nil
+}
+
+// MissingError says a test lacks something the Makefile installs, and what installs it.
+type MissingError struct{ What, Run string }
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("%s not found: run `%s`, or make test", e.What, e.Run)
+}
+
+// Required tells whether a test that lacks what it needs fails rather than skips: run
+// through make (which sets KUBEBUILDER_ASSETS, having installed everything), yes; a
+// plain `go test ./...`, no.
+func Required() bool { return os.Getenv("KUBEBUILDER_ASSETS") != "" }
+
+// Ender is what Unavailable needs of a test: testing.TB, or Ginkgo's GinkgoT().
+type Ender interface {
+	Helper()
+	Fatal(args ...any)
+	Skip(args ...any)
+}
+
+// Unavailable ends t when err says something it needs is missing (a *MissingError):
+// failed under make, skipped with the message under a plain go test. It returns
+// whether it did; any other error is left to the caller.
+func Unavailable(t Ender, err error) bool {
+	t.Helper()
+	var missing *MissingError
+	if !errors.As(err, &missing) {
+		return false
+	}
+	if Required() {
+		t.Fatal(missing.Error())
+	}
+	t.Skip(missing.Error())
+	return true
 }
 
 // InstallCRDs installs every CRD the operator needs into the cluster of cfg.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 	"net"
 	"os"
 	"os/exec"
@@ -134,6 +135,16 @@ func Missing() []string {
 		}
 	}
 	return missing
+}
+
+// NotInstalled is a *controlplane.MissingError naming the Debian programs Missing
+// lists (controlplane.Unavailable skips or fails on it); nil when all are there.
+func NotInstalled() error {
+	if missing := Missing(); len(missing) > 0 {
+		return &controlplane.MissingError{What: fmt.Sprintf("Debian's keystone, uwsgi, mariadb-server and memcached (%s)",
+			strings.Join(missing, ", ")), Run: "make debian-deps"}
+	}
+	return nil
 }
 
 // CPU is the processor time used so far by the live processes of the process's group

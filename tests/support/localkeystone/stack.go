@@ -70,8 +70,8 @@ func StartStack(ctx context.Context, dir string, api *keystonev1.KeystoneAPI, ad
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if missing := Missing(); len(missing) > 0 {
-		return nil, fmt.Errorf("missing %v: Debian's keystone, uwsgi, mariadb-server and memcached are needed (make test installs them)", missing)
+	if err := NotInstalled(); err != nil {
+		return nil, err
 	}
 	s := &Stack{Dir: dir, FernetDir: filepath.Join(dir, "fernet-keys")}
 	defer func() {
