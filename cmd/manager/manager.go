@@ -143,10 +143,10 @@ func ClusterIdentity(ctx context.Context, c client.Reader) string {
 const clusterIdentityWait = 30 * time.Second
 
 // The Kubernetes API rate limits unless told otherwise, chosen by make bench
-// (BENCHMARKS.md, throughput): a thousand registrations cost the API server about 11,000
-// requests, which controller-runtime's default for a kubeconfig (20 per second, burst
-// 30) would spread over 9 minutes; at 200 the API server's own processor time is the
-// bound, and 1,000 per second was no faster.
+// (BENCHMARKS.md, throughput, holds the figures): registrations cost the API server
+// about eleven requests each, which controller-runtime's default for a kubeconfig (20
+// per second, burst 30) would make the bound; at 200 the API server's own processor
+// time is the bound, and 1,000 per second was no faster.
 const (
 	DefaultKubeQPS   = 200
 	DefaultKubeBurst = 400

@@ -59,9 +59,9 @@ func (r *Reconciler) reconcileNetworks(ctx context.Context, s *scope) (ctrl.Resu
 	step := keystonev1.KeystoneAPINetworkAttachmentsReady
 	// Pods are not cached (a cluster holds many). ResourceVersion 0 lets the API server
 	// answer from its watch cache, milliseconds behind etcd, instead of making the list
-	// consistent first (about 85 ms each round on envtest's 1.31 API server: BENCHMARKS.md,
-	// time to Ready with every optional step); the step is observed again on every change of the Deployment and every
-	// NetworkRecheckInterval while it is not True.
+	// consistent first (BENCHMARKS.md, time to Ready with every optional step, measures
+	// the difference); the step is observed again on every change of the Deployment and
+	// every NetworkRecheckInterval while it is not True.
 	pods := &corev1.PodList{}
 	if err := r.Reporter.Reader.List(ctx, pods, client.InNamespace(api.Namespace), client.MatchingLabels(deploy.Labels(api)),
 		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}}); err != nil {
