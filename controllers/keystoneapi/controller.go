@@ -244,12 +244,8 @@ func trimPrefix(s, prefix string) string {
 // kind declares the KeystoneAPI to the reconcile skeleton.
 func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneAPI, *scope] {
 	return reconciler.Kind[*keystonev1.KeystoneAPI, *scope]{
-		Name: Kind,
-		New:  func() *keystonev1.KeystoneAPI { return &keystonev1.KeystoneAPI{} },
-		Status: func(api *keystonev1.KeystoneAPI) reconciler.Status {
-			return reconciler.Status{Conditions: &api.Status.Conditions, ObservedGeneration: &api.Status.ObservedGeneration,
-				RelatedObjects: &api.Status.RelatedObjects}
-		},
+		Name:      Kind,
+		New:       func() *keystonev1.KeystoneAPI { return &keystonev1.KeystoneAPI{} },
 		Steps:     appliedSteps,
 		Finalizer: Finalizer,
 		Scope: func(api *keystonev1.KeystoneAPI, round *condition.Round) *scope {

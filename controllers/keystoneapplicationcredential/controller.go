@@ -117,12 +117,8 @@ var readyChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 // kind declares the KeystoneApplicationCredential to the reconcile skeleton.
 func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneApplicationCredential, *scope] {
 	return reconciler.Kind[*keystonev1.KeystoneApplicationCredential, *scope]{
-		Name: Kind,
-		New:  func() *keystonev1.KeystoneApplicationCredential { return &keystonev1.KeystoneApplicationCredential{} },
-		Status: func(ac *keystonev1.KeystoneApplicationCredential) reconciler.Status {
-			return reconciler.Status{Conditions: &ac.Status.Conditions, ObservedGeneration: &ac.Status.ObservedGeneration,
-				RelatedObjects: &ac.Status.RelatedObjects}
-		},
+		Name:      Kind,
+		New:       func() *keystonev1.KeystoneApplicationCredential { return &keystonev1.KeystoneApplicationCredential{} },
 		Steps:     reconciler.AllSteps[*keystonev1.KeystoneApplicationCredential](steps),
 		Finalizer: Finalizer,
 		Scope: func(ac *keystonev1.KeystoneApplicationCredential, round *condition.Round) *scope {

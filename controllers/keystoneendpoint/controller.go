@@ -125,12 +125,8 @@ var keystoneServiceChanged = predicate.Funcs{
 // kind declares the KeystoneEndpoint to the reconcile skeleton.
 func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneEndpoint, *scope] {
 	return reconciler.Kind[*keystonev1.KeystoneEndpoint, *scope]{
-		Name: Kind,
-		New:  func() *keystonev1.KeystoneEndpoint { return &keystonev1.KeystoneEndpoint{} },
-		Status: func(ep *keystonev1.KeystoneEndpoint) reconciler.Status {
-			return reconciler.Status{Conditions: &ep.Status.Conditions, ObservedGeneration: &ep.Status.ObservedGeneration,
-				RelatedObjects: &ep.Status.RelatedObjects}
-		},
+		Name:      Kind,
+		New:       func() *keystonev1.KeystoneEndpoint { return &keystonev1.KeystoneEndpoint{} },
 		Steps:     reconciler.AllSteps[*keystonev1.KeystoneEndpoint](steps),
 		Finalizer: Finalizer,
 		Scope: func(ep *keystonev1.KeystoneEndpoint, round *condition.Round) *scope {

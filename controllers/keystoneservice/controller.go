@@ -125,12 +125,8 @@ func (r *Reconciler) wakeHeld() handler.TypedEventHandler[client.Object, reconci
 // kind declares the KeystoneService to the reconcile skeleton.
 func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneService, *scope] {
 	return reconciler.Kind[*keystonev1.KeystoneService, *scope]{
-		Name: Kind,
-		New:  func() *keystonev1.KeystoneService { return &keystonev1.KeystoneService{} },
-		Status: func(svc *keystonev1.KeystoneService) reconciler.Status {
-			return reconciler.Status{Conditions: &svc.Status.Conditions, ObservedGeneration: &svc.Status.ObservedGeneration,
-				RelatedObjects: &svc.Status.RelatedObjects}
-		},
+		Name:      Kind,
+		New:       func() *keystonev1.KeystoneService { return &keystonev1.KeystoneService{} },
 		Steps:     reconciler.AllSteps[*keystonev1.KeystoneService](steps),
 		Finalizer: Finalizer,
 		// The user is recorded before the first request to Keystone, in the same patch.

@@ -5,6 +5,8 @@ import (
 
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -13,16 +15,25 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
+// Object is an object of a kind the skeleton reconciles: its status accessors
+// (apis/keystone/v1beta1/status.go) are how the engine reads and writes its conditions,
+// observed generation and related objects.
+type Object interface {
+	client.Object
+	GetConditions() lc.Conditions
+	SetConditions(lc.Conditions)
+	SetObservedGeneration(int64)
+	SetRelatedObjects([]corev1.ObjectReference)
+}
+
 // Kind declares what the one reconcile skeleton needs to know of a kind: how to make
-// an empty object and find its status, its steps, its finalizer, the state its phases
+// an empty object, its steps, its finalizer, the state its phases
 // share, the phases, and what deletion does. A controller declares nothing else.
-type Kind[O client.Object, S any] struct {
+type Kind[O Object, S any] struct {
 	// Name is the kind as reported in metrics and events.
 	Name string
 	// New returns an empty object of the kind.
 	New func() O
-	// Status points into the object's status.
-	Status func(obj O) Status
 	// Steps are the step conditions that apply to the object's spec, in declared order
 	// (AllSteps when they do not depend on it).
 	Steps func(obj O) condition.Steps
@@ -58,7 +69,7 @@ func AllSteps[O client.Object](steps condition.Steps) func(O) condition.Steps {
 // begin a round, finish it on every path (Ready, transition times, observedGeneration,
 // one status patch only when something changed, events, metrics), deletion, the
 // finalizer, then the phases.
-type Reconciler[O client.Object, S any] struct {
+type Reconciler[O Object, S any] struct {
 	Client   client.Client
 	Reporter Reporter
 	Clock    clock.PassiveClock
@@ -66,12 +77,12 @@ type Reconciler[O client.Object, S any] struct {
 }
 
 // NewReconciler returns the skeleton for kind; the reporter reports under its name.
-func NewReconciler[O client.Object, S any](c client.Client, reporter Reporter, clk clock.PassiveClock, kind Kind[O, S]) *Reconciler[O, S] {
+func NewReconciler[O Object, S any](c client.Client, reporter Reporter, clk clock.PassiveClock, kind Kind[O, S]) *Reconciler[O, S] {
 	reporter.Kind = kind.Name
 	return &Reconciler[O, S]{Client: c, Reporter: reporter, Clock: clk, Kind: kind}
 }
 
-var _ reconcile.Reconciler = &Reconciler[client.Object, any]{}
+var _ reconcile.Reconciler = &Reconciler[Object, any]{}
 
 // Reconcile runs one round of the kind's steps for the object of req and reports it.
 func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
@@ -87,8 +98,8 @@ func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (res
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	base := obj.DeepCopyObject().(client.Object)
-	status := r.Kind.Status(obj)
-	round := r.Kind.Steps(obj).Begin(*status.Conditions, r.Clock.Now())
+	var deadlines []Deadline
+	round := r.Kind.Steps(obj).Begin(obj.GetConditions(), r.Clock.Now())
 	s := r.Kind.Scope(obj, round)
 	defer func() {
 		if apierrors.IsConflict(err) {
@@ -97,7 +108,7 @@ func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (res
 			result, err = ctrl.Result{Requeue: true}, nil
 			return
 		}
-		_, err = r.Reporter.Finish(ctx, obj, base, status, round, err)
+		_, err = r.Reporter.Finish(ctx, obj, base, deadlines, round, err)
 		result, err = RequeueOnConflict(result, err)
 		// A deletion still blocked on this round keeps its series, so that an alert on
 		// a step stuck False can fire; once the finalizer is released they go.
@@ -125,10 +136,10 @@ func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (res
 		if err != nil {
 			return result, err
 		}
-		*status.RelatedObjects = related
+		obj.SetRelatedObjects(related)
 	}
 	if r.Kind.Deadlines != nil {
-		status.Deadlines = r.Kind.Deadlines(s)
+		deadlines = r.Kind.Deadlines(s)
 	}
 	if r.Kind.Requeue != nil {
 		result = r.Kind.Requeue(s, result)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/record"
@@ -40,22 +39,14 @@ func (r Reporter) Get(ctx context.Context, key client.ObjectKey, obj client.Obje
 	return nil
 }
 
-// Status is where an object keeps what the contract reports.
-type Status struct {
-	Conditions         *lc.Conditions
-	ObservedGeneration *int64
-	RelatedObjects     *[]corev1.ObjectReference
-	// Deadlines are exported as gauges (Metrics); the skeleton sets them from
-	// Kind.Deadlines after the phases.
-	Deadlines []Deadline
-}
-
 // Finish ends round for obj, whose state as read from the API server is base, and
-// returns reconcileErr, or the error of the status write when there was none.
-func (r Reporter) Finish(ctx context.Context, obj, base client.Object, status Status, round *condition.Round, reconcileErr error) (condition.Outcome, error) {
+// returns reconcileErr, or the error of the status write when there was none. deadlines
+// are exported as gauges (Metrics).
+func (r Reporter) Finish(ctx context.Context, obj Object, base client.Object, deadlines []Deadline, round *condition.Round,
+	reconcileErr error) (condition.Outcome, error) {
 	out := round.Finish(reconcileErr)
-	*status.Conditions = out.Conditions
-	*status.ObservedGeneration = obj.GetGeneration()
+	obj.SetConditions(out.Conditions)
+	obj.SetObservedGeneration(obj.GetGeneration())
 
 	// The lock is on the version this reconcile last read or wrote (its own finalizer
 	// patch included): a spec written meanwhile makes the write conflict instead of
@@ -86,7 +77,7 @@ func (r Reporter) Finish(ctx context.Context, obj, base client.Object, status St
 		}
 	}
 	if r.Metrics != nil {
-		r.Metrics.Observe(r.Kind, obj, out.Conditions, status.Deadlines)
+		r.Metrics.Observe(r.Kind, obj, out.Conditions, deadlines)
 	}
 	return out, reconcileErr
 }
