@@ -51,13 +51,13 @@ func (r *Reconciler) registrationsView() handler.EventHandler {
 }
 
 // registrationReadyChanged passes what changes the consolidated view: a registration
-// created or gone, and its Ready as MirrorSteady sees it (status, reason, severity, and
+// created or gone, and its Ready as Mirror with Steady sees it (status, reason, severity, and
 // the message of a Warning or Error), not the progress of its every round.
 var registrationReadyChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		_, o, ok1 := registrationOf(e.ObjectOld)
 		_, n, ok2 := registrationOf(e.ObjectNew)
-		return !ok1 || !ok2 || condition.SteadyMirrorOf(o) != condition.SteadyMirrorOf(n)
+		return !ok1 || !ok2 || condition.MirrorKey(o, condition.Steady()) != condition.MirrorKey(n, condition.Steady())
 	},
 	GenericFunc: func(event.GenericEvent) bool { return false },
 }

@@ -106,7 +106,7 @@ func memcachedVerdict(name string, mc *memcachedv1.Memcached) condition.Verdict 
 	if mc == nil {
 		return condition.FalseVerdict(condition.DependencyNotFound, "Memcached %s not found", name)
 	}
-	if v := condition.MirrorVerdict("Memcached", mc.Name, mc.Status.Conditions); !v.True {
+	if v := condition.Mirror("Memcached", mc.Name, mc.Status.Conditions); !v.True {
 		return v
 	}
 	if len(mc.Status.ServerList) == 0 {
@@ -130,7 +130,7 @@ func memcachedMTLSVerdict(ready condition.Verdict, memcached, name string, secre
 // for nothing): its Ready mirrored, then its Secret waited for (Requested), then
 // DependencyNotFound while the Secret lacks the URL.
 func transportURLVerdict(tu *rabbitmqv1.TransportURL, cluster, secretProblem string) condition.Verdict {
-	switch v := condition.MirrorVerdict("TransportURL", tu.Name, tu.Status.Conditions); {
+	switch v := condition.Mirror("TransportURL", tu.Name, tu.Status.Conditions); {
 	case !v.True:
 		return v
 	case tu.Status.SecretName == "":
@@ -147,10 +147,10 @@ func transportURLVerdict(tu *rabbitmqv1.TransportURL, cluster, secretProblem str
 // password (DependencyNotFound); then the Service (Requested).
 func databaseVerdict(db *mariadbv1.MariaDBDatabase, account *mariadbv1.MariaDBAccount, passwordFound bool,
 	instance, host string) condition.Verdict {
-	if v := condition.MirrorVerdict("MariaDBDatabase", db.Name, db.Status.Conditions); !v.True {
+	if v := condition.Mirror("MariaDBDatabase", db.Name, db.Status.Conditions); !v.True {
 		return v
 	}
-	if v := condition.MirrorVerdict("MariaDBAccount", account.Name, account.Status.Conditions); !v.True {
+	if v := condition.Mirror("MariaDBAccount", account.Name, account.Status.Conditions); !v.True {
 		return v
 	}
 	switch {
@@ -196,17 +196,13 @@ func networksVerdict(namespace string, attachments []string, pods []corev1.Pod) 
 	return condition.TrueVerdict("%d pods attached to %s", len(pods), strings.Join(attachments, ", ")), attached
 }
 
-// severityRank orders a registration's Ready severity: Error, then Warning, then the rest.
+// severityRank orders a registration's Ready by severity (condition.SeverityRank);
+// without a Ready yet, as Info.
 func severityRank(c *lc.Condition) int {
-	switch {
-	case c == nil:
+	if c == nil {
 		return 0
-	case c.Severity == lc.SeverityError:
-		return 2
-	case c.Severity == lc.SeverityWarning:
-		return 1
 	}
-	return 0
+	return condition.SeverityRank(c.Severity)
 }
 
 // kindRank orders the registration kinds as they depend on each other.

@@ -107,7 +107,7 @@ func (r *Reconciler) ifAdminSecret(o client.Object) []client.ListOption {
 }
 
 // keystoneServiceChanged passes the KeystoneService updates a KeystoneEndpoint
-// depends on: Ready as MirrorSteady mirrors it, the generation it describes, the
+// depends on: Ready as Mirror with Steady mirrors it, the generation it describes, the
 // service ID, deletion, registration.OrphanAnnotation.
 var keystoneServiceChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
@@ -116,7 +116,7 @@ var keystoneServiceChanged = predicate.Funcs{
 		if !ok1 || !ok2 {
 			return true
 		}
-		return condition.SteadyMirrorOf(o.Status.Conditions) != condition.SteadyMirrorOf(n.Status.Conditions) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
+		return condition.MirrorKey(o.Status.Conditions, condition.Steady()) != condition.MirrorKey(n.Status.Conditions, condition.Steady()) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
 			o.Status.ServiceID != n.Status.ServiceID || !o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
 			o.Annotations[registration.OrphanAnnotation] != n.Annotations[registration.OrphanAnnotation]
 	},

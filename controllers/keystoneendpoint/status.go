@@ -16,7 +16,7 @@ import (
 
 // serviceVerdict is KeystoneServiceReady from the KeystoneService of spec.serviceName
 // (nil: none): missing or being deleted is DependencyNotFound (Warning); its Ready is
-// mirrored (MirrorSteady: every endpoint of a service mirrors it at once); then
+// mirrored (Mirror with Steady: every endpoint of a service mirrors it at once); then
 // Requested (Info) until its current generation has a service ID.
 func serviceVerdict(name string, svc *keystonev1.KeystoneService) condition.Verdict {
 	switch {
@@ -25,7 +25,7 @@ func serviceVerdict(name string, svc *keystonev1.KeystoneService) condition.Verd
 	case !svc.DeletionTimestamp.IsZero():
 		return condition.FalseVerdict(condition.DependencyNotFound, "KeystoneService %s is being deleted; its endpoints are removed", svc.Name)
 	}
-	if v := condition.SteadyMirrorVerdict("KeystoneService", svc.Name, svc.Status.Conditions); !v.True {
+	if v := condition.Mirror("KeystoneService", svc.Name, svc.Status.Conditions, condition.Steady()); !v.True {
 		return v
 	}
 	if !svc.IsReady() || svc.Status.ServiceID == "" {

@@ -54,7 +54,7 @@ func MarkKeystoneAPI(round *condition.Round, step lc.Type, ns string, api *keyst
 // KeystoneAPI (nil for none): True once usable (Ready for its current generation, with
 // an internal endpoint, not being deleted). None, or one being deleted, is
 // DependencyNotFound (Warning); its own progress is mirrored without its messages
-// (SteadyMirrorVerdict); Ready for an older generation, or without an internal
+// (condition.Mirror, Steady); Ready for an older generation, or without an internal
 // endpoint, is Requested (Info).
 func KeystoneAPIVerdict(ns string, api *keystonev1.KeystoneAPI) condition.Verdict {
 	switch {
@@ -63,7 +63,7 @@ func KeystoneAPIVerdict(ns string, api *keystonev1.KeystoneAPI) condition.Verdic
 	case !api.DeletionTimestamp.IsZero():
 		return condition.FalseVerdict(condition.DependencyNotFound, "KeystoneAPI %s is being deleted", api.Name)
 	}
-	if v := condition.SteadyMirrorVerdict("KeystoneAPI", api.Name, api.Status.Conditions); !v.True {
+	if v := condition.Mirror("KeystoneAPI", api.Name, api.Status.Conditions, condition.Steady()); !v.True {
 		return v
 	}
 	if !api.IsReady() || api.Status.APIEndpoints[keystonev1.EndpointInternal] == "" {
@@ -90,7 +90,7 @@ func Region(api *keystonev1.KeystoneAPI) string {
 }
 
 // KeystoneAPIChanged passes the KeystoneAPI updates a registration depends on: Ready
-// as MirrorSteady mirrors it (not the messages of its progress), the generation it
+// as Mirror with Steady mirrors it (not the messages of its progress), the generation it
 // describes, the endpoints, the region, the admin's secret, deletion, OrphanAnnotation. Not, for example,
 // the finalizers the registrations themselves add.
 var KeystoneAPIChanged = predicate.Funcs{
@@ -100,7 +100,7 @@ var KeystoneAPIChanged = predicate.Funcs{
 		if !ok1 || !ok2 {
 			return true
 		}
-		return condition.SteadyMirrorOf(o.Status.Conditions) != condition.SteadyMirrorOf(n.Status.Conditions) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
+		return condition.MirrorKey(o.Status.Conditions, condition.Steady()) != condition.MirrorKey(n.Status.Conditions, condition.Steady()) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
 			!maps.Equal(o.Status.APIEndpoints, n.Status.APIEndpoints) || o.Status.Region != n.Status.Region ||
 			o.Spec.Secret != n.Spec.Secret || !o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
 			o.Annotations[OrphanAnnotation] != n.Annotations[OrphanAnnotation]

@@ -248,66 +248,6 @@ func (r *Round) Unconfirmed() bool {
 	return false
 }
 
-// Mirror marks step t from the Ready condition of another object, identified by kind
-// and name for the message. An object without a Ready condition yet is waited for
-// (False/Info, Requested); a False Ready keeps its reason and severity.
-func (r *Round) Mirror(t lc.Type, kind, name string, other lc.Conditions) {
-	r.Apply(t, MirrorVerdict(kind, name, other))
-}
-
-// MirrorVerdict is the verdict Mirror applies.
-func MirrorVerdict(kind, name string, other lc.Conditions) Verdict {
-	prefix := kind + " " + name
-	ready := other.Get(ReadyCondition)
-	switch {
-	case ready == nil:
-		return FalseVerdict(Requested, "%s: waiting for its status", prefix)
-	case ready.Status == corev1.ConditionTrue:
-		return TrueVerdict("%s is ready", prefix)
-	}
-	reason := Reason{Name: ready.Reason, Severity: ready.Severity}
-	if reason.Severity == lc.SeverityNone {
-		reason.Severity = lc.SeverityInfo
-	}
-	if reason.Name == "" {
-		reason.Name = Requested.Name
-	}
-	return FalseVerdict(reason, "%s: %s", prefix, ready.Message)
-}
-
-// MirrorSteady is Mirror for a dependency that many objects mirror at once (every
-// object of a namespace mirroring one shared dependency): while the dependency merely
-// progresses (Info), the message does not repeat the dependency's, which changes with
-// every step it takes, so that its progress rewrites no status here; its reason and
-// severity still are mirrored. A Warning or Error keeps the dependency's message.
-func (r *Round) MirrorSteady(t lc.Type, kind, name string, other lc.Conditions) {
-	r.Apply(t, SteadyMirrorVerdict(kind, name, other))
-}
-
-// SteadyMirrorVerdict is the verdict MirrorSteady applies.
-func SteadyMirrorVerdict(kind, name string, other lc.Conditions) Verdict {
-	v := MirrorVerdict(kind, name, other)
-	if !v.True && v.Reason.Severity == lc.SeverityInfo {
-		v.Message = kind + " " + name + " is not ready yet"
-	}
-	return v
-}
-
-// SteadyMirrorOf is what MirrorSteady takes from a Ready condition: status, reason,
-// severity, and the message only where the severity is Warning or Error. A watch that
-// wakes mirrors compares it.
-func SteadyMirrorOf(conditions lc.Conditions) string {
-	c := conditions.Get(ReadyCondition)
-	if c == nil {
-		return ""
-	}
-	out := string(c.Status) + "/" + string(c.Reason) + "/" + string(c.Severity)
-	if c.Severity == lc.SeverityWarning || c.Severity == lc.SeverityError {
-		out += "/" + c.Message
-	}
-	return out
-}
-
 func (r *Round) set(t lc.Type, status corev1.ConditionStatus, reason lc.Reason, severity lc.Severity, message string) {
 	c, ok := r.current[t]
 	if !ok {
@@ -328,7 +268,7 @@ type Transition struct {
 
 // Warning tells whether the transition deserves a Warning event.
 func (t Transition) Warning() bool {
-	return t.Severity == lc.SeverityWarning || t.Severity == lc.SeverityError
+	return SeverityRank(t.Severity) > 0
 }
 
 // Outcome is the result of a round.

@@ -286,7 +286,7 @@ func TestMirror(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			r := testSteps.Begin(nil, t0)
-			r.Mirror(stepA, "MariaDBDatabase", "keystone", tt.other)
+			r.Apply(stepA, Mirror("MariaDBDatabase", "keystone", tt.other))
 			c := r.Get(stepA)
 			g.Expect(brief{c.Type, c.Status, c.Reason, c.Severity, c.Message}).To(Equal(tt.want))
 		})
@@ -294,27 +294,30 @@ func TestMirror(t *testing.T) {
 }
 
 func TestMirrorSteady(t *testing.T) {
+	g0 := NewWithT(t)
+	g0.Expect([]int{SeverityRank(lc.SeverityError), SeverityRank(lc.SeverityWarning), SeverityRank(lc.SeverityInfo), SeverityRank("")}).To(Equal([]int{2, 1, 0, 0}))
 	g := NewWithT(t)
 	progress := func(message string) lc.Conditions {
 		return lc.Conditions{*lc.FalseCondition(lc.ReadyCondition, lc.RequestedReason, lc.SeverityInfo, "%s", message)}
 	}
 	mirrored := func(other lc.Conditions) brief {
 		r := testSteps.Begin(nil, t0)
-		r.MirrorSteady(stepA, "KeystoneAPI", "keystone", other)
+		r.Apply(stepA, Mirror("KeystoneAPI", "keystone", other, Steady()))
 		c := r.Get(stepA)
 		return brief{c.Type, c.Status, c.Reason, c.Severity, c.Message}
 	}
 	first, later := progress("DBReady (2/9): database being created"), progress("DBSyncReady (5/9): db-sync job running")
 	g.Expect(mirrored(first)).To(Equal(brief{stepA, corev1.ConditionFalse, lc.RequestedReason, lc.SeverityInfo, "KeystoneAPI keystone is not ready yet"}))
 	g.Expect(mirrored(later)).To(Equal(mirrored(first)), "progress alone changes nothing here")
-	g.Expect(SteadyMirrorOf(later)).To(Equal(SteadyMirrorOf(first)), "nor wakes a mirror")
+	g.Expect(MirrorKey(later, Steady())).To(Equal(MirrorKey(first, Steady())), "nor wakes a mirror")
 
 	failing := lc.Conditions{*lc.FalseCondition(lc.ReadyCondition, "DependencyNotFound", lc.SeverityWarning, "InputReady (1/9): secret osp-secret not found")}
 	g.Expect(mirrored(failing).Message).To(Equal("KeystoneAPI keystone: InputReady (1/9): secret osp-secret not found"), "a failure keeps its message")
 	other := lc.Conditions{*lc.FalseCondition(lc.ReadyCondition, "DependencyNotFound", lc.SeverityWarning, "InputReady (1/9): key AdminPassword missing")}
-	g.Expect(SteadyMirrorOf(other)).NotTo(Equal(SteadyMirrorOf(failing)), "a failure's new message wakes mirrors")
+	g.Expect(MirrorKey(other, Steady())).NotTo(Equal(MirrorKey(failing, Steady())), "a failure's new message wakes mirrors")
 	g.Expect(mirrored(lc.Conditions{*lc.TrueCondition(lc.ReadyCondition, "ok")}).Status).To(Equal(corev1.ConditionTrue))
-	g.Expect(SteadyMirrorOf(nil)).To(BeEmpty())
+	g.Expect(MirrorKey(nil, Steady())).To(BeEmpty())
+	g.Expect(MirrorKey(later)).NotTo(Equal(MirrorKey(first)), "without Steady, progress counts")
 }
 
 func TestMessagesAreBounded(t *testing.T) {

@@ -24,7 +24,7 @@ type readyWatch struct {
 	seen  map[string]bool
 	stop  context.CancelFunc
 	// steady is each object's Ready as the KeystoneAPI's consolidated view is woken by
-	// it (condition.SteadyMirrorOf); changes counts how often that changed, an object's
+	// it (condition.MirrorKey with condition.Steady); changes counts how often that changed, an object's
 	// first appearance included: the registration state changes.
 	steady  map[string]string
 	changes int
@@ -113,9 +113,9 @@ func (r *readyWatch) Changes() int {
 func steadyOf(o client.Object) string {
 	switch r := o.(type) {
 	case *keystonev1.KeystoneService:
-		return condition.SteadyMirrorOf(r.Status.Conditions)
+		return condition.MirrorKey(r.Status.Conditions, condition.Steady())
 	case *keystonev1.KeystoneEndpoint:
-		return condition.SteadyMirrorOf(r.Status.Conditions)
+		return condition.MirrorKey(r.Status.Conditions, condition.Steady())
 	}
 	return ""
 }
