@@ -111,15 +111,21 @@ func classify(mark, owner string, claimUnmarked, unclustered bool) (ownership Ow
 		// Its own mark, read while the cluster's identity is unknown: kept as it is, so
 		// that no failure to read it rewrites every mark (and back once it is read).
 		return Owned, false
-	case markObject == ownerObject:
-		return Owned, true
-	case sameObject(markObject, ownerObject) && markCluster != "" && markCluster == ownerCluster:
-		return Owned, true
-	case sameObject(markObject, ownerObject) && markCluster == "" && ownerCluster != "" && unclustered:
+	case markObject == ownerObject, predecessor(markObject, markCluster, ownerObject, ownerCluster, unclustered):
 		return Owned, true
 	default:
 		return Foreign, false
 	}
+}
+
+// predecessor tells whether a mark (object, cluster) is of an object of the owner's
+// kind, namespace and name in the owner's cluster: naming it, or, with unclustered, an
+// earlier version's mark naming none while the owner's cluster is known.
+func predecessor(markObject, markCluster, ownerObject, ownerCluster string, unclustered bool) bool {
+	if !sameObject(markObject, ownerObject) || ownerCluster == "" {
+		return false
+	}
+	return markCluster == ownerCluster || (markCluster == "" && unclustered)
 }
 
 // classify is classify with the client's policy for earlier versions' marks.

@@ -39,7 +39,7 @@ func TestClassify(t *testing.T) {
 	ownership, claim := classify("KeystoneService/openstack/glance/uid-1", me, false, true)
 	g.Expect([]any{ownership, claim}).To(Equal([]any{Owned, true}),
 		"a predecessor's mark of an earlier version, with --claim-unclustered-marks: claimed, the cluster added")
-	ownership, claim = classify("KeystoneService/other/glance/uid-1", me, false, true)
+	ownership, _ = classify("KeystoneService/other/glance/uid-1", me, false, true)
 	g.Expect(ownership).To(Equal(Foreign), "--claim-unclustered-marks claims the same name only")
 	g.Expect(foreign("user", "glance", "KeystoneService/openstack/glance/uid-1", me).Error()).To(ContainSubstring(
 		"with an earlier version's mark, which names no cluster (if no other cluster shared this Keystone before the upgrade, " +
