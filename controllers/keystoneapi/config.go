@@ -109,7 +109,7 @@ func (r *Reconciler) writeSecret(ctx context.Context, api *keystonev1.KeystoneAP
 			// patched with an optimistic lock (internal/finalizers), not here.
 			secret.Finalizers = createFinalizers
 		}
-		secret.Labels = mergeLabels(secret.Labels, deploy.Labels(api))
+		secret.Labels = deploy.MergeLabels(secret.Labels, deploy.Labels(api))
 		data := make(map[string][]byte, len(files))
 		for k, v := range files {
 			data[k] = []byte(v)

@@ -31,20 +31,18 @@ func (r *Reconciler) reconcileTrustFlush(ctx context.Context, s *scope) (ctrl.Re
 		s.round.Apply(step, cronJobVerdict("", cron, s.afterwards(step)))
 		return ctrl.Result{}, nil
 	}
-	desired := deploy.TrustFlushCronJob(api)
-	deploy.WithMemcachedMTLS(&desired.Spec.JobTemplate.Spec.Template.Spec, s.memcachedMTLSSecret)
-	template, err := templateDigest(&desired.Spec.JobTemplate.Spec.Template)
+	desired, err := s.gathered(nil).TrustFlushCronJob()
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, cron, func() error {
-		cron.Labels = mergeLabels(cron.Labels, desired.Labels)
+		cron.Labels = deploy.MergeLabels(cron.Labels, desired.Labels)
 		cron.Spec.Schedule = desired.Spec.Schedule
 		cron.Spec.Suspend = desired.Spec.Suspend
 		cron.Spec.ConcurrencyPolicy = desired.Spec.ConcurrencyPolicy
 		cron.Spec.SuccessfulJobsHistoryLimit = desired.Spec.SuccessfulJobsHistoryLimit
 		cron.Spec.FailedJobsHistoryLimit = desired.Spec.FailedJobsHistoryLimit
-		replaceTemplate(&cron.ObjectMeta, template, func() { cron.Spec.JobTemplate = desired.Spec.JobTemplate })
+		replaceTemplate(&cron.ObjectMeta, &desired.ObjectMeta, func() { cron.Spec.JobTemplate = desired.Spec.JobTemplate })
 		return controllerutil.SetControllerReference(api, cron, r.Scheme())
 	}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("ensuring cronjob %s: %w", cron.Name, err)

@@ -67,7 +67,7 @@ func (r *Reconciler) databaseObjects(ctx context.Context, api *keystonev1.Keysto
 	}
 	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, db, func() error {
 		db.Spec.Name = deploy.DatabaseName
-		db.Labels = mergeLabels(db.Labels, map[string]string{"dbName": api.Spec.DatabaseInstance})
+		db.Labels = deploy.MergeLabels(db.Labels, map[string]string{"dbName": api.Spec.DatabaseInstance})
 		controllerutil.AddFinalizer(db, finalizerFor(api))
 		return controllerutil.SetControllerReference(api, db, r.Scheme())
 	}); err != nil {
@@ -91,7 +91,7 @@ func (r *Reconciler) ensureDatabaseAccount(ctx context.Context, api *keystonev1.
 		return nil, fmt.Errorf("reading MariaDBAccount %s: %w", account.Name, err)
 	}
 	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, account, func() error {
-		account.Labels = mergeLabels(account.Labels, map[string]string{"mariaDBDatabaseName": deploy.DatabaseName})
+		account.Labels = deploy.MergeLabels(account.Labels, map[string]string{"mariaDBDatabaseName": deploy.DatabaseName})
 		controllerutil.AddFinalizer(account, finalizerFor(api))
 		if metav1.GetControllerOf(account) == nil && account.CreationTimestamp.IsZero() {
 			return controllerutil.SetControllerReference(api, account, r.Scheme())

@@ -2,7 +2,6 @@ package keystoneapi
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -17,11 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-// TemplateAnnotation records on the Deployment a digest of the pod template the
-// operator last applied. The template is compared with what the operator owns, not
-// with what the API server holds (defaults added): a field removed from the spec, such
-// as a nodeSelector key or a resource limit, is removed from the pods too.
-const TemplateAnnotation = "keystone.openstack.org/template-hash"
+// TemplateAnnotation records the digest of the pod template last applied (deploy.TemplateAnnotation).
+const TemplateAnnotation = deploy.TemplateAnnotation
 
 // reconcileDeployment marks DeploymentReady from the Deployment's rollout and records
 // status.readyCount. While an earlier step is not True the Deployment keeps its pod
@@ -47,24 +43,15 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Re
 		if err := r.Get(ctx, client.ObjectKeyFromObject(dep), dep); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, fmt.Errorf("reading deployment %s: %w", dep.Name, err)
 		}
-		desired := deploy.Deployment(api, s.podRevision())
-		keepSelector(desired, dep)
-		deploy.WithMemcachedMTLS(&desired.Spec.Template.Spec, s.memcachedMTLSSecret)
-		applyTopology(api, s.topology, &desired.Spec.Template)
-		networks, err := networksAnnotation(api)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		desired.Spec.Template.Annotations = mergeLabels(desired.Spec.Template.Annotations, networks)
-		template, err := templateDigest(&desired.Spec.Template)
+		desired, err := s.gathered(dep.Spec.Selector).Deployment()
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, dep, func() error {
-			dep.Labels = mergeLabels(dep.Labels, desired.Labels)
+			dep.Labels = deploy.MergeLabels(dep.Labels, desired.Labels)
 			dep.Spec.Replicas = replicas
 			dep.Spec.Selector = desired.Spec.Selector
-			replaceTemplate(&dep.ObjectMeta, template, func() { dep.Spec.Template = desired.Spec.Template })
+			replaceTemplate(&dep.ObjectMeta, &desired.ObjectMeta, func() { dep.Spec.Template = desired.Spec.Template })
 			return controllerutil.SetControllerReference(api, dep, r.Scheme())
 		}); err != nil {
 			return ctrl.Result{}, fmt.Errorf("ensuring deployment %s: %w", dep.Name, err)
@@ -90,17 +77,6 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Re
 	return ctrl.Result{}, nil
 }
 
-// keepSelector makes desired keep the selector of the existing Deployment, which
-// cannot change (one made by keystone-operator, or by an earlier version of this
-// suite, selects other labels): its pods carry those labels too.
-func keepSelector(desired, existing *appsv1.Deployment) {
-	if existing.Spec.Selector == nil {
-		return
-	}
-	desired.Spec.Selector = existing.Spec.Selector.DeepCopy()
-	desired.Spec.Template.Labels = mergeLabels(desired.Spec.Template.Labels, existing.Spec.Selector.MatchLabels)
-}
-
 // podRevision identifies what the pods read from Secrets: the configuration and, when
 // TLS is on, the certificates, Memcached's client certificate among them. A change of
 // any rolls the pods.
@@ -121,22 +97,21 @@ func markRollout(s *scope, step lc.Type, dep *appsv1.Deployment) {
 }
 
 // replaceTemplate replaces a pod template the operator owns (replace) when the digest
-// of the desired one differs from the digest recorded on obj, and records the new one.
-func replaceTemplate(obj *metav1.ObjectMeta, digest string, replace func()) {
-	if obj.Annotations[TemplateAnnotation] != digest {
+// desired records (deploy.TemplateAnnotation) differs from the one recorded on obj, and
+// records the new one.
+func replaceTemplate(obj, desired *metav1.ObjectMeta, replace func()) {
+	digest := desired.Annotations[deploy.TemplateAnnotation]
+	if obj.Annotations[deploy.TemplateAnnotation] != digest {
 		replace()
-		metav1.SetMetaDataAnnotation(obj, TemplateAnnotation, digest)
+		metav1.SetMetaDataAnnotation(obj, deploy.TemplateAnnotation, digest)
 	}
 }
 
-// templateDigest is a digest of a pod template as the operator builds it: public
-// values only (the configuration enters as its revision).
-func templateDigest(t *corev1.PodTemplateSpec) (string, error) {
-	data, err := json.Marshal(t)
-	if err != nil {
-		return "", fmt.Errorf("encoding the pod template: %w", err)
-	}
-	return deploy.Hash(map[string]string{"template": string(data)}), nil
+// gathered is what this round builds the KeystoneAPI's objects from (deploy.Gathered);
+// selector is the existing Deployment's, nil when there is none.
+func (s *scope) gathered(selector *metav1.LabelSelector) deploy.Gathered {
+	return deploy.Gathered{API: s.api, PodRevision: s.podRevision(), DBSyncHash: s.dbSyncHash, Selector: selector,
+		Topology: s.topology, MemcachedMTLSSecret: s.memcachedMTLSSecret}
 }
 
 // deadlineExceeded returns the message of a Progressing=False/ProgressDeadlineExceeded

@@ -39,9 +39,7 @@ func (r *Reconciler) reconcileDBSync(ctx context.Context, s *scope) (ctrl.Result
 	}
 	s.dbSyncHash = deploy.Hash(map[string]string{"config": s.configRevision, "image": s.api.Spec.ContainerImage})
 	in := jobInputs{HashKey: deploy.HashDBSync, Public: s.dbSyncHash}
-	job := deploy.DBSyncJob(s.api, s.dbSyncHash)
-	deploy.WithMemcachedMTLS(&job.Spec.Template.Spec, s.memcachedMTLSSecret)
-	return ctrl.Result{}, r.runJob(ctx, s, keystonev1.KeystoneAPIDBSyncReady, in, job)
+	return ctrl.Result{}, r.runJob(ctx, s, keystonev1.KeystoneAPIDBSyncReady, in, s.gathered(nil).DBSyncJob())
 }
 
 // reconcileBootstrap marks BootstrapReady: bootstrap ran for the current database,
@@ -66,9 +64,9 @@ func (r *Reconciler) reconcileBootstrap(ctx context.Context, s *scope) (ctrl.Res
 	}
 	in := jobInputs{HashKey: deploy.HashBootstrap, Public: deploy.Hash(inputs),
 		Secret: deploy.PrivateMAC(s.private.Data, map[string]string{"adminPassword": s.adminPassword})}
-	job := deploy.BootstrapJob(api, in.Public, api.Status.APIEndpoints)
-	deploy.WithMemcachedMTLS(&job.Spec.Template.Spec, s.memcachedMTLSSecret)
-	return ctrl.Result{}, r.runJob(ctx, s, step, in, job)
+	gathered := s.gathered(nil)
+	gathered.BootstrapHash = in.Public
+	return ctrl.Result{}, r.runJob(ctx, s, step, in, gathered.BootstrapJob())
 }
 
 // runJob drives a job step: done when it last succeeded for in; otherwise it makes

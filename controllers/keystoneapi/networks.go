@@ -7,7 +7,6 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
-	"github.com/openstack-k8s-operators/lib-common/modules/common/networkattachment"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -41,14 +40,6 @@ func (r *Reconciler) missingNetworks(ctx context.Context, api *keystonev1.Keysto
 		}
 	}
 	return missing, nil
-}
-
-// networksAnnotation is the pod annotation that asks Multus for networkAttachments.
-func networksAnnotation(api *keystonev1.KeystoneAPI) (map[string]string, error) {
-	if len(api.Spec.NetworkAttachments) == 0 {
-		return nil, nil
-	}
-	return networkattachment.CreateNetworksAnnotation(api.Namespace, api.Spec.NetworkAttachments)
 }
 
 // reconcileNetworks marks NetworkAttachmentsReady: every pod of the Deployment reports

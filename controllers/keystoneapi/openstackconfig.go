@@ -48,7 +48,7 @@ func (r *Reconciler) reconcileOpenStackConfig(ctx context.Context, s *scope) (ct
 func (r *Reconciler) writeOpenStackConfig(ctx context.Context, api *keystonev1.KeystoneAPI, public, private map[string]string) error {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: deploy.OpenStackConfigName, Namespace: api.Namespace}}
 	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, cm, func() error {
-		cm.Labels = mergeLabels(cm.Labels, deploy.Labels(api))
+		cm.Labels = deploy.MergeLabels(cm.Labels, deploy.Labels(api))
 		if !equality.Semantic.DeepEqual(cm.Data, public) {
 			cm.Data = public
 		}

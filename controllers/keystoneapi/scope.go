@@ -41,17 +41,6 @@ func setHash(api *keystonev1.KeystoneAPI, key, value string) {
 	api.Status.Hash[key] = value
 }
 
-func mergeLabels(existing, add map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range existing {
-		out[k] = v
-	}
-	for k, v := range add {
-		out[k] = v
-	}
-	return out
-}
-
 // finalizerFor is the finalizer a KeystoneAPI puts on the objects it uses; it names
 // the KeystoneAPI so that several can share a Memcached.
 func finalizerFor(api *keystonev1.KeystoneAPI) string {

@@ -34,7 +34,7 @@ func (r *Reconciler) reconcileServiceAccount(ctx context.Context, s *scope) (ctr
 		desiredLabels := obj.GetLabels()
 		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, obj, func() error {
 			apply()
-			obj.SetLabels(mergeLabels(obj.GetLabels(), desiredLabels))
+			obj.SetLabels(deploy.MergeLabels(obj.GetLabels(), desiredLabels))
 			return controllerutil.SetControllerReference(api, obj, r.Scheme())
 		}); err != nil {
 			return fmt.Errorf("ensuring %T %s: %w", obj, obj.GetName(), err)

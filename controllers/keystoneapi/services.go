@@ -29,18 +29,17 @@ const OverrideAnnotation = "keystone.openstack.org/override-applied"
 func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	step := keystonev1.KeystoneAPIExposeServiceReady
-	services, err := deploy.Services(api)
+	selector, err := r.existingSelector(ctx, api)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	services, err := s.gathered(selector).Services()
 	if err != nil {
 		s.round.Apply(step, exposeVerdict(api, err, nil, ""))
 		return ctrl.Result{}, nil
 	}
-	selector, err := r.podSelector(ctx, api)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
 	var pending []string
 	for _, desired := range services {
-		desired.Spec.Selector = selector
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: desired.Name, Namespace: desired.Namespace}}
 		if !s.acting(step) {
 			if err := r.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
@@ -66,18 +65,15 @@ func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Resu
 	return ctrl.Result{}, nil
 }
 
-// podSelector is what the Services select the API pods by: the Deployment's selector,
-// which every pod of the Deployment matches whatever its template, or keystone's.
-func (r *Reconciler) podSelector(ctx context.Context, api *keystonev1.KeystoneAPI) (map[string]string, error) {
+// existingSelector is the selector of the existing API Deployment, nil when there is
+// none: the Services select the pods it selects (deploy.Gathered.Services).
+func (r *Reconciler) existingSelector(ctx context.Context, api *keystonev1.KeystoneAPI) (*metav1.LabelSelector, error) {
 	dep := &appsv1.Deployment{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: api.Name}, dep)
 	if client.IgnoreNotFound(err) != nil {
 		return nil, fmt.Errorf("reading deployment %s: %w", api.Name, err)
 	}
-	if err != nil || dep.Spec.Selector == nil || len(dep.Spec.Selector.MatchLabels) == 0 {
-		return deploy.SelectorLabels(api), nil
-	}
-	return dep.Spec.Selector.MatchLabels, nil
+	return dep.Spec.Selector, nil
 }
 
 // appliedOverride is what OverrideAnnotation records.
@@ -104,8 +100,8 @@ func applyService(svc, desired *corev1.Service) {
 			delete(svc.Annotations, k)
 		}
 	}
-	svc.Labels = mergeLabels(svc.Labels, desired.Labels)
-	svc.Annotations = mergeLabels(svc.Annotations, desired.Annotations)
+	svc.Labels = deploy.MergeLabels(svc.Labels, desired.Labels)
+	svc.Annotations = deploy.MergeLabels(svc.Annotations, desired.Annotations)
 	if !samePorts(desired.Spec.Ports, svc.Spec.Ports) {
 		svc.Spec.Ports = desired.Spec.Ports
 	}

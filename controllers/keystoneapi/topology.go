@@ -5,12 +5,9 @@ import (
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -43,23 +40,4 @@ func (r *Reconciler) reconcileTopology(ctx context.Context, s *scope) (ctrl.Resu
 	s.topology = topology
 	s.round.Apply(step, topologyVerdict(api, topology))
 	return ctrl.Result{}, nil
-}
-
-// applyTopology gives a pod template the spread constraints and affinity of topology;
-// a constraint without a label selector selects the KeystoneAPI's pods.
-func applyTopology(api *keystonev1.KeystoneAPI, topology *topologyv1.Topology, pod *corev1.PodTemplateSpec) {
-	if topology == nil {
-		return
-	}
-	// The topology's spreading replaces the default anti-affinity, as in keystone-operator.
-	pod.Spec.Affinity = nil
-	t := topology.DeepCopy()
-	if c := t.Spec.TopologySpreadConstraints; c != nil {
-		for i := range *c {
-			if (*c)[i].LabelSelector == nil {
-				(*c)[i].LabelSelector = &metav1.LabelSelector{MatchLabels: deploy.Labels(api)}
-			}
-		}
-	}
-	t.ApplyTo(pod)
 }

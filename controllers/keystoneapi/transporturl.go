@@ -36,7 +36,7 @@ func (r *Reconciler) reconcileNotifications(ctx context.Context, s *scope) (ctrl
 			return ctrl.Result{}, err
 		}
 	} else if _, err := controllerutil.CreateOrPatch(ctx, r.Client, tu, func() error {
-		tu.Labels = mergeLabels(tu.Labels, deploy.Labels(api))
+		tu.Labels = deploy.MergeLabels(tu.Labels, deploy.Labels(api))
 		tu.Spec.RabbitmqClusterName = api.NotificationsCluster()
 		tu.Spec.Username, tu.Spec.Vhost = "", ""
 		if bus := api.Spec.NotificationsBus; bus != nil {

@@ -63,15 +63,15 @@ var jobConfigFiles = map[string]string{
 	MyCnfPath:                                     MyCnf,
 }
 
-// DBSyncJob runs `keystone-manage db_sync` for the configuration of hash.
-func DBSyncJob(api *keystonev1.KeystoneAPI, hash string) *batchv1.Job {
+// dbSyncJob runs `keystone-manage db_sync` for the configuration of hash.
+func dbSyncJob(api *keystonev1.KeystoneAPI, hash string) *batchv1.Job {
 	return job(api, DBSyncJobName(api), hash, "keystone-manage "+ManageConfigArgs+" db_sync", nil)
 }
 
-// BootstrapJob runs `keystone-manage bootstrap`: admin user, project and role, the
+// bootstrapJob runs `keystone-manage bootstrap`: admin user, project and role, the
 // region, and Keystone's public and internal endpoints (no admin endpoint, as
 // keystone-operator registers none). The password comes from the Secret.
-func BootstrapJob(api *keystonev1.KeystoneAPI, hash string, endpoints map[string]string) *batchv1.Job {
+func bootstrapJob(api *keystonev1.KeystoneAPI, hash string, endpoints map[string]string) *batchv1.Job {
 	cmd := fmt.Sprintf("keystone-manage "+ManageConfigArgs+" bootstrap --bootstrap-username %s --bootstrap-project-name %s "+
 		"--bootstrap-role-name admin --bootstrap-service-name keystone --bootstrap-region-id %s "+
 		"--bootstrap-internal-url %s --bootstrap-public-url %s",
@@ -86,9 +86,9 @@ func BootstrapJob(api *keystonev1.KeystoneAPI, hash string, endpoints map[string
 // TrustFlushCronJobName is the CronJob running keystone-manage trust_flush.
 func TrustFlushCronJobName(api *keystonev1.KeystoneAPI) string { return api.Name + "-cron" }
 
-// TrustFlushCronJob runs `keystone-manage trust_flush` on trustFlushSchedule, one run
+// trustFlushCronJob runs `keystone-manage trust_flush` on trustFlushSchedule, one run
 // at a time, to purge expired and soft-deleted trusts.
-func TrustFlushCronJob(api *keystonev1.KeystoneAPI) *batchv1.CronJob {
+func trustFlushCronJob(api *keystonev1.KeystoneAPI) *batchv1.CronJob {
 	cmd := "keystone-manage " + ManageConfigArgs + " trust_flush"
 	for _, arg := range strings.Fields(api.Spec.TrustFlushArgs) {
 		cmd += " " + shellQuote(arg)
@@ -161,10 +161,10 @@ const (
 	IngressCreateAnnotation = "core.openstack.org/ingress_create"
 )
 
-// Services returns the public and internal Services, each with its override applied
+// apiServices returns the public and internal Services, each with its override applied
 // (lib-common's merge, as keystone-operator applies it): override labels and
 // annotations under the operator's own, the override spec merged into the generated.
-func Services(api *keystonev1.KeystoneAPI) ([]*corev1.Service, error) {
+func apiServices(api *keystonev1.KeystoneAPI) ([]*corev1.Service, error) {
 	var out []*corev1.Service
 	for _, iface := range Interfaces {
 		labels := Labels(api)
@@ -198,9 +198,9 @@ func Services(api *keystonev1.KeystoneAPI) ([]*corev1.Service, error) {
 	return out, nil
 }
 
-// Deployment returns the API Deployment; configRevision in the pod template rolls the
+// apiDeployment returns the API Deployment; configRevision in the pod template rolls the
 // pods when the configuration changes.
-func Deployment(api *keystonev1.KeystoneAPI, configRevision string) *appsv1.Deployment {
+func apiDeployment(api *keystonev1.KeystoneAPI, configRevision string) *appsv1.Deployment {
 	// The probes reach the first virtual host, the public interface's (httpd serves one
 	// scheme per port: both interfaces have certificates, or neither).
 	probeScheme := corev1.URISchemeHTTP

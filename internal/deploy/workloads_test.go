@@ -20,7 +20,7 @@ func TestDeployment(t *testing.T) {
 	api := testAPI()
 	api.Spec.Replicas = ptr.To[int32](3)
 	api.Spec.NodeSelector = &map[string]string{"zone": "a"}
-	dep := Deployment(api, "hash-1")
+	dep := apiDeployment(api, "hash-1")
 	g.Expect(dep.Spec.Replicas).To(HaveValue(BeEquivalentTo(3)))
 	g.Expect(dep.Spec.Template.Annotations).To(HaveKeyWithValue(HashAnnotation, "hash-1"))
 	g.Expect(dep.Spec.Template.Spec.NodeSelector).To(HaveKeyWithValue("zone", "a"))
@@ -66,7 +66,7 @@ func TestDeployment(t *testing.T) {
 	g.Expect(c.LivenessProbe.TimeoutSeconds).To(BeNumerically(">=", 30))
 	g.Expect(c.ReadinessProbe.TimeoutSeconds).To(BeNumerically(">=", 30))
 
-	other := Deployment(api, "hash-1")
+	other := apiDeployment(api, "hash-1")
 	g.Expect(other).To(Equal(dep), "a pure function of the spec and the config hash: keys are mounted, not hashed")
 }
 
@@ -74,7 +74,7 @@ func TestJobs(t *testing.T) {
 	g := NewWithT(t)
 	api := testAPI()
 	api.Spec.AdminUser = "o'brien"
-	sync := DBSyncJob(api, "h1")
+	sync := dbSyncJob(api, "h1")
 	g.Expect(sync.Name).To(Equal("keystone-db-sync"))
 	g.Expect(sync.Annotations).To(HaveKeyWithValue(HashAnnotation, "h1"))
 	g.Expect(*sync.Spec.BackoffLimit).To(Equal(JobBackoffLimit))
@@ -87,7 +87,7 @@ func TestJobs(t *testing.T) {
 	g.Expect(sync.Spec.Template.Spec.Containers[0].Command[2]).To(HaveSuffix("exec keystone-manage " + ManageConfigArgs + " db_sync"))
 	g.Expect(ManageConfigArgs).To(HaveSuffix("--config-file /etc/keystone/"+ManageConf), "the bound is read last, so it wins")
 
-	boot := BootstrapJob(api, "h2", map[string]string{keystonev1.EndpointPublic: "https://k.example.com", keystonev1.EndpointInternal: "http://k-int:5000"})
+	boot := bootstrapJob(api, "h2", map[string]string{keystonev1.EndpointPublic: "https://k.example.com", keystonev1.EndpointInternal: "http://k-int:5000"})
 	cmd := boot.Spec.Template.Spec.Containers[0].Command[2]
 	g.Expect(cmd).To(ContainSubstring(`--bootstrap-username 'o'\''brien'`), "names are shell-quoted")
 	g.Expect(cmd).To(ContainSubstring("--bootstrap-public-url 'https://k.example.com'"))
@@ -103,7 +103,7 @@ func TestJobs(t *testing.T) {
 func TestServicesAndEndpoints(t *testing.T) {
 	g := NewWithT(t)
 	api := testAPI()
-	svcs, err := Services(api)
+	svcs, err := apiServices(api)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(svcs).To(HaveLen(2))
 	g.Expect(svcs[0].Name).To(Equal("keystone-public"))
@@ -130,7 +130,7 @@ func TestServiceOverride(t *testing.T) {
 		},
 		Spec: &service.OverrideServiceSpec{Type: corev1.ServiceTypeLoadBalancer},
 	}}}
-	svcs, err := Services(api)
+	svcs, err := apiServices(api)
 	g.Expect(err).NotTo(HaveOccurred())
 	public, internal := svcs[0], svcs[1]
 	g.Expect(public.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
@@ -152,7 +152,7 @@ func TestTLSVolumes(t *testing.T) {
 	api.Spec.TLS.API.Public.SecretName = ptr.To("cert-keystone-public-svc")
 	api.Spec.TLS.API.Internal.SecretName = ptr.To("cert-keystone-internal-svc")
 	api.Spec.TLS.CaBundleSecretName = "combined-ca-bundle"
-	pod := Deployment(api, "rev").Spec.Template.Spec
+	pod := apiDeployment(api, "rev").Spec.Template.Spec
 	mounts := map[string]string{}
 	for _, m := range pod.Containers[0].VolumeMounts {
 		mounts[m.MountPath] = m.Name + "/" + m.SubPath
@@ -169,7 +169,7 @@ func TestTLSVolumes(t *testing.T) {
 	}
 	g.Expect(secrets).To(HaveKeyWithValue("public-tls-certs", "cert-keystone-public-svc"))
 	g.Expect(secrets).To(HaveKeyWithValue("combined-ca-bundle", "combined-ca-bundle"))
-	job := DBSyncJob(api, "h").Spec.Template.Spec
+	job := dbSyncJob(api, "h").Spec.Template.Spec
 	g.Expect(job.Volumes).To(ContainElement(HaveField("Name", "combined-ca-bundle")))
 	g.Expect(job.Volumes).NotTo(ContainElement(HaveField("Name", "public-tls-certs")), "the jobs serve nothing")
 }
@@ -181,7 +181,7 @@ func TestTrustFlushCronJob(t *testing.T) {
 	api := testAPI()
 	api.Spec.TrustFlushArgs = "--date 2025-01-01T00:00:00 --project-id abc"
 	api.Spec.TrustFlushSuspend = true
-	cron := TrustFlushCronJob(api)
+	cron := trustFlushCronJob(api)
 	g.Expect(cron.Name).To(Equal("keystone-cron"))
 	g.Expect(cron.Spec.Schedule).To(Equal("1 * * * *"))
 	g.Expect(*cron.Spec.Suspend).To(BeTrue())
@@ -208,7 +208,7 @@ func TestCredentialFilesPrivate(t *testing.T) {
 		}
 		g.Expect(f.Perm).To(Equal("0600"), f.Dest)
 	}
-	for _, job := range []*batchv1.Job{DBSyncJob(testAPI(), "h"), BootstrapJob(testAPI(), "h", map[string]string{})} {
+	for _, job := range []*batchv1.Job{dbSyncJob(testAPI(), "h"), bootstrapJob(testAPI(), "h", map[string]string{})} {
 		g.Expect(job.Spec.Template.Spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()), job.Name)
 	}
 }
@@ -228,7 +228,7 @@ func TestExtraMounts(t *testing.T) {
 	api.Spec.ExtraMounts = []keystonev1.KeystoneExtraMounts{{Name: "ldap", VolMounts: []storage.VolMounts{
 		volume("unset"), volume("all", storage.PropagationEverywhere), volume("keystone", "Keystone"), volume("nova", "Nova"),
 	}}}
-	pod := Deployment(api, "rev").Spec.Template.Spec
+	pod := apiDeployment(api, "rev").Spec.Template.Spec
 	names := func(vols []corev1.Volume) []string {
 		var out []string
 		for _, v := range vols {
@@ -239,7 +239,7 @@ func TestExtraMounts(t *testing.T) {
 	g.Expect(names(pod.Volumes)).To(ContainElements("unset", "all", "keystone"))
 	g.Expect(names(pod.Volumes)).NotTo(ContainElement("nova"))
 	g.Expect(pod.Containers[0].VolumeMounts).To(ContainElement(HaveField("MountPath", "/etc/keystone/domains/keystone")))
-	g.Expect(names(DBSyncJob(api, "h").Spec.Template.Spec.Volumes)).NotTo(ContainElement("unset"))
+	g.Expect(names(dbSyncJob(api, "h").Spec.Template.Spec.Volumes)).NotTo(ContainElement("unset"))
 }
 
 // TestJobPodsAreNotAPIPods keeps the jobs' pods out of what the Services and the
@@ -247,12 +247,12 @@ func TestExtraMounts(t *testing.T) {
 func TestJobPodsAreNotAPIPods(t *testing.T) {
 	g := NewWithT(t)
 	api := testAPI()
-	selector := Deployment(api, "rev").Spec.Selector.MatchLabels
-	svcs, err := Services(api)
+	selector := apiDeployment(api, "rev").Spec.Selector.MatchLabels
+	svcs, err := apiServices(api)
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, labels := range []map[string]string{
-		DBSyncJob(api, "h").Spec.Template.Labels, BootstrapJob(api, "h", Endpoints(api)).Spec.Template.Labels,
-		TrustFlushCronJob(api).Spec.JobTemplate.Spec.Template.Labels,
+		dbSyncJob(api, "h").Spec.Template.Labels, bootstrapJob(api, "h", Endpoints(api)).Spec.Template.Labels,
+		trustFlushCronJob(api).Spec.JobTemplate.Spec.Template.Labels,
 	} {
 		g.Expect(labels).To(HaveKeyWithValue("keystone.openstack.org/keystoneapi", "keystone"))
 		g.Expect(matches(selector, labels)).To(BeFalse(), "the Deployment's selector matches %v", labels)
@@ -278,10 +278,10 @@ func TestPodsRunAsTheirServiceAccount(t *testing.T) {
 	g := NewWithT(t)
 	api := testAPI()
 	specs := map[string]corev1.PodSpec{
-		"deployment":  Deployment(api, "h").Spec.Template.Spec,
-		"db-sync":     DBSyncJob(api, "h").Spec.Template.Spec,
-		"bootstrap":   BootstrapJob(api, "h", map[string]string{}).Spec.Template.Spec,
-		"trust-flush": TrustFlushCronJob(api).Spec.JobTemplate.Spec.Template.Spec,
+		"deployment":  apiDeployment(api, "h").Spec.Template.Spec,
+		"db-sync":     dbSyncJob(api, "h").Spec.Template.Spec,
+		"bootstrap":   bootstrapJob(api, "h", map[string]string{}).Spec.Template.Spec,
+		"trust-flush": trustFlushCronJob(api).Spec.JobTemplate.Spec.Template.Spec,
 	}
 	for name, spec := range specs {
 		g.Expect(spec.ServiceAccountName).To(Equal("keystone-"+api.Name), name)
@@ -306,9 +306,9 @@ func TestJobsRunKeystoneManageUnprivileged(t *testing.T) {
 	g := NewWithT(t)
 	api := testAPI()
 	specs := map[string]corev1.PodSpec{
-		"db-sync":     DBSyncJob(api, "h").Spec.Template.Spec,
-		"bootstrap":   BootstrapJob(api, "h", map[string]string{}).Spec.Template.Spec,
-		"trust-flush": TrustFlushCronJob(api).Spec.JobTemplate.Spec.Template.Spec,
+		"db-sync":     dbSyncJob(api, "h").Spec.Template.Spec,
+		"bootstrap":   bootstrapJob(api, "h", map[string]string{}).Spec.Template.Spec,
+		"trust-flush": trustFlushCronJob(api).Spec.JobTemplate.Spec.Template.Spec,
 	}
 	for name, spec := range specs {
 		c := spec.Containers[0]

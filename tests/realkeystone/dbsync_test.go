@@ -34,7 +34,7 @@ func TestDBSyncGivesUpOnUnreachableDatabase(t *testing.T) {
 	paths, err := localkeystone.WriteFiles(dir, []string{deploy.KeystoneConf, deploy.CustomConf, deploy.ManageConf,
 		deploy.MyCnf, "fast-retries.conf"}, files)
 	g.Expect(err).NotTo(HaveOccurred())
-	sync := localkeystone.JobShell(deploy.DBSyncJob(api, "h").Spec.Template.Spec.Containers[0].Command[2])
+	sync := localkeystone.JobShell(deploy.Gathered{API: api, DBSyncHash: "h"}.DBSyncJob().Spec.Template.Spec.Containers[0].Command[2])
 
 	bounded := &localkeystone.Keystone{ConfigFiles: paths[:2], ManageFiles: []string{paths[2], paths[4]}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

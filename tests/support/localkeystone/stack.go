@@ -165,12 +165,14 @@ func (s *Stack) writeKeys(maxActive int) error {
 
 // deploy runs api's db-sync and bootstrap commands, serves Keystone and warms it.
 func (s *Stack) deploy(ctx context.Context, api *keystonev1.KeystoneAPI, adminPassword string) error {
-	endpoints := map[string]string{keystonev1.EndpointPublic: s.Keystone.URL(), keystonev1.EndpointInternal: s.Keystone.URL()}
-	sync := deploy.DBSyncJob(api, "stack").Spec.Template.Spec.Containers[0].Command[2]
+	api = api.DeepCopy()
+	api.Status.APIEndpoints = map[string]string{keystonev1.EndpointPublic: s.Keystone.URL(), keystonev1.EndpointInternal: s.Keystone.URL()}
+	jobs := deploy.Gathered{API: api, DBSyncHash: "stack", BootstrapHash: "stack"}
+	sync := jobs.DBSyncJob().Spec.Template.Spec.Containers[0].Command[2]
 	if err := s.Keystone.ManageShell(ctx, nil, JobShell(sync)); err != nil {
 		return fmt.Errorf("db-sync: %w", err)
 	}
-	boot := deploy.BootstrapJob(api, "stack", endpoints).Spec.Template.Spec.Containers[0].Command[2]
+	boot := jobs.BootstrapJob().Spec.Template.Spec.Containers[0].Command[2]
 	if err := s.Keystone.ManageShell(ctx, []string{deploy.BootstrapPasswordEnv + "=" + adminPassword}, JobShell(boot)); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
