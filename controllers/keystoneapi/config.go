@@ -2,10 +2,12 @@ package keystoneapi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -122,4 +124,60 @@ func (r *Reconciler) writeSecret(ctx context.Context, api *keystonev1.KeystoneAP
 		return nil, fmt.Errorf("writing Secret %s: %w", name, err)
 	}
 	return secret, nil
+}
+
+// inputProblem is why an input cannot be used, as the step reports it.
+type inputProblem struct {
+	reason  condition.Reason
+	message string
+}
+
+// configFound is what ServiceConfigReady observed.
+type configFound struct {
+	secret        string        // the configuration Secret's name
+	waiting       string        // while an earlier step is not True, when it is rendered again; else ""
+	missingCustom string        // httpdCustomization.customConfigSecret, named but not found
+	federation    *inputProblem // what is wrong with federatedRealmConfig
+	renderErr     error
+}
+
+// renderable tells whether the configuration can be rendered from the inputs.
+func (c configFound) renderable() bool { return c.missingCustom == "" && c.federation == nil }
+
+// configVerdict is ServiceConfigReady: True for the configuration rendered into its
+// Secret (or, while an earlier step is not True, as rendered before); a custom
+// configuration Secret missing is DependencyNotFound (Warning), federatedRealmConfig's
+// problem has its own reason, and a rendering that fails is CreationFailed (Error).
+func configVerdict(c configFound) condition.Verdict {
+	switch {
+	case c.waiting != "":
+		return condition.TrueVerdict("configuration in secret %s as rendered before %s", c.secret, c.waiting)
+	case c.missingCustom != "":
+		return condition.FalseVerdict(condition.DependencyNotFound, "httpdCustomization.customConfigSecret %s not found", c.missingCustom)
+	case c.federation != nil:
+		return condition.FalseVerdict(c.federation.reason, "%s", c.federation.message)
+	case c.renderErr != nil:
+		return condition.FalseVerdict(condition.CreationFailed, "rendering the configuration: %v", c.renderErr)
+	}
+	return condition.TrueVerdict("configuration rendered into secret %s", c.secret)
+}
+
+// federationFilesOf reads the federated realms' metadata files from the Secret name of
+// federatedRealmConfig (nil when it does not exist): DependencyNotFound (Warning) for
+// the Secret or its key missing, InvalidInput (Error) for a key that is not a JSON
+// object of file names.
+func federationFilesOf(name string, secret *corev1.Secret) (map[string]string, *inputProblem) {
+	if missing := missingKeys(name, secret, FederationConfigKey); missing != "" {
+		return nil, &inputProblem{condition.DependencyNotFound, "federatedRealmConfig: " + missing}
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(secret.Data[FederationConfigKey], &raw); err != nil {
+		return nil, &inputProblem{condition.InvalidInput, fmt.Sprintf("federatedRealmConfig: key %s of secret %s is not a JSON object of file names: %v",
+			FederationConfigKey, name, err)}
+	}
+	files := make(map[string]string, len(raw))
+	for file, content := range raw {
+		files[file] = string(content)
+	}
+	return files, nil
 }

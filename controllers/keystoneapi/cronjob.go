@@ -3,10 +3,13 @@ package keystoneapi
 import (
 	"context"
 	"fmt"
+	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
@@ -53,4 +56,24 @@ func (r *Reconciler) reconcileTrustFlush(ctx context.Context, s *scope) (ctrl.Re
 	}
 	s.round.Apply(step, cronJobVerdict("", cron, ""))
 	return ctrl.Result{}, nil
+}
+
+// cronJobVerdict is CronJobReady from the trust flush CronJob: InvalidInput (Error) for
+// a schedule that problem says is wrong, else True saying what it runs, when, and
+// (waiting) when it is updated again.
+func cronJobVerdict(problem string, cron *batchv1.CronJob, waiting string) condition.Verdict {
+	if problem != "" {
+		return condition.FalseVerdict(condition.InvalidInput, "%s", problem)
+	}
+	msg := fmt.Sprintf("cronjob %s runs keystone-manage trust_flush on schedule %q", cron.Name, cron.Spec.Schedule)
+	if ptr.Deref(cron.Spec.Suspend, false) {
+		msg += " (suspended)"
+	}
+	if t := cron.Status.LastSuccessfulTime; t != nil {
+		msg += "; last success at " + t.UTC().Format(time.RFC3339)
+	}
+	if waiting != "" {
+		msg += " " + waiting
+	}
+	return condition.TrueVerdict("%s", msg)
 }

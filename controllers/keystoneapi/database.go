@@ -9,6 +9,7 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -143,4 +144,26 @@ func (r *Reconciler) databaseHostname(ctx context.Context, api *keystonev1.Keyst
 
 func galeraServiceLabels(instance string) map[string]string {
 	return map[string]string{"app": "mariadb", "cr": "mariadb-" + instance}
+}
+
+// databaseVerdict is DBReady from the MariaDBDatabase and MariaDBAccount, whether the
+// account's Secret holds its password, and the host of the database instance's Service
+// ("" while there is none): both Ready mirrored, the database first; then the
+// password (DependencyNotFound); then the Service (Requested).
+func databaseVerdict(db *mariadbv1.MariaDBDatabase, account *mariadbv1.MariaDBAccount, passwordFound bool,
+	instance, host string) condition.Verdict {
+	if v := condition.Mirror("MariaDBDatabase", db.Name, db.Status.Conditions); !v.True {
+		return v
+	}
+	if v := condition.Mirror("MariaDBAccount", account.Name, account.Status.Conditions); !v.True {
+		return v
+	}
+	switch {
+	case !passwordFound:
+		return condition.FalseVerdict(condition.DependencyNotFound, "secret %s of MariaDBAccount %s with key %s not found",
+			account.Spec.Secret, account.Name, mariadbv1.DatabasePasswordSelector)
+	case host == "":
+		return condition.FalseVerdict(condition.Requested, "waiting for the Service of database instance %s", instance)
+	}
+	return condition.TrueVerdict("database %s ready at %s", deploy.DatabaseName, host)
 }

@@ -9,6 +9,7 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
@@ -149,4 +150,11 @@ func registrationHolders(api *keystonev1.KeystoneAPI) []string {
 		}
 	}
 	return names
+}
+
+// deletionHeldVerdict is InputReady while a KeystoneAPI being deleted is held by the
+// registrations of its namespace (holders, by kind and name): Requested (Info), each
+// removes its registration from Keystone first.
+func deletionHeldVerdict(holders []string) condition.Verdict {
+	return condition.FalseVerdict(condition.Requested, "deleting: waiting for %s to remove their registrations", strings.Join(holders, ", "))
 }

@@ -6,6 +6,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -123,4 +124,26 @@ func deadlineExceeded(dep *appsv1.Deployment) string {
 		}
 	}
 	return ""
+}
+
+// rolloutVerdict is DeploymentReady from the Deployment: True once every replica of the
+// current spec is updated and available (and, while an earlier step is not True,
+// saying the pods keep their configuration until waitingFor is); a rollout in progress
+// is Created (Info); a progress deadline exceeded is CreationFailed (Error).
+func rolloutVerdict(dep *appsv1.Deployment, waitingFor lc.Type) condition.Verdict {
+	want, deadline := ptr.Deref(dep.Spec.Replicas, 1), deadlineExceeded(dep)
+	switch {
+	case dep.Status.ObservedGeneration < dep.Generation:
+		return condition.FalseVerdict(condition.Created, "deployment %s: rollout of the new spec starting", dep.Name)
+	case deadline != "":
+		return condition.FalseVerdict(condition.CreationFailed, "deployment %s exceeded its progress deadline: %s", dep.Name, deadline)
+	case dep.Status.UpdatedReplicas == want && dep.Status.AvailableReplicas == want && dep.Status.Replicas == want:
+		msg := fmt.Sprintf("deployment %s: %d/%d replicas ready", dep.Name, dep.Status.ReadyReplicas, want)
+		if waitingFor != "" {
+			msg += fmt.Sprintf("; its pods keep their configuration until %s is True", waitingFor)
+		}
+		return condition.TrueVerdict("%s", msg)
+	}
+	return condition.FalseVerdict(condition.Created, "deployment %s: %d/%d replicas ready, %d updated", dep.Name,
+		dep.Status.ReadyReplicas, want, dep.Status.UpdatedReplicas)
 }

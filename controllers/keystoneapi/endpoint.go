@@ -103,3 +103,17 @@ func (r *Reconciler) authenticate(ctx context.Context, s *scope, url string) err
 		Scope: &gophercloud.AuthScope{ProjectName: api.Spec.AdminProject, DomainName: "Default"},
 	})
 }
+
+// externalVerdict is KeystoneEndpointReady in external mode from authenticating the
+// admin at url (err: how it failed): a Keystone that refuses the credentials is
+// InvalidInput (Error), one that cannot be reached ServiceUnavailable (Warning).
+func externalVerdict(api *keystonev1.KeystoneAPI, url string, err error) condition.Verdict {
+	switch {
+	case err == nil:
+		return condition.TrueVerdict("admin %s authenticated at %s", api.Spec.AdminUser, url)
+	case gophercloud.ResponseCodeIs(err, http.StatusUnauthorized):
+		return condition.FalseVerdict(condition.InvalidInput, "Keystone at %s refused the credentials of admin %s in project %s",
+			url, api.Spec.AdminUser, api.Spec.AdminProject)
+	}
+	return condition.FalseVerdict(condition.ServiceUnavailable, "Keystone at %s: %v", url, err)
+}

@@ -9,6 +9,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -213,4 +214,49 @@ func (r *Reconciler) removeLegacyKeys(ctx context.Context, api *keystonev1.Keyst
 		return fmt.Errorf("deleting secret %s, whose keys moved to secret %s: %w", legacy.Name, deploy.KeysSecretName(api), err)
 	}
 	return nil
+}
+
+// keysFound is what FernetKeysReady observed of the keys Secret.
+type keysFound struct {
+	secret         string // its name
+	created        string // how this round made it ("" when it existed)
+	credentialKeys int
+	fernetKeys     int
+	sched          fernetSchedule
+	waiting        string // while an earlier step is not True, when the keys are rotated again; else ""
+	now            time.Time
+	// problems say which keys cannot be used as they are (deploy.KeyRepository.Problems).
+	problems []string
+}
+
+// usable tells whether the keys may be used and rotated: credential keys are never
+// made up (new ones could not decrypt the credential table).
+func (k keysFound) usable() bool {
+	return k.credentialKeys >= deploy.CredentialKeyCount && len(k.problems) == 0
+}
+
+// keysVerdict is FernetKeysReady from the keys Secret: FernetCreated (Info) the round
+// it is made; InvalidInput (Error) while it lacks credential keys; an unreadable
+// rotation time InvalidAnnotation (Warning: the keys were rotated now); else True with
+// the next rotation.
+func keysVerdict(k keysFound) condition.Verdict {
+	next := k.sched.due.UTC().Format(time.RFC3339)
+	switch {
+	case k.created != "":
+		return condition.FalseVerdict(fernetCreated, "fernet and credential keys %s secret %s", k.created, k.secret)
+	case len(k.problems) > 0:
+		return condition.FalseVerdict(condition.InvalidInput, "secret %s cannot be used as it is, and nothing in it was rewritten: %s",
+			k.secret, strings.Join(k.problems, "; "))
+	case !k.usable():
+		return condition.FalseVerdict(condition.InvalidInput, "secret %s holds %d of the %d credential keys "+
+			"(CredentialKeys0..%d): add the keys of the repository Keystone's credentials were encrypted with",
+			k.secret, k.credentialKeys, deploy.CredentialKeyCount, deploy.CredentialKeyCount-1)
+	case k.waiting != "":
+		return condition.TrueVerdict("%d fernet keys in secret %s, next rotation at %s %s", k.fernetKeys, k.secret, next, k.waiting)
+	case k.sched.malformed:
+		return condition.FalseVerdict(invalidAnnotation, "annotation %s=%q of secret %s is not an RFC 3339 time (such as %s): "+
+			"the keys were rotated now, and the next rotation is at %s", deploy.RotatedAtAnnotation, k.sched.raw, k.secret,
+			k.now.UTC().Format(time.RFC3339), next)
+	}
+	return condition.TrueVerdict("%d fernet keys in secret %s, next rotation at %s", k.fernetKeys, k.secret, next)
 }

@@ -3,11 +3,13 @@ package keystoneapi
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -76,4 +78,33 @@ func (r *Reconciler) cleanupData(ctx context.Context, api *keystonev1.KeystoneAP
 		data[deploy.CleanupCABundleKey] = string(ca)
 	}
 	return data, nil
+}
+
+// inputGate is InputReady before the admin password is read, from the namespace's first
+// KeystoneAPI: refused (the round halts) for any other one of the namespace (InvalidInput),
+// for a spec no object can be made from (InvalidInput), and while openstack-operator has
+// not yet written an endpoint's host (Requested).
+func inputGate(api, first *keystonev1.KeystoneAPI) (v condition.Verdict, refused bool) {
+	if first != nil && first.UID != api.UID {
+		return condition.FalseVerdict(condition.InvalidInput, "KeystoneAPI %s already deploys Keystone in namespace %s; "+
+			"one KeystoneAPI per namespace: delete this one", first.Name, api.Namespace), true
+	}
+	if problems := deploy.SpecProblems(api); len(problems) > 0 {
+		return condition.FalseVerdict(condition.InvalidInput, "%s", strings.Join(problems, "; ")), true
+	}
+	if pending := deploy.PendingEndpoints(api); len(pending) > 0 {
+		return condition.FalseVerdict(condition.Requested, "waiting for a host in %s (openstack-operator sets it once its "+
+			"Route has one)", strings.Join(pending, " and ")), true
+	}
+	return condition.Verdict{}, false
+}
+
+// passwordVerdict is InputReady once the gate passed: True when the admin password's
+// Secret holds its key, else DependencyNotFound.
+func passwordVerdict(api *keystonev1.KeystoneAPI, found bool) condition.Verdict {
+	if !found {
+		return condition.FalseVerdict(condition.DependencyNotFound, "secret %s with key %s not found", api.Spec.Secret,
+			api.Spec.PasswordSelectors.Admin)
+	}
+	return condition.TrueVerdict("admin password found in secret %s", api.Spec.Secret)
 }

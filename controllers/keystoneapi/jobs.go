@@ -10,6 +10,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -249,4 +250,46 @@ func tail(s string) string {
 		s = "…" + s[cut:]
 	}
 	return ": " + s
+}
+
+// jobVerdict is DBSyncReady or BootstrapReady from the step's Job: True once it
+// completed; CreationFailed (Error) once it failed, with the Job's attempts and reason
+// and podFailure (what its last failed pod said, "" for nothing); Created (Info) while
+// it runs.
+func jobVerdict(job *batchv1.Job, podFailure string) condition.Verdict {
+	switch {
+	case finished(job, batchv1.JobComplete):
+		return condition.TrueVerdict("job %s succeeded", job.Name)
+	case finished(job, batchv1.JobFailed):
+		msg := fmt.Sprintf("job %s failed after %d attempts", job.Name, job.Status.Failed)
+		for _, c := range job.Status.Conditions {
+			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+				msg += fmt.Sprintf(" (%s: %s)", c.Reason, c.Message)
+			}
+		}
+		if podFailure != "" {
+			msg += "; " + podFailure
+		}
+		return condition.FalseVerdict(condition.CreationFailed, "%s", msg)
+	}
+	return condition.FalseVerdict(condition.Created, "job %s running (%d failed attempts so far)", job.Name, job.Status.Failed)
+}
+
+// jobRecordedVerdict is DBSyncReady or BootstrapReady when the job named name need not
+// run: True, its success for the current inputs recorded, or why it is not run again
+// (keystone-operator ran it for these inputs).
+func jobRecordedVerdict(name, why string) condition.Verdict {
+	if why != "" {
+		return condition.TrueVerdict("job %s not run again: %s", name, why)
+	}
+	return condition.TrueVerdict("job %s succeeded for the current inputs", name)
+}
+
+// jobLaunchedVerdict is DBSyncReady or BootstrapReady the round it created the job named
+// name, or deleted one of other inputs to replace it (replacing): Created (Info).
+func jobLaunchedVerdict(name string, replacing bool) condition.Verdict {
+	if replacing {
+		return condition.FalseVerdict(condition.Created, "job %s is replaced for new inputs", name)
+	}
+	return condition.FalseVerdict(condition.Created, "job %s created", name)
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	libtls "github.com/openstack-k8s-operators/lib-common/modules/common/tls"
+
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -65,4 +68,29 @@ func memcachedMTLSSecret(mc *memcachedv1.Memcached) string {
 		return ""
 	}
 	return mc.GetMemcachedMTLSSecret()
+}
+
+// memcachedVerdict is MemcachedReady from the Memcached named name (nil when it does
+// not exist: DependencyNotFound): its Ready mirrored, then True once it lists servers.
+func memcachedVerdict(name string, mc *memcachedv1.Memcached) condition.Verdict {
+	if mc == nil {
+		return condition.FalseVerdict(condition.DependencyNotFound, "Memcached %s not found", name)
+	}
+	if v := condition.Mirror("Memcached", mc.Name, mc.Status.Conditions); !v.True {
+		return v
+	}
+	if len(mc.Status.ServerList) == 0 {
+		return condition.FalseVerdict(condition.Requested, "Memcached %s is ready but lists no servers yet", mc.Name)
+	}
+	return condition.TrueVerdict("Memcached %s ready with %d servers", mc.Name, len(mc.Status.ServerList))
+}
+
+// memcachedMTLSVerdict is MemcachedReady once the Memcached is ready (ready) and asks
+// for client certificates: the Secret name (nil: missing) must hold the certificate,
+// its key and the CA, which the pods mount; DependencyNotFound (Warning) until it does.
+func memcachedMTLSVerdict(ready condition.Verdict, memcached, name string, secret *corev1.Secret) condition.Verdict {
+	if missing := missingKeys(name, secret, libtls.CertKey, libtls.PrivateKey, libtls.CAKey); missing != "" {
+		return condition.FalseVerdict(condition.DependencyNotFound, "Memcached %s asks for client certificates: %s", memcached, missing)
+	}
+	return condition.TrueVerdict("%s, client certificate from secret %s", ready.Message, name)
 }

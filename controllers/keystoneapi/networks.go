@@ -3,10 +3,14 @@ package keystoneapi
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/networkattachment"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -66,4 +70,45 @@ func (r *Reconciler) reconcileNetworks(ctx context.Context, s *scope) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: NetworkRecheckInterval}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// attachmentsMissingVerdict is DeploymentReady while NetworkAttachmentDefinitions the
+// spec names do not exist (missing): DependencyNotFound (Warning), the Deployment left
+// as it is.
+func attachmentsMissingVerdict(missing []string) condition.Verdict {
+	return condition.FalseVerdict(condition.DependencyNotFound, "NetworkAttachmentDefinition %s not found (networkAttachments)",
+		strings.Join(missing, ", "))
+}
+
+// networksVerdict is NetworkAttachmentsReady from Keystone's pods: True once every pod
+// reports an address on each of attachments in Multus's network-status annotation;
+// Requested (Info) while some do not; ServiceUnavailable (Warning) for an annotation
+// that cannot be read. It also returns status.networkAttachments, the addresses per
+// "namespace/attachment", sorted (nil when an annotation cannot be read).
+func networksVerdict(namespace string, attachments []string, pods []corev1.Pod) (condition.Verdict, map[string][]string) {
+	addresses := map[string][]string{}
+	for i := range pods {
+		status, err := networkattachment.GetNetworkStatusFromAnnotation(pods[i].Annotations)
+		if err != nil {
+			return condition.FalseVerdict(condition.ServiceUnavailable, "pod %s: %v", pods[i].Name, err), nil
+		}
+		for _, st := range status {
+			addresses[st.Name] = append(addresses[st.Name], st.IPs...)
+		}
+	}
+	attached := map[string][]string{}
+	var short []string
+	for _, name := range attachments {
+		key := namespace + "/" + name
+		ips := addresses[key]
+		slices.Sort(ips)
+		attached[key] = ips
+		if len(ips) < len(pods) {
+			short = append(short, fmt.Sprintf("%s (%d of %d pods)", name, len(ips), len(pods)))
+		}
+	}
+	if len(short) > 0 {
+		return condition.FalseVerdict(condition.Requested, "pods without an address on %s", strings.Join(short, ", ")), attached
+	}
+	return condition.TrueVerdict("%d pods attached to %s", len(pods), strings.Join(attachments, ", ")), attached
 }

@@ -6,6 +6,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,4 +59,16 @@ func (r *Reconciler) writeOpenStackConfig(ctx context.Context, api *keystonev1.K
 	}
 	_, err := r.writeSecret(ctx, api, deploy.OpenStackConfigSecretName, private)
 	return err
+}
+
+// openStackConfigVerdict is OpenStackConfigReady once openstack-config and its Secret
+// describe the admin's cloud (while an earlier step is not True, waiting says when they
+// are written again); what keeps them from being written is an error, retried.
+func openStackConfigVerdict(api *keystonev1.KeystoneAPI, waiting string) condition.Verdict {
+	if waiting != "" {
+		return condition.TrueVerdict("ConfigMap %s and Secret %s as written before %s", deploy.OpenStackConfigName,
+			deploy.OpenStackConfigSecretName, waiting)
+	}
+	return condition.TrueVerdict("ConfigMap %s and Secret %s hold the cloud %q of user %s", deploy.OpenStackConfigName,
+		deploy.OpenStackConfigSecretName, deploy.CloudName, api.Spec.AdminUser)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -87,4 +88,57 @@ func (r *Reconciler) reconcileRegistrations(ctx context.Context, s *scope) (ctrl
 	s.api.Status.Registrations = &counts
 	s.round.Report(keystonev1.KeystoneAPIRegistrationsReady, v)
 	return ctrl.Result{}, nil
+}
+
+// severityRank orders a registration's Ready by severity (condition.SeverityRank);
+// without a Ready yet, as Info.
+func severityRank(c *lc.Condition) int {
+	if c == nil {
+		return 0
+	}
+	return condition.SeverityRank(c.Severity)
+}
+
+// kindRank orders the registration kinds as they depend on each other.
+var kindRank = map[string]int{"KeystoneService": 0, "KeystoneEndpoint": 1, "KeystoneApplicationCredential": 2}
+
+// registrationsVerdict is the consolidated view of a namespace's registrations: how
+// many of each kind exist and are Ready, and RegistrationsReady: True when every one is
+// Ready (or there is none); else False for the most severe registration that is not
+// (Error, then Warning, then by kind and name), with its Ready reason, severity and
+// message; while none fails, Requested (Info) naming how many are not ready yet.
+func registrationsVerdict(regs []registration) (keystonev1.KeystoneAPIRegistrations, condition.Verdict) {
+	var counts keystonev1.KeystoneAPIRegistrations
+	var worst *registration
+	countOf := map[string]*keystonev1.RegistrationCount{"KeystoneService": &counts.KeystoneServices,
+		"KeystoneEndpoint": &counts.KeystoneEndpoints, "KeystoneApplicationCredential": &counts.KeystoneApplicationCredentials}
+	notReady := 0
+	for i := range regs {
+		reg := &regs[i]
+		count := countOf[reg.kind]
+		count.Total++
+		if reg.ready != nil && reg.ready.Status == corev1.ConditionTrue {
+			count.Ready++
+			continue
+		}
+		notReady++
+		if worst == nil || severityRank(reg.ready) > severityRank(worst.ready) ||
+			(severityRank(reg.ready) == severityRank(worst.ready) &&
+				(kindRank[reg.kind] < kindRank[worst.kind] || (reg.kind == worst.kind && reg.name < worst.name))) {
+			worst = reg
+		}
+	}
+	switch {
+	case len(regs) == 0:
+		return counts, condition.TrueVerdict("no KeystoneService, KeystoneEndpoint or KeystoneApplicationCredential in the namespace")
+	case worst == nil:
+		return counts, condition.TrueVerdict("all %d registrations ready (KeystoneServices: %d, KeystoneEndpoints: %d, "+
+			"KeystoneApplicationCredentials: %d)", len(regs), counts.KeystoneServices.Total, counts.KeystoneEndpoints.Total,
+			counts.KeystoneApplicationCredentials.Total)
+	case severityRank(worst.ready) > 0:
+		return counts, condition.FalseVerdict(condition.Reason{Name: worst.ready.Reason, Severity: worst.ready.Severity},
+			"%s %s: %s (%d of %d registrations not ready)", worst.kind, worst.name, worst.ready.Message, notReady, len(regs))
+	}
+	return counts, condition.FalseVerdict(condition.Requested, "%d of %d registrations not ready yet, among them %s %s",
+		notReady, len(regs), worst.kind, worst.name)
 }

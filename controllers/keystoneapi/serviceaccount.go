@@ -6,6 +6,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -65,4 +66,15 @@ func (r *Reconciler) reconcileServiceAccount(ctx context.Context, s *scope) (ctr
 	}
 	s.round.Apply(step, serviceAccountVerdict(sa.Name, ""))
 	return ctrl.Result{}, nil
+}
+
+// serviceAccountVerdict is ServiceAccountReady once the ServiceAccount sa, its Role and
+// RoleBinding exist (while an earlier step is not True, waiting says when they are
+// updated again); what keeps them from existing is an error, retried.
+func serviceAccountVerdict(sa, waiting string) condition.Verdict {
+	msg := fmt.Sprintf("pods run as ServiceAccount %s, which may use SecurityContextConstraints %s", sa, deploy.AnyUIDSCC)
+	if waiting != "" {
+		msg += " " + waiting
+	}
+	return condition.TrueVerdict("%s", msg)
 }

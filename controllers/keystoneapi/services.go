@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -161,4 +163,22 @@ func samePorts(want, have []corev1.ServicePort) bool {
 		}
 	}
 	return true
+}
+
+// exposeVerdict is ExposeServiceReady from the Services: InvalidInput (Error) for an
+// override they cannot be built from (invalid); Requested (Info) while a LoadBalancer
+// has no address (pending); else True.
+func exposeVerdict(api *keystonev1.KeystoneAPI, invalid error, pending []string, waiting string) condition.Verdict {
+	switch {
+	case invalid != nil:
+		return condition.FalseVerdict(condition.InvalidInput, "%v", invalid)
+	case len(pending) > 0:
+		return condition.FalseVerdict(condition.Requested, "LoadBalancer service %s has no address yet", strings.Join(pending, " and "))
+	}
+	msg := fmt.Sprintf("services %s and %s expose port %d", deploy.ServiceName(api, keystonev1.EndpointPublic),
+		deploy.ServiceName(api, keystonev1.EndpointInternal), deploy.Port)
+	if waiting != "" {
+		msg += " " + waiting
+	}
+	return condition.TrueVerdict("%s", msg)
 }

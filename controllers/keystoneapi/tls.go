@@ -3,9 +3,13 @@ package keystoneapi
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	libtls "github.com/openstack-k8s-operators/lib-common/modules/common/tls"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -72,4 +76,74 @@ func (r *Reconciler) secretWithKeys(ctx context.Context, ns, name string, keys .
 		return nil, msg, nil
 	}
 	return found[name], "", nil
+}
+
+// missingKeys says what is missing of the Secret name (nil when it does not exist)
+// that must hold keys: the Secret, or its first key that is empty; "" for nothing.
+func missingKeys(name string, secret *corev1.Secret, keys ...string) string {
+	if secret == nil {
+		return fmt.Sprintf("secret %s not found", name)
+	}
+	for _, k := range keys {
+		if len(secret.Data[k]) == 0 {
+			return fmt.Sprintf("secret %s has no key %s", name, k)
+		}
+	}
+	return ""
+}
+
+// tlsInputs is what TLSInputReady hands the later steps: the CA bundle (once it is
+// valid) and the revision of the Secrets the pods mount (once all are).
+type tlsInputs struct {
+	caBundle []byte
+	revision string
+}
+
+// tlsVerdict is TLSInputReady from the Secrets tlsSecretNames names (secrets, by name;
+// one missing does not exist): the CA bundle Secret holds PEM certificates, and each
+// interface's Secret a certificate and the key that matches it; httpd serves both
+// interfaces on one port, so both have a certificate or neither. A Secret or key
+// missing is DependencyNotFound and one that does not parse InvalidCertificate (both
+// Warning: a certificate may be on its way), one interface alone InvalidInput (Error).
+func tlsVerdict(api *keystonev1.KeystoneAPI, secrets map[string]*corev1.Secret) (condition.Verdict, tlsInputs) {
+	var in tlsInputs
+	revisions := map[string]string{}
+	var found []string
+	if name := api.Spec.TLS.CaBundleSecretName; name != "" {
+		secret := secrets[name]
+		if missing := missingKeys(name, secret, libtls.CABundleKey); missing != "" {
+			return condition.FalseVerdict(condition.DependencyNotFound, "%s", missing), in
+		}
+		_, n, err := deploy.ParseCABundle(secret.Data[libtls.CABundleKey])
+		if err != nil {
+			return condition.FalseVerdict(invalidCertificate, "CA bundle secret %s, key %s: %v", name, libtls.CABundleKey, err), in
+		}
+		in.caBundle = secret.Data[libtls.CABundleKey]
+		revisions["ca"] = string(secret.UID) + "/" + secret.ResourceVersion
+		found = append(found, fmt.Sprintf("CA bundle %s (%d certificates)", name, n))
+	}
+	if !api.Spec.ExternalKeystoneAPI {
+		if deploy.TLSEnabled(api, keystonev1.EndpointPublic) != deploy.TLSEnabled(api, keystonev1.EndpointInternal) {
+			return condition.FalseVerdict(condition.InvalidInput, "tls.api.public.secretName and tls.api.internal.secretName: "+
+				"both interfaces are served on port %d, so both need a certificate or neither", deploy.Port), in
+		}
+		for _, iface := range deploy.Interfaces {
+			name := deploy.TLSSecretName(api, iface)
+			if name == "" {
+				continue
+			}
+			secret := secrets[name]
+			if missing := missingKeys(name, secret, libtls.CertKey, libtls.PrivateKey); missing != "" {
+				return condition.FalseVerdict(condition.DependencyNotFound, "%s", missing), in
+			}
+			cert, err := deploy.ParseKeyPair(secret.Data[libtls.CertKey], secret.Data[libtls.PrivateKey])
+			if err != nil {
+				return condition.FalseVerdict(invalidCertificate, "certificate secret %s of the %s interface: %v", name, iface, err), in
+			}
+			revisions[iface] = string(secret.UID) + "/" + secret.ResourceVersion
+			found = append(found, fmt.Sprintf("%s certificate %s (valid until %s)", iface, name, cert.NotAfter.UTC().Format("2006-01-02")))
+		}
+	}
+	in.revision = deploy.Hash(revisions)
+	return condition.TrueVerdict("%s", strings.Join(found, ", ")), in
 }

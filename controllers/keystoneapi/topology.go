@@ -6,6 +6,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -40,4 +41,23 @@ func (r *Reconciler) reconcileTopology(ctx context.Context, s *scope) (ctrl.Resu
 	s.topology = topology
 	s.round.Apply(step, topologyVerdict(api, topology))
 	return ctrl.Result{}, nil
+}
+
+// topologyVerdict is TopologyReady from the Topology of topologyRef (nil when it does not
+// exist): InvalidInput for one in another namespace, DependencyNotFound while it is
+// missing, True with what it holds.
+func topologyVerdict(api *keystonev1.KeystoneAPI, topology *topologyv1.Topology) condition.Verdict {
+	ref := api.Spec.TopologyRef
+	switch {
+	case ref.Namespace != "" && ref.Namespace != api.Namespace:
+		return condition.FalseVerdict(condition.InvalidInput, "topologyRef.namespace %s: the Topology must be in the "+
+			"KeystoneAPI's namespace %s", ref.Namespace, api.Namespace)
+	case topology == nil:
+		return condition.FalseVerdict(condition.DependencyNotFound, "topology %s not found", ref.Name)
+	}
+	n := 0
+	if c := topology.Spec.TopologySpreadConstraints; c != nil {
+		n = len(*c)
+	}
+	return condition.TrueVerdict("topology %s: %d spread constraints, affinity %t", ref.Name, n, topology.Spec.Affinity != nil)
 }

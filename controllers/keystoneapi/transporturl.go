@@ -6,6 +6,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -62,4 +63,20 @@ func (r *Reconciler) reconcileNotifications(ctx context.Context, s *scope) (ctrl
 	s.quorumQueues = string(secret.Data[quorumQueuesKey]) == "true"
 	api.Status.TransportURLSecret = tu.Status.SecretName
 	return ctrl.Result{}, nil
+}
+
+// transportURLVerdict is RabbitMqTransportURLReady from the TransportURL of the
+// notifications to cluster and secretProblem (what is wrong with the Secret it names, ""
+// for nothing): its Ready mirrored, then its Secret waited for (Requested), then
+// DependencyNotFound while the Secret lacks the URL.
+func transportURLVerdict(tu *rabbitmqv1.TransportURL, cluster, secretProblem string) condition.Verdict {
+	switch v := condition.Mirror("TransportURL", tu.Name, tu.Status.Conditions); {
+	case !v.True:
+		return v
+	case tu.Status.SecretName == "":
+		return condition.FalseVerdict(condition.Requested, "TransportURL %s: waiting for its secret", tu.Name)
+	case secretProblem != "":
+		return condition.FalseVerdict(condition.DependencyNotFound, "TransportURL %s: %s", tu.Name, secretProblem)
+	}
+	return condition.TrueVerdict("notifications go to RabbitMQ cluster %s through TransportURL %s", cluster, tu.Name)
 }
