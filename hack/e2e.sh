@@ -94,7 +94,8 @@ labels:
     ${label%=*}: ${label#*=}
 EOF
 installed=true
-# Server-side: the KeystoneAPI CRD is too large for kubectl's last-applied annotation.
+# Server-side, as make deploy applies it: the fields an earlier apply or make deploy wrote are
+# taken over (--force-conflicts), and no last-applied annotation is kept.
 kubectl apply --server-side --force-conflicts -k "$overlay" >"$logs/apply.log"
 kubectl -n "$operator_ns" rollout status "deploy/$deployment" --timeout=180s
 echo "e2e: the operator runs in the cluster (image ${image[1]})"
