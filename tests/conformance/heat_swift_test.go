@@ -86,8 +86,9 @@ var _ = Describe("heat and swift, as their operators register", func() {
 			"internal regionOne " + urls["internal"], "public regionOne " + urls["public"]}}))
 		Expect(canLogIn("swift", "swift-pw")).To(BeTrue())
 		swift.release(svc, ep)
-		Expect(catalogOf("swift").Services).To(BeZero())
-		Expect(userRoles("swift")).To(BeNil())
+		// The helpers return once they let go; the operator deregisters afterwards.
+		Eventually(func() int { return catalogOf("swift").Services }).Should(BeZero())
+		Eventually(func() []string { return userRoles("swift") }).Should(BeNil())
 	})
 })
 

@@ -119,9 +119,10 @@ var _ = Describe("Every operator that registers in Keystone, as its source does"
 			for _, s := range services {
 				op.release(s)
 			}
+			// The helpers return once they let go; the operator deregisters afterwards.
 			for _, r := range p.registrations {
-				Expect(catalogOf(r.spec.ServiceName).Services).To(BeZero(), r.spec.ServiceName)
-				Expect(userRoles(r.spec.ServiceUser)).To(BeNil(), "user %s", r.spec.ServiceUser)
+				Eventually(func() int { return catalogOf(r.spec.ServiceName).Services }).Should(BeZero(), r.spec.ServiceName)
+				Eventually(func() []string { return userRoles(r.spec.ServiceUser) }).Should(BeNil(), "user %s", r.spec.ServiceUser)
 			}
 		})
 	}
