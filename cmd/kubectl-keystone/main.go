@@ -15,23 +15,27 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/handback"
 	"github.com/keystone-stepwise/keystone-operator/internal/tree"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 )
 
 const usage = `kubectl keystone: the Keystone objects of a namespace at a glance.
 
 Usage:
-  kubectl keystone tree [-n NAMESPACE] [KIND/NAME] [--show-conditions blocking|all] [-o text|json]
+  kubectl keystone tree [-n NAMESPACE] [KIND/NAME] [--show-conditions blocking|all] [-o text|json|yaml]
   kubectl keystone handback [-n NAMESPACE] [--apply]
 
 tree draws each KeystoneAPI, its steps (the one it waits on marked), its KeystoneServices,
@@ -51,9 +55,21 @@ Flags:
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "kubectl keystone:", err)
+		fmt.Fprintln(os.Stderr, "kubectl keystone:", explain(err))
 		os.Exit(1)
 	}
+}
+
+// explain is err as a user can act on it: the Keystone CRDs missing from the cluster
+// (client-go's "no matches for kind"), or a request the user may not make.
+func explain(err error) string {
+	switch {
+	case meta.IsNoMatchError(err):
+		return "the Keystone CRDs are not installed in this cluster (kubectl get crd keystoneapis.keystone.openstack.org): " + err.Error()
+	case apierrors.IsForbidden(err):
+		return "forbidden: your user may not read this (kubectl auth can-i list keystoneapis -n <namespace>): " + err.Error()
+	}
+	return err.Error()
 }
 
 // options are what the command line asks for.
@@ -63,7 +79,10 @@ type options struct {
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
-	opts, err := parse(args, stderr)
+	opts, err := parse(args, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -95,11 +114,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if nodes == nil {
+		nodes = []*tree.Node{} // [] in JSON and YAML, not null
+	}
 	switch {
 	case opts.output == "json":
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(nodes)
+	case opts.output == "yaml":
+		data, err := yaml.Marshal(nodes)
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(data)
+		return err
 	case len(nodes) == 0:
 		_, err := fmt.Fprintf(stdout, "no Keystone objects in namespace %s\n", opts.namespace)
 		return err
@@ -137,9 +166,14 @@ func handBack(ctx context.Context, c client.Client, opts options, stdout io.Writ
 }
 
 // parse reads the command line: tree or handback, its flags, and for tree at most one
-// KIND/NAME.
-func parse(args []string, stderr io.Writer) (options, error) {
+// KIND/NAME. Asked for help (help, -h, --help) it prints the usage on stdout and returns
+// flag.ErrHelp.
+func parse(args []string, stdout, stderr io.Writer) (options, error) {
 	var opts options
+	if len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help") {
+		_, _ = fmt.Fprint(stdout, usage)
+		return opts, flag.ErrHelp
+	}
 	if len(args) == 0 || (args[0] != "tree" && args[0] != "handback") {
 		_, _ = fmt.Fprint(stderr, usage)
 		return opts, errors.New("the commands are tree and handback")
@@ -148,10 +182,17 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	flags := flag.NewFlagSet("kubectl keystone "+opts.command, flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	flags.Usage = func() { _, _ = fmt.Fprint(stderr, usage); flags.PrintDefaults() }
+	if slices.ContainsFunc(args[1:], func(a string) bool { return a == "-h" || a == "--help" || a == "-help" }) {
+		flags.SetOutput(stdout)
+		_, _ = fmt.Fprint(stdout, usage)
+		flags.PrintDefaults()
+		return opts, flag.ErrHelp
+	}
 	flags.StringVar(&opts.namespace, "n", "", "the namespace (default: the kubeconfig context's)")
 	flags.StringVar(&opts.namespace, "namespace", "", "the namespace (default: the kubeconfig context's)")
 	flags.StringVar(&opts.show, "show-conditions", string(tree.ShowBlocking), "blocking or all")
-	flags.StringVar(&opts.output, "o", "text", "text or json")
+	flags.StringVar(&opts.output, "o", "text", "text, json or yaml")
+	flags.StringVar(&opts.output, "output", "text", "text, json or yaml")
 	flags.StringVar(&opts.kubeconfig, "kubeconfig", "", "the kubeconfig (default: KUBECONFIG, then ~/.kube/config)")
 	flags.StringVar(&opts.kubeContext, "context", "", "the kubeconfig context")
 	if opts.command == "handback" {
@@ -160,18 +201,26 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if err := flags.Parse(interleaved(args[1:], flags)); err != nil {
 		return opts, err
 	}
-	switch {
-	case opts.show != string(tree.ShowBlocking) && opts.show != string(tree.ShowAll):
-		return opts, fmt.Errorf("--show-conditions %q: blocking or all", opts.show)
-	case opts.output != "text" && opts.output != "json":
-		return opts, fmt.Errorf("-o %q: text or json", opts.output)
-	case opts.command == "handback" && flags.NArg() > 0:
-		return opts, fmt.Errorf("handback takes no KIND/NAME, not %v: it hands back the whole namespace", flags.Args())
-	case flags.NArg() > 1:
-		return opts, fmt.Errorf("one KIND/NAME at most, not %v", flags.Args())
+	if err := opts.check(flags.Args()); err != nil {
+		return opts, err
 	}
 	opts.target = flags.Arg(0)
 	return opts, nil
+}
+
+// check refuses what parse read and cannot do; args are the positional arguments.
+func (opts options) check(args []string) error {
+	switch {
+	case opts.show != string(tree.ShowBlocking) && opts.show != string(tree.ShowAll):
+		return fmt.Errorf("--show-conditions %q: blocking or all", opts.show)
+	case opts.output != "text" && opts.output != "json" && opts.output != "yaml":
+		return fmt.Errorf("-o %q: text, json or yaml", opts.output)
+	case opts.command == "handback" && len(args) > 0:
+		return fmt.Errorf("handback takes no KIND/NAME, not %v: it hands back the whole namespace", args)
+	case len(args) > 1:
+		return fmt.Errorf("one KIND/NAME at most, not %v", args)
+	}
+	return nil
 }
 
 // interleaved moves flags after the positional argument before it, as kubectl accepts

@@ -122,6 +122,8 @@ type world struct {
 	endpoints keystonev1.KeystoneEndpointList
 	creds     keystonev1.KeystoneApplicationCredentialList
 	secrets   map[string]*corev1.Secret
+	// forbidden are the Secrets the user may not read.
+	forbidden map[string]bool
 	// placed marks the registrations already drawn under a KeystoneService.
 	placed map[string]bool
 }
@@ -136,7 +138,7 @@ func (w *world) read(ctx context.Context, c client.Reader) error {
 	sort.Slice(w.services.Items, func(i, j int) bool { return w.services.Items[i].Name < w.services.Items[j].Name })
 	sort.Slice(w.endpoints.Items, func(i, j int) bool { return w.endpoints.Items[i].Name < w.endpoints.Items[j].Name })
 	sort.Slice(w.creds.Items, func(i, j int) bool { return w.creds.Items[i].Name < w.creds.Items[j].Name })
-	w.secrets, w.placed = map[string]*corev1.Secret{}, map[string]bool{}
+	w.secrets, w.forbidden, w.placed = map[string]*corev1.Secret{}, map[string]bool{}, map[string]bool{}
 	for _, ac := range w.creds.Items {
 		for _, name := range []string{ac.Status.SecretName, ac.Status.PreviousSecretName} {
 			if name == "" || w.secrets[name] != nil {
@@ -145,6 +147,9 @@ func (w *world) read(ctx context.Context, c client.Reader) error {
 			secret := &corev1.Secret{}
 			switch err := c.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, secret); {
 			case apierrors.IsNotFound(err):
+			case apierrors.IsForbidden(err):
+				// Drawn as such; the rest of the tree is still drawn.
+				w.forbidden[name] = true
 			case err != nil:
 				return fmt.Errorf("reading secret %s: %w", name, err)
 			default:
@@ -213,6 +218,8 @@ func (w *world) credential(ac *keystonev1.KeystoneApplicationCredential) *Node {
 		note := s.role
 		secret := w.secrets[s.name]
 		switch {
+		case w.forbidden[s.name]:
+			note += ", not readable (forbidden to you)"
 		case secret == nil:
 			note += ", not found"
 		case len(holders(secret)) > 0:
