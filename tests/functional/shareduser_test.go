@@ -168,7 +168,9 @@ var _ = Describe("A service user shared by KeystoneServices of one namespace", f
 		intruder := heatService("heat-cfn", "cloudformation", "heat")
 		intruder.Namespace = other
 		Expect(k8sClient.Create(ctx, intruder)).To(Succeed())
-		expectServiceConditions(client.ObjectKeyFromObject(intruder), condition{"ServiceUserReady", "False", "InvalidInput", "Error"})
+		expectServiceConditions(client.ObjectKeyFromObject(intruder), condition{"ServiceUserReady", "False", "InvalidInput", "Error"},
+			condition{"Stalled", "True", "InvalidInput", ""})
+		scrapeSeries() // a stalled KeystoneService, for the alerts (monitoring_test.go)
 		Expect(k8sClient.Delete(ctx, intruder)).To(Succeed())
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(intruder), &keystonev1.KeystoneService{}))
