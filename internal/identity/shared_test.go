@@ -11,17 +11,28 @@ import (
 	. "github.com/onsi/gomega"
 )
 
+// adminOfFake starts a fake Keystone (closed with t) and returns it, the clients and
+// the admin's client.
+func adminOfFake(t *testing.T) (*fakekeystone.Server, *identity.Clients, *identity.Client) {
+	t.Helper()
+	keystone := fakekeystone.New("admin", "secret")
+	t.Cleanup(keystone.Close)
+	clients := &identity.Clients{Transport: &http.Transport{}}
+	kc, err := clients.Get(context.Background(), identity.Credentials{URL: keystone.URL, User: "admin", Password: "secret",
+		Project: "admin", Domain: "Default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keystone, clients, kc
+}
+
 // TestSharedUser: a user marked by another KeystoneService the caller shares it with
 // is used, its password checked and never set; a password it refuses is a conflict;
 // a taken-over user becomes the caller's; a hand-over moves the mark only from its owner.
 func TestSharedUser(t *testing.T) {
 	g := NewWithT(t)
-	keystone := fakekeystone.New("admin", "secret")
-	defer keystone.Close()
+	keystone, _, kc := adminOfFake(t)
 	ctx := context.Background()
-	clients := &identity.Clients{Transport: &http.Transport{}}
-	kc, err := clients.Get(ctx, identity.Credentials{URL: keystone.URL, User: "admin", Password: "secret", Project: "admin", Domain: "Default"})
-	g.Expect(err).NotTo(HaveOccurred())
 
 	const heat, cfn = "KeystoneService/openstack/heat/u1@c1", "KeystoneService/openstack/heat-cfn/u2@c1"
 	want := identity.UserSpec{Name: "heat", DomainID: "default", Password: "pw", PasswordFrom: "secret-uid/1#HeatPassword", Owner: heat}
@@ -137,12 +148,8 @@ func TestParseMark(t *testing.T) {
 // Secret version, is not sent again.
 func TestRemarkKeepsPassword(t *testing.T) {
 	g := NewWithT(t)
-	keystone := fakekeystone.New("admin", "secret")
-	defer keystone.Close()
+	keystone, clients, kc := adminOfFake(t)
 	ctx := context.Background()
-	clients := &identity.Clients{Transport: &http.Transport{}}
-	kc, err := clients.Get(ctx, identity.Credentials{URL: keystone.URL, User: "admin", Password: "secret", Project: "admin", Domain: "Default"})
-	g.Expect(err).NotTo(HaveOccurred())
 	keystone.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "set-by-the-earlier-version",
 		identity.OwnerAttribute: "KeystoneService/openstack/glance/u1", identity.PasswordFromAttribute: "secret-uid/1#GlancePassword"})
 	want := identity.UserSpec{Name: "glance", DomainID: "default", Password: "pw", PasswordFrom: "secret-uid/1#GlancePassword",
