@@ -9,6 +9,7 @@ LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_TOOLS_VERSION ?= v0.16.5
 GOLANGCI_LINT_VERSION ?= v2.11.0
 KUTTL_VERSION ?= v0.26.0
+KREW_VERSION ?= v0.4.3
 K8S_VERSION ?= v1.31.14
 ETCD_VERSION ?= v3.5.21
 COREDNS_VERSION ?= v1.11.3
@@ -16,6 +17,7 @@ COREDNS_VERSION ?= v1.11.3
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KUTTL ?= $(LOCALBIN)/kuttl-$(KUTTL_VERSION)
+KREW_DIR = $(LOCALBIN)/krew-$(KREW_VERSION)
 ENVTEST_DIR = $(LOCALBIN)/k8s-$(K8S_VERSION)-etcd-$(ETCD_VERSION)
 NODE_DIR = $(LOCALBIN)/node-$(K8S_VERSION)-coredns-$(COREDNS_VERSION)
 # What hack/cluster.sh needs to find its binaries.
@@ -85,6 +87,7 @@ test: manifests generate vet envtest debian-deps ## Install what the tests need 
 	cd $(APIS_DIR) && go test ./... $(TEST_ARGS)
 	$(MAKE) conformance
 	$(MAKE) kuttl
+	$(MAKE) krew-check
 
 .PHONY: conformance
 conformance: manifests envtest debian-deps ## Play the dependent operators with keystone-operator's helpers, on this suite's CRDs and on upstream's.
@@ -128,6 +131,17 @@ build: generate ## Build the manager binary.
 .PHONY: kubectl-keystone
 kubectl-keystone: ## Build the kubectl plugin bin/kubectl-keystone (kubectl keystone tree): put bin/ on PATH to use it.
 	go build -o $(LOCALBIN)/kubectl-keystone ./cmd/kubectl-keystone
+
+# The plugin's version in its krew manifest and archives.
+VERSION ?= 0.0.0-dev
+
+.PHONY: krew
+krew: ## Build the plugin's release archives and its krew manifest (dist/keystone.yaml) for VERSION.
+	hack/krew.sh $(VERSION) dist
+
+.PHONY: krew-check
+krew-check: envtest $(KREW_DIR)/krew ## Validate the krew manifest and install the plugin from it with krew, as a user would.
+	KREW_BIN=$(KREW_DIR) KUBECTL_BIN=$(ENVTEST_DIR) hack/krew-check.sh
 
 .PHONY: manager-image
 manager-image: generate ## Build the manager image as an OCI archive in bin/manager-image/, without a registry (the Dockerfile's layout).
@@ -221,6 +235,10 @@ $(CONTROLLER_GEN):
 	mkdir -p $(LOCALBIN)
 	GOBIN=$(LOCALBIN)/.tmp-controller-gen go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
 	mv $(LOCALBIN)/.tmp-controller-gen/controller-gen $@ && rmdir $(LOCALBIN)/.tmp-controller-gen
+
+$(KREW_DIR)/krew:
+	mkdir -p $(KREW_DIR)
+	GOBIN=$(KREW_DIR) go install sigs.k8s.io/krew/cmd/krew@$(KREW_VERSION) sigs.k8s.io/krew/cmd/validate-krew-manifest@$(KREW_VERSION)
 
 $(KUTTL):
 	KUTTL_VERSION=$(KUTTL_VERSION) hack/kuttl-bin.sh $@

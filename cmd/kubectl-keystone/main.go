@@ -1,69 +1,61 @@
 // Command kubectl-keystone is the kubectl plugin `kubectl keystone`: with the binary on
-// PATH, `kubectl keystone tree [-n NS] [KIND/NAME]` draws a namespace's KeystoneAPI, its
-// steps (the blocking one marked), its registrations and their credentials' Secrets.
-// It only reads the API, so it shows keystone-operator's objects too.
+// PATH (or installed by krew), `kubectl keystone tree [-n NS | -A] [KIND/NAME]` draws a
+// namespace's KeystoneAPI, its steps (the blocking one marked) and the Jobs or
+// Deployment that step waits on, its registrations and their credentials' Secrets. It
+// only reads the API, so it shows keystone-operator's objects too.
 // `kubectl keystone handback [-n NS] [--apply]` hands a namespace back to keystone-operator
 // once this operator is stopped (internal/handback); without --apply it only says what
 // it would change.
+//
+// It takes kubectl's connection flags (k8s.io/cli-runtime's genericclioptions:
+// --kubeconfig, --context, -n, --as, --server, ...) and kubectl's output formats
+// (cli-runtime's printers: json, yaml, jsonpath, go-template), with cobra for the
+// commands and help.
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/handback"
 	"github.com/keystone-stepwise/keystone-operator/internal/tree"
+	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 )
 
-const usage = `kubectl keystone: the Keystone objects of a namespace at a glance.
-
-Usage:
-  kubectl keystone tree [-n NAMESPACE] [KIND/NAME] [--show-conditions blocking|all] [-o text|json|yaml]
-  kubectl keystone handback [-n NAMESPACE] [--apply]
-
-tree draws each KeystoneAPI, its steps (the one it waits on marked), its KeystoneServices,
-their KeystoneEndpoints and application credentials, and the credentials' Secrets with
-the consumers whose finalizers hold them. KIND/NAME (keystoneservice/glance, ...) draws
-that object's subtree alone. --show-conditions blocking (the default) draws the step each
-object waits on and every condition failing with a Warning or Error; all draws every one.
-
-handback, run once this operator is stopped and before keystone-operator runs again,
-removes this operator's finalizers and annotations from the namespace's objects and puts
-keystone-operator's own finalizers where its controllers keep them, so that
-keystone-operator deletes everything as if it had never been replaced. It prints each
-change; without --apply it changes nothing (a dry run).
-
-Flags:
-`
-
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	if err := newCommand(streams, connect).Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "kubectl keystone:", explain(err))
 		os.Exit(1)
 	}
 }
 
-// explain is err as a user can act on it: the Keystone CRDs missing from the cluster
-// (client-go's "no matches for kind"), or a request the user may not make.
+// requestTimeout bounds a whole command's requests when --request-timeout is not given.
+const requestTimeout = 30 * time.Second
+
+// explain is err as a user can act on it: no cluster configured, a cluster that does not
+// answer, the Keystone CRDs missing from the cluster (client-go's "no matches for
+// kind"), or a request the user may not make.
 func explain(err error) string {
 	switch {
+	case clientcmd.IsEmptyConfig(err):
+		return "no cluster configured: no kubeconfig found; set KUBECONFIG, or give --kubeconfig or --server"
+	case utilnet.IsConnectionRefused(err) || errors.Is(err, context.DeadlineExceeded):
+		return "the cluster does not answer (kubectl cluster-info shows where it is looked for): " + err.Error()
 	case meta.IsNoMatchError(err):
 		return "the Keystone CRDs are not installed in this cluster (kubectl get crd keystoneapis.keystone.openstack.org): " + err.Error()
 	case apierrors.IsForbidden(err):
@@ -72,176 +64,257 @@ func explain(err error) string {
 	return err.Error()
 }
 
-// options are what the command line asks for.
-type options struct {
-	command, namespace, show, output, kubeconfig, kubeContext, target string
-	apply                                                             bool
+// connector makes the client for kubectl's connection flags; tests give a fake one.
+type connector func(*genericclioptions.ConfigFlags) (client.Client, error)
+
+// connect is the client of the cluster the flags name, as kubectl would reach it.
+func connect(config *genericclioptions.ConfigFlags) (client.Client, error) {
+	if err := configured(config); err != nil {
+		return nil, err
+	}
+	cfg, err := config.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
-	opts, err := parse(args, stdout, stderr)
-	if errors.Is(err, flag.ErrHelp) {
+// configured refuses to go on without a cluster: no kubeconfig, no --server and not in
+// a pod, where client-go would try http://localhost:8080.
+func configured(config *genericclioptions.ConfigFlags) error {
+	if config.APIServer != nil && *config.APIServer != "" || os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
 		return nil
 	}
+	raw, err := config.ToRawKubeConfigLoader().RawConfig()
 	if err != nil {
 		return err
 	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = opts.kubeconfig
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.kubeContext})
-	cfg, err := loader.ClientConfig()
-	if err != nil {
-		return err
+	if len(raw.Clusters) == 0 {
+		return clientcmd.ErrEmptyConfig
 	}
-	if opts.namespace == "" {
-		if opts.namespace, _, err = loader.Namespace(); err != nil {
-			return err
-		}
-	}
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(keystonev1.AddToScheme(scheme))
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if opts.command == "handback" {
-		return handBack(ctx, c, opts, stdout)
-	}
-	nodes, err := tree.Build(ctx, c, opts.namespace, opts.target, tree.Show(opts.show))
-	if err != nil {
-		return err
-	}
-	if nodes == nil {
-		nodes = []*tree.Node{} // [] in JSON and YAML, not null
-	}
-	switch {
-	case opts.output == "json":
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(nodes)
-	case opts.output == "yaml":
-		data, err := yaml.Marshal(nodes)
-		if err != nil {
-			return err
-		}
-		_, err = stdout.Write(data)
-		return err
-	case len(nodes) == 0:
-		_, err := fmt.Fprintf(stdout, "no Keystone objects in namespace %s\n", opts.namespace)
-		return err
-	}
-	return tree.Render(stdout, nodes, time.Now())
+	return nil
 }
 
-// handBack prints what handing the namespace back to keystone-operator changes, and
-// changes it with --apply.
-func handBack(ctx context.Context, c client.Client, opts options, stdout io.Writer) error {
-	changes, err := handback.Plan(ctx, c, opts.namespace)
+// scheme holds the kinds the plugin reads: Kubernetes' own and the Keystone kinds.
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(keystonev1.AddToScheme(s))
+	return s
+}()
+
+// plugin is what every command shares: the streams, kubectl's connection flags and
+// the way to a client.
+type plugin struct {
+	streams genericiooptions.IOStreams
+	config  *genericclioptions.ConfigFlags
+	connect connector
+}
+
+// newCommand is `kubectl keystone` with its commands tree and handback.
+func newCommand(streams genericiooptions.IOStreams, connect connector) *cobra.Command {
+	p := &plugin{streams: streams, config: genericclioptions.NewConfigFlags(true), connect: connect}
+	root := &cobra.Command{
+		Use:   "kubectl-keystone",
+		Short: "The Keystone objects of a namespace at a glance",
+		Long: `kubectl keystone: the Keystone objects of a namespace at a glance, and the way
+back to keystone-operator.`,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl keystone"},
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	p.config.AddFlags(root.PersistentFlags())
+	root.AddCommand(p.treeCommand(), p.handbackCommand())
+	return root
+}
+
+// do runs work with the namespace the flags or the kubeconfig's context name, a client
+// of the cluster, and a context bounded by timeout.
+func (p *plugin) do(work func(ctx context.Context, c client.Client, ns string) error) error {
+	ns, _, err := p.config.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return err
+	}
+	c, err := p.connect(p.config)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.timeout())
+	defer cancel()
+	return work(ctx, c, ns)
+}
+
+// timeout bounds the command's requests: --request-timeout, else requestTimeout.
+func (p *plugin) timeout() time.Duration {
+	if t := p.config.Timeout; t != nil && *t != "" && *t != "0" {
+		if d, err := time.ParseDuration(*t); err == nil && d > 0 {
+			return d
+		}
+	}
+	return requestTimeout
+}
+
+// treeOptions are tree's own flags.
+type treeOptions struct {
+	allNamespaces bool
+	show, output  string
+	jsonYaml      *genericclioptions.JSONYamlPrintFlags
+	template      *genericclioptions.KubeTemplatePrintFlags
+}
+
+const treeExample = `  # The KeystoneAPI of namespace openstack, its blocking step and what that step waits on
+  kubectl keystone tree -n openstack
+
+  # One registration's subtree, every condition drawn
+  kubectl keystone tree keystoneservice/glance -n openstack --show-conditions all
+
+  # Every namespace; every condition, Job, Deployment and pod
+  kubectl keystone tree -A -o wide
+
+  # The steps each object waits on, for a script
+  kubectl keystone tree -n openstack -o jsonpath='{range .items[*]}{.kind}/{.name}{"\n"}{end}'`
+
+func (p *plugin) treeCommand() *cobra.Command {
+	o := &treeOptions{jsonYaml: genericclioptions.NewJSONYamlPrintFlags(), template: genericclioptions.NewKubeTemplatePrintFlags()}
+	cmd := &cobra.Command{
+		Use:   "tree [KIND/NAME]",
+		Short: "Draw the KeystoneAPI, its steps, the workloads it waits on and its registrations",
+		Long: `tree draws each KeystoneAPI, its steps (the one it waits on marked), the Job or
+Deployment that step waits on (a Job with its last failed pod's reason, a Deployment with
+its ready and desired pods), its KeystoneServices, their KeystoneEndpoints and application
+credentials, and the credentials' Secrets with the consumers whose finalizers hold them.
+
+KIND/NAME (keystoneservice/glance, ...) draws that object's subtree alone.
+--show-conditions blocking (the default) draws the step each object waits on and every
+condition failing with a Warning or Error; all draws every one. -o wide draws every
+condition and every Job, Deployment and pod the KeystoneAPI owns. -o json, yaml, jsonpath
+and go-template print the tree as a v1 List of its top nodes.`,
+		Example: treeExample,
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			target := ""
+			if len(args) == 1 {
+				target = args[0]
+			}
+			return p.tree(o, target)
+		},
+	}
+	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "draw every namespace holding a Keystone object")
+	cmd.Flags().StringVar(&o.show, "show-conditions", string(tree.ShowBlocking), "blocking (the step waited on, and failing conditions) or all")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", outputFormats)
+	o.jsonYaml.AddFlags(cmd)
+	o.template.AddFlags(cmd)
+	// The tree's nodes have no managedFields to keep.
+	_ = cmd.Flags().MarkHidden("show-managed-fields")
+	return cmd
+}
+
+// textual says whether the output is drawn as text (the default, or wide).
+func (o *treeOptions) textual() bool {
+	return o.output == "" || o.output == "text" || o.output == "wide"
+}
+
+// check refuses what tree cannot do before it reads anything.
+func (o *treeOptions) check(target string) error {
+	switch {
+	case o.show != string(tree.ShowBlocking) && o.show != string(tree.ShowAll):
+		return fmt.Errorf("--show-conditions %q: blocking or all", o.show)
+	case o.allNamespaces && target != "":
+		return fmt.Errorf("%s names one object: give its namespace with -n, not -A", target)
+	case o.textual():
+		return nil
+	}
+	_, err := o.printer()
+	return err
+}
+
+func (p *plugin) tree(o *treeOptions, target string) error {
+	if err := o.check(target); err != nil {
+		return err
+	}
+	return p.do(func(ctx context.Context, c client.Client, ns string) error { return p.drawTree(ctx, c, ns, o, target) })
+}
+
+// drawTree prints namespace ns's tree, or every namespace's (-A), as o asks.
+func (p *plugin) drawTree(ctx context.Context, c client.Client, ns string, o *treeOptions, target string) error {
+	opts := tree.Options{Show: tree.Show(o.show), Wide: o.output == "wide"}
+	var nodes []*tree.Node
+	var err error
+	if o.allNamespaces {
+		nodes, err = tree.BuildAll(ctx, c, opts)
+	} else {
+		nodes, err = tree.Build(ctx, c, ns, target, opts)
+	}
+	if err != nil {
+		return err
+	}
+	out := p.streams.Out
+	switch {
+	case !o.textual():
+		return o.print(p.streams.Out, nodes)
+	case len(nodes) == 0 && o.allNamespaces:
+		_, err := fmt.Fprintln(out, "no Keystone objects in any namespace")
+		return err
+	case len(nodes) == 0:
+		_, err := fmt.Fprintf(out, "no Keystone objects in namespace %s\n", ns)
+		return err
+	}
+	return tree.Render(out, nodes, time.Now())
+}
+
+func (p *plugin) handbackCommand() *cobra.Command {
+	apply := false
+	cmd := &cobra.Command{
+		Use:   "handback",
+		Short: "Hand a namespace back to keystone-operator (a dry run without --apply)",
+		Long: `handback, run once this operator is stopped and before keystone-operator runs again,
+removes this operator's finalizers and annotations from the namespace's objects and puts
+keystone-operator's own finalizers where its controllers keep them, so that
+keystone-operator deletes everything as if it had never been replaced. It prints each
+change; without --apply it changes nothing (a dry run).`,
+		Example: "  kubectl keystone handback -n openstack\n  kubectl keystone handback -n openstack --apply",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("handback takes no KIND/NAME, not %v: it hands back the whole namespace", args)
+			}
+			return nil
+		},
+		RunE: func(*cobra.Command, []string) error {
+			return p.do(func(ctx context.Context, c client.Client, ns string) error { return p.handBack(ctx, c, ns, apply) })
+		},
+	}
+	cmd.Flags().BoolVar(&apply, "apply", false, "make the changes (without it, a dry run)")
+	return cmd
+}
+
+// handBack prints what handing namespace ns back to keystone-operator changes, and
+// changes it when apply.
+func (p *plugin) handBack(ctx context.Context, c client.Client, ns string, apply bool) error {
+	out := p.streams.Out
+	changes, err := handback.Plan(ctx, c, ns)
 	if err != nil {
 		return err
 	}
 	if len(changes) == 0 {
-		_, err := fmt.Fprintf(stdout, "namespace %s: nothing of this operator's is left; keystone-operator can run\n", opts.namespace)
+		_, err := fmt.Fprintf(out, "namespace %s: nothing of this operator's is left; keystone-operator can run\n", ns)
 		return err
 	}
 	verb := "would change (dry run; --apply changes it)"
-	if opts.apply {
+	if apply {
 		if err := handback.Apply(ctx, c, changes); err != nil {
 			return err
 		}
 		verb = "changed"
 	}
-	if _, err := fmt.Fprintf(stdout, "namespace %s: %s:\n", opts.namespace, verb); err != nil {
+	if _, err := fmt.Fprintf(out, "namespace %s: %s:\n", ns, verb); err != nil {
 		return err
 	}
 	for _, ch := range changes {
-		if _, err := fmt.Fprintln(stdout, "  "+ch.String()); err != nil {
+		if _, err := fmt.Fprintln(out, "  "+ch.String()); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// parse reads the command line: tree or handback, its flags, and for tree at most one
-// KIND/NAME. Asked for help (help, -h, --help) it prints the usage on stdout and returns
-// flag.ErrHelp.
-func parse(args []string, stdout, stderr io.Writer) (options, error) {
-	var opts options
-	if len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help") {
-		_, _ = fmt.Fprint(stdout, usage)
-		return opts, flag.ErrHelp
-	}
-	if len(args) == 0 || (args[0] != "tree" && args[0] != "handback") {
-		_, _ = fmt.Fprint(stderr, usage)
-		return opts, errors.New("the commands are tree and handback")
-	}
-	opts.command = args[0]
-	flags := flag.NewFlagSet("kubectl keystone "+opts.command, flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	flags.Usage = func() { _, _ = fmt.Fprint(stderr, usage); flags.PrintDefaults() }
-	if slices.ContainsFunc(args[1:], func(a string) bool { return a == "-h" || a == "--help" || a == "-help" }) {
-		flags.SetOutput(stdout)
-		_, _ = fmt.Fprint(stdout, usage)
-		flags.PrintDefaults()
-		return opts, flag.ErrHelp
-	}
-	flags.StringVar(&opts.namespace, "n", "", "the namespace (default: the kubeconfig context's)")
-	flags.StringVar(&opts.namespace, "namespace", "", "the namespace (default: the kubeconfig context's)")
-	flags.StringVar(&opts.show, "show-conditions", string(tree.ShowBlocking), "blocking or all")
-	flags.StringVar(&opts.output, "o", "text", "text, json or yaml")
-	flags.StringVar(&opts.output, "output", "text", "text, json or yaml")
-	flags.StringVar(&opts.kubeconfig, "kubeconfig", "", "the kubeconfig (default: KUBECONFIG, then ~/.kube/config)")
-	flags.StringVar(&opts.kubeContext, "context", "", "the kubeconfig context")
-	if opts.command == "handback" {
-		flags.BoolVar(&opts.apply, "apply", false, "make the changes (without it, a dry run)")
-	}
-	if err := flags.Parse(interleaved(args[1:], flags)); err != nil {
-		return opts, err
-	}
-	if err := opts.check(flags.Args()); err != nil {
-		return opts, err
-	}
-	opts.target = flags.Arg(0)
-	return opts, nil
-}
-
-// check refuses what parse read and cannot do; args are the positional arguments.
-func (opts options) check(args []string) error {
-	switch {
-	case opts.show != string(tree.ShowBlocking) && opts.show != string(tree.ShowAll):
-		return fmt.Errorf("--show-conditions %q: blocking or all", opts.show)
-	case opts.output != "text" && opts.output != "json" && opts.output != "yaml":
-		return fmt.Errorf("-o %q: text, json or yaml", opts.output)
-	case opts.command == "handback" && len(args) > 0:
-		return fmt.Errorf("handback takes no KIND/NAME, not %v: it hands back the whole namespace", args)
-	case len(args) > 1:
-		return fmt.Errorf("one KIND/NAME at most, not %v", args)
-	}
-	return nil
-}
-
-// interleaved moves flags after the positional argument before it, as kubectl accepts
-// `tree keystoneservice/glance -n openstack`.
-func interleaved(args []string, flags *flag.FlagSet) []string {
-	var opts, positional []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if len(a) > 1 && a[0] == '-' {
-			opts = append(opts, a)
-			name := a[1:]
-			if len(name) > 0 && name[0] == '-' {
-				name = name[1:]
-			}
-			if f := flags.Lookup(name); f != nil && i+1 < len(args) && !strings.Contains(a, "=") {
-				opts = append(opts, args[i+1])
-				i++
-			}
-			continue
-		}
-		positional = append(positional, a)
-	}
-	return append(opts, positional...)
 }

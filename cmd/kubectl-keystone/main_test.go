@@ -3,92 +3,348 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
 	. "github.com/onsi/gomega"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
-func TestParse(t *testing.T) {
-	g := NewWithT(t)
-	opts, err := parse([]string{"tree", "keystoneservice/glance", "-n", "openstack", "--show-conditions=all", "-o", "json"}, io.Discard, io.Discard)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(opts).To(Equal(options{command: "tree", namespace: "openstack", show: "all", output: "json", target: "keystoneservice/glance"}),
-		"flags after KIND/NAME, as kubectl takes them")
-	opts, err = parse([]string{"tree"}, io.Discard, io.Discard)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(opts).To(Equal(options{command: "tree", show: "blocking", output: "text"}))
-	opts, err = parse([]string{"handback", "-n", "openstack"}, io.Discard, io.Discard)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(opts.apply).To(BeFalse(), "a dry run unless --apply")
-	opts, err = parse([]string{"handback", "--apply", "-n", "openstack"}, io.Discard, io.Discard)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(opts).To(Equal(options{command: "handback", namespace: "openstack", show: "blocking", output: "text", apply: true}))
+// kubeconfig writes a kubeconfig whose context names namespace openstack, and points
+// KUBECONFIG at it: the namespace a command without -n reads.
+func kubeconfig(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	data := `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u, namespace: openstack}}]
+current-context: x
+`
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", path)
+	return path
+}
 
-	for wantErr, args := range map[string][]string{
-		"the commands are tree and handback": {"describe"},
-		"handback takes no KIND/NAME, not [keystoneservice/glance]: it hands back the whole namespace": {"handback", "keystoneservice/glance"},
-		`--show-conditions "some": blocking or all`:                                                    {"tree", "--show-conditions", "some"},
-		`-o "wide": text, json or yaml`:                                                                {"tree", "-o", "wide"},
-		"one KIND/NAME at most, not [a/b c/d]":                                                         {"tree", "a/b", "c/d"},
-	} {
-		_, err := parse(args, io.Discard, io.Discard)
-		g.Expect(err).To(MatchError(wantErr))
+// result is what a command printed and returned, with the connection flags it was
+// given.
+type result struct {
+	out, errOut string
+	err         error
+	config      *genericclioptions.ConfigFlags
+}
+
+// runWith runs kubectl keystone with args against c.
+func runWith(c client.Client, args ...string) result {
+	var out, errOut bytes.Buffer
+	var r result
+	cmd := newCommand(genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, func(cf *genericclioptions.ConfigFlags) (client.Client, error) {
+		r.config = cf
+		return c, nil
+	})
+	cmd.SetArgs(args)
+	r.err = cmd.Execute()
+	r.out, r.errOut = out.String(), errOut.String()
+	return r
+}
+
+var changed = metav1.NewTime(time.Now().Add(-5 * time.Minute))
+
+func cond(t lc.Type, status corev1.ConditionStatus, reason lc.Reason, severity lc.Severity, msg string) lc.Condition {
+	return lc.Condition{Type: t, Status: status, Reason: reason, Severity: severity, Message: msg, LastTransitionTime: changed}
+}
+
+// cloud is two namespaces: openstack, whose KeystoneAPI waits on a db-sync Job with a
+// failed attempt behind it and a pod that cannot pull its image, and glance's
+// registration; and other, Ready, with its Deployment.
+func cloud() []client.Object {
+	blocked := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: "openstack", UID: "api-1"},
+		Status: keystonev1.KeystoneAPIStatus{Conditions: lc.Conditions{
+			cond("Ready", "False", "Created", lc.SeverityInfo, "DBSyncReady (7/13 ready): job keystone-db-sync running (1 failed attempts so far)"),
+			cond("InputReady", "True", "Ready", "", "admin password found in secret osp-secret"),
+			cond("DBSyncReady", "False", "Created", lc.SeverityInfo, "job keystone-db-sync running (1 failed attempts so far)"),
+			cond("DeploymentReady", "Unknown", "Init", "", "waiting for DBSyncReady"),
+		}}}
+	owner := []metav1.OwnerReference{{APIVersion: "keystone.openstack.org/v1beta1", Kind: "KeystoneAPI", Name: "keystone", UID: "api-1"}}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "keystone-db-sync", Namespace: "openstack", OwnerReferences: owner},
+		Spec:   batchv1.JobSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"job-name": "keystone-db-sync"}}},
+		Status: batchv1.JobStatus{Active: 1, Failed: 1}}
+	bootstrap := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "keystone-bootstrap", Namespace: "openstack", OwnerReferences: owner}}
+	pod := func(name string, created time.Duration, status corev1.PodStatus) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "openstack", Labels: map[string]string{"job-name": "keystone-db-sync"},
+			CreationTimestamp: metav1.NewTime(changed.Add(created))}, Status: status}
+	}
+	failed := pod("keystone-db-sync-a", 0, corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: "keystone-db-sync",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1,
+			Message: "CRITICAL keystone [-] Unhandled error: (pymysql.err.OperationalError) (1045, \"Access denied for user 'keystone'\")\nmore"}}}}})
+	pulling := pod("keystone-db-sync-b", time.Minute, corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: "keystone-db-sync",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image \"keystone:next\""}}}}})
+	glance := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance", Namespace: "openstack"},
+		Spec: keystonev1.KeystoneServiceSpec{ServiceName: "glance", ServiceUser: "glance"},
+		Status: keystonev1.KeystoneServiceStatus{Conditions: lc.Conditions{
+			cond("Ready", "False", "Init", lc.SeverityInfo, "KeystoneAPIReady (0/6 ready): KeystoneAPI keystone is not ready"),
+			cond("KeystoneAPIReady", "False", "Init", lc.SeverityInfo, "KeystoneAPI keystone is not ready"),
+		}}}
+
+	ready := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: "other", UID: "api-2"},
+		Status: keystonev1.KeystoneAPIStatus{Conditions: lc.Conditions{
+			cond("Ready", "True", "Ready", "", "all 13 steps ready"),
+			cond("DeploymentReady", "True", "Ready", "", "1 of 1 pods ready"),
+		}}}
+	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: "other",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "keystone.openstack.org/v1beta1", Kind: "KeystoneAPI", Name: "keystone", UID: "api-2"}}},
+		Spec:   appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"service": "keystone"}}},
+		Status: appsv1.DeploymentStatus{ReadyReplicas: 1, UpdatedReplicas: 1}}
+	apiPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "keystone-7d9-x", Namespace: "other", Labels: map[string]string{"service": "keystone"}},
+		Spec: corev1.PodSpec{NodeName: "node-1"},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "keystone-api", RestartCount: 2}}}}
+	return []client.Object{blocked, job, bootstrap, failed, pulling, glance, ready, deployment, apiPod}
+}
+
+func fakeCloud(funcs *interceptor.Funcs) client.Client {
+	b := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cloud()...).
+		WithStatusSubresource(&keystonev1.KeystoneAPI{}, &keystonev1.KeystoneService{})
+	if funcs != nil {
+		b = b.WithInterceptorFuncs(*funcs)
+	}
+	return b.Build()
+}
+
+// TestTree: each way a user asks for the tree, against a fake client of the cloud
+// above, and what it prints.
+func TestTree(t *testing.T) {
+	kubeconfig(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		// want are lines (or parts of them) the output has; notWant parts it has not.
+		want, notWant []string
+	}{{
+		name: "the namespace of the kubeconfig's context, the Job the blocking step waits on with its last failed pod",
+		args: []string{"tree"},
+		want: []string{
+			"KeystoneAPI/keystone  Ready=False Info Created: DBSyncReady (7/13 ready)",
+			"▶ DBSyncReady=False Info Created 5m: job keystone-db-sync running (1 failed attempts so far)  ◀ blocking",
+			"├─ Job/keystone-db-sync (1 active, 1 failed; last failed pod keystone-db-sync-a: container keystone-db-sync Error (exit code 1): " +
+				"CRITICAL keystone [-] Unhandled error: (pymysql.err.OperationalError) (1045, \"Access denied for user 'keystone'\"); " +
+				"pod keystone-db-sync-b waiting: container keystone-db-sync ImagePullBackOff: Back-off pulling image \"keystone:next\")",
+			"└─ KeystoneService/glance  Ready=False Info Init",
+		},
+		notWant: []string{"keystone-bootstrap", "more", "Namespace/"},
+	}, {
+		name:    "-n names the namespace",
+		args:    []string{"tree", "-n", "other"},
+		want:    []string{"KeystoneAPI/keystone  Ready=True Ready: all 13 steps ready"},
+		notWant: []string{"Deployment/", "glance"},
+	}, {
+		name: "-A draws every namespace",
+		args: []string{"tree", "-A"},
+		want: []string{"Namespace/openstack\n└─ KeystoneAPI/keystone  Ready=False", "Namespace/other", "└─ KeystoneAPI/keystone  Ready=True"},
+	}, {
+		name: "-o wide draws every condition, Job, Deployment and pod",
+		args: []string{"tree", "-o", "wide", "--namespace=other"},
+		want: []string{
+			"· DeploymentReady=True Ready 5m: 1 of 1 pods ready",
+			"Deployment/keystone (ready 1/1, up to date 1)",
+			"Pod/keystone-7d9-x (Running, ready, 2 restarts, node node-1)",
+		},
+	}, {
+		name: "-o wide with a Job shows both Jobs and the pods",
+		args: []string{"tree", "-owide"},
+		want: []string{"Job/keystone-bootstrap (0 active, 0 failed)", "Pod/keystone-db-sync-a (Failed, container keystone-db-sync Error (exit code 1)",
+			"· DeploymentReady=Unknown Init 5m: waiting for DBSyncReady"},
+	}, {
+		name:    "a subtree, flags after it as kubectl takes them",
+		args:    []string{"tree", "keystoneservice/glance", "-n", "openstack", "--show-conditions", "all"},
+		want:    []string{"KeystoneService/glance  Ready=False Info Init", "▶ KeystoneAPIReady=False Info Init 5m: KeystoneAPI keystone is not ready  ◀ blocking"},
+		notWant: []string{"KeystoneAPI/keystone"},
+	}, {
+		name: "-o jsonpath",
+		args: []string{"tree", "-A", "-o", `jsonpath={range .items[*]}{.name}:{range .children[*]}{.kind}/{.name} {end}{"\n"}{end}`},
+		want: []string{"openstack:KeystoneAPI/keystone \nother:KeystoneAPI/keystone \n"},
+	}, {
+		name: "-o go-template",
+		args: []string{"tree", "-o", "go-template={{range .items}}{{.kind}} {{.ready.status}}{{end}}"},
+		want: []string{"KeystoneAPI False"},
+	}, {
+		name: "-o yaml",
+		args: []string{"tree", "-o", "yaml"},
+		want: []string{"apiVersion: v1\nitems:\n- children:\n  - kind: Job\n", "kind: List\n"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			r := runWith(fakeCloud(nil), tc.args...)
+			g.Expect(r.err).NotTo(HaveOccurred())
+			g.Expect(r.errOut).To(BeEmpty())
+			for _, w := range tc.want {
+				g.Expect(r.out).To(ContainSubstring(w))
+			}
+			for _, w := range tc.notWant {
+				g.Expect(r.out).NotTo(ContainSubstring(w))
+			}
+		})
 	}
 }
 
-// TestHelpAndErrors: help, asked for in any of kubectl's ways, is printed on stdout and
-// is no error (exit 0); -o yaml is taken; errors say what to do.
-func TestHelpAndErrors(t *testing.T) {
+// TestTreeJSON: -o json is a v1 List of the top nodes, [] for an empty namespace.
+func TestTreeJSON(t *testing.T) {
+	kubeconfig(t)
 	g := NewWithT(t)
-	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"tree", "--help"}, {"handback", "-h"}} {
-		var out, errOut bytes.Buffer
-		g.Expect(run(args, &out, &errOut)).To(Succeed(), "%v", args)
-		g.Expect(out.String()).To(ContainSubstring("kubectl keystone tree"), "%v: usage on stdout", args)
-		g.Expect(out.String()).NotTo(ContainSubstring("  -"+"help"), "%v", args)
+	r := runWith(fakeCloud(nil), "tree", "-o", "json")
+	g.Expect(r.err).NotTo(HaveOccurred())
+	var list struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Items      []struct {
+			Kind, Name string
+			Children   []struct{ Kind, Name, Note string }
+		} `json:"items"`
 	}
-	opts, err := parse([]string{"tree", "--output", "yaml"}, io.Discard, io.Discard)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(opts.output).To(Equal("yaml"))
+	g.Expect(json.Unmarshal([]byte(r.out), &list)).To(Succeed())
+	g.Expect(list.APIVersion + "/" + list.Kind).To(Equal("v1/List"))
+	g.Expect(list.Items).To(HaveLen(1))
+	g.Expect(list.Items[0].Children[0].Note).To(HavePrefix("1 active, 1 failed; last failed pod keystone-db-sync-a"))
 
+	r = runWith(fakeCloud(nil), "tree", "-n", "empty", "-o", "json")
+	g.Expect(r.err).NotTo(HaveOccurred())
+	g.Expect(r.out).To(MatchJSON(`{"apiVersion": "v1", "kind": "List", "items": []}`))
+	r = runWith(fakeCloud(nil), "tree", "-n", "empty")
+	g.Expect(r.out).To(Equal("no Keystone objects in namespace empty\n"))
+}
+
+// TestHelp: help, asked for in any of kubectl's ways, is printed on stdout and is no
+// error (exit 0), with kubectl's flags and the plugin's name as kubectl shows it.
+func TestHelp(t *testing.T) {
+	g := NewWithT(t)
+	for _, args := range [][]string{{}, {"--help"}, {"-h"}, {"help"}, {"tree", "--help"}, {"help", "tree"}, {"handback", "-h"}} {
+		r := runWith(nil, args...)
+		g.Expect(r.err).NotTo(HaveOccurred(), "%v", args)
+		g.Expect(r.out).To(ContainSubstring("kubectl keystone"), "%v: usage on stdout", args)
+		g.Expect(r.out).To(ContainSubstring("-n, --namespace string"), "%v", args)
+		g.Expect(r.out).To(ContainSubstring("--as string"), "%v", args)
+	}
+	r := runWith(nil, "tree", "-h")
+	g.Expect(r.out).To(ContainSubstring("-A, --all-namespaces"))
+	g.Expect(r.out).To(ContainSubstring("-o, --output string"))
+	g.Expect(r.out).NotTo(ContainSubstring("show-managed-fields"))
+}
+
+// TestRefusals: what the plugin refuses, and the messages it refuses with, before it
+// reads anything.
+func TestRefusals(t *testing.T) {
+	kubeconfig(t)
+	for wantErr, args := range map[string][]string{
+		`unknown command "describe" for "kubectl keystone"`:                                            {"describe"},
+		"handback takes no KIND/NAME, not [keystoneservice/glance]: it hands back the whole namespace": {"handback", "keystoneservice/glance"},
+		`--show-conditions "some": blocking or all`:                                                    {"tree", "--show-conditions", "some"},
+		`-o "name": ` + outputFormats:                                                                  {"tree", "-o", "name"},
+		"accepts at most 1 arg(s), received 2":                                                         {"tree", "a/b", "c/d"},
+		"keystoneservice/glance names one object: give its namespace with -n, not -A":                  {"tree", "-A", "keystoneservice/glance"},
+		"unknown shorthand flag: 'x' in -x":                                                            {"tree", "-x"},
+	} {
+		r := runWith(nil, args...)
+		NewWithT(t).Expect(r.err).To(MatchError(wantErr), "%v", args)
+	}
+}
+
+// TestConnectionFlags: kubectl's connection flags reach the client's configuration:
+// --as impersonates, --context and --kubeconfig choose the cluster, -n the namespace.
+func TestConnectionFlags(t *testing.T) {
+	path := kubeconfig(t)
+	g := NewWithT(t)
+	r := runWith(fakeCloud(nil), "tree", "--as", "alice", "--as-group", "auditors", "--kubeconfig", path, "--context", "x", "-n", "other")
+	g.Expect(r.err).NotTo(HaveOccurred())
+	cfg, err := r.config.ToRESTConfig()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.Host).To(Equal("https://127.0.0.1:6443"))
+	g.Expect(cfg.Impersonate.UserName).To(Equal("alice"))
+	g.Expect(cfg.Impersonate.Groups).To(Equal([]string{"auditors"}))
+
+	r = runWith(nil, "tree", "--context", "nowhere")
+	g.Expect(r.err).To(MatchError(ContainSubstring(`context was not found for specified context: nowhere`)))
+
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	g.Expect(explain(configured(genericclioptions.NewConfigFlags(true)))).To(Equal(
+		"no cluster configured: no kubeconfig found; set KUBECONFIG, or give --kubeconfig or --server"))
+}
+
+// TestErrorsSaid: no CRDs, a forbidden list and a forbidden Secret, each said in words
+// a user can act on; a forbidden Secret or Job list leaves the rest of the tree drawn.
+func TestErrorsSaid(t *testing.T) {
+	kubeconfig(t)
+	g := NewWithT(t)
 	noMatch := &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "keystone.openstack.org", Kind: "KeystoneAPI"}}
-	g.Expect(explain(fmt.Errorf("listing KeystoneAPIs: %w", noMatch))).To(HavePrefix(
-		"the Keystone CRDs are not installed in this cluster (kubectl get crd keystoneapis.keystone.openstack.org)"))
-	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "keystone.openstack.org", Resource: "keystoneapis"}, "", errors.New("no"))
-	g.Expect(explain(forbidden)).To(HavePrefix("forbidden: your user may not read this"))
+	r := runWith(fakeCloud(&interceptor.Funcs{List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
+		return noMatch
+	}}), "tree")
+	g.Expect(explain(r.err)).To(HavePrefix("the Keystone CRDs are not installed in this cluster (kubectl get crd keystoneapis.keystone.openstack.org): " +
+		"listing KeystoneAPIs in namespace openstack"))
+
+	forbidden := func(resource string) error {
+		return apierrors.NewForbidden(schema.GroupResource{Resource: resource}, "", errors.New("no"))
+	}
+	r = runWith(fakeCloud(&interceptor.Funcs{List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
+		return forbidden("keystoneapis")
+	}}), "tree")
+	g.Expect(explain(r.err)).To(HavePrefix("forbidden: your user may not read this (kubectl auth can-i list keystoneapis -n <namespace>)"))
+
+	r = runWith(fakeCloud(&interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
+		if _, jobs := l.(*batchv1.JobList); jobs {
+			return forbidden("jobs")
+		}
+		return c.List(ctx, l, opts...)
+	}}), "tree")
+	g.Expect(r.err).NotTo(HaveOccurred())
+	g.Expect(r.out).To(ContainSubstring("├─ Workloads/jobs (not readable (forbidden to you))"))
+	g.Expect(r.out).To(ContainSubstring("└─ KeystoneService/glance"))
+	g.Expect(strings.Count(r.out, "\n")).To(BeNumerically(">", 3))
 }
 
 // TestHandBackDryRun: without --apply the hand-back prints what it would change and
 // changes nothing; with it, the changes are made and a second run finds nothing.
 func TestHandBackDryRun(t *testing.T) {
+	kubeconfig(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	svc := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance", Namespace: "openstack",
 		Finalizers: []string{"keystone.openstack.org/keystoneservice"}}}
-	c := fake.NewClientBuilder().WithScheme(manager.Scheme).WithObjects(svc).Build()
-	var out bytes.Buffer
-	g.Expect(handBack(ctx, c, options{namespace: "openstack"}, &out)).To(Succeed())
-	g.Expect(out.String()).To(Equal("namespace openstack: would change (dry run; --apply changes it):\n" +
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(svc).Build()
+	r := runWith(c, "handback")
+	g.Expect(r.err).NotTo(HaveOccurred())
+	g.Expect(r.out).To(Equal("namespace openstack: would change (dry run; --apply changes it):\n" +
 		"  KeystoneService/glance: remove finalizers keystone.openstack.org/keystoneservice; add keystone-operator's openstack.org/keystoneservice\n"))
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(svc), svc)).To(Succeed())
 	g.Expect(svc.Finalizers).To(Equal([]string{"keystone.openstack.org/keystoneservice"}), "a dry run changes nothing")
 
-	out.Reset()
-	g.Expect(handBack(ctx, c, options{namespace: "openstack", apply: true}, &out)).To(Succeed())
-	g.Expect(out.String()).To(HavePrefix("namespace openstack: changed:\n"))
+	r = runWith(c, "handback", "--apply", "-n", "openstack")
+	g.Expect(r.err).NotTo(HaveOccurred())
+	g.Expect(r.out).To(HavePrefix("namespace openstack: changed:\n"))
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(svc), svc)).To(Succeed())
 	g.Expect(svc.Finalizers).To(Equal([]string{"openstack.org/keystoneservice"}))
-	out.Reset()
-	g.Expect(handBack(ctx, c, options{namespace: "openstack", apply: true}, &out)).To(Succeed())
-	g.Expect(out.String()).To(Equal("namespace openstack: nothing of this operator's is left; keystone-operator can run\n"))
+	r = runWith(c, "handback", "--apply")
+	g.Expect(r.out).To(Equal("namespace openstack: nothing of this operator's is left; keystone-operator can run\n"))
 }

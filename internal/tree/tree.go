@@ -3,6 +3,8 @@ package tree
 import (
 	"context"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -12,6 +14,8 @@ import (
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -24,6 +28,14 @@ const (
 	// ShowAll draws every condition.
 	ShowAll Show = "all"
 )
+
+// Options select what Build draws.
+type Options struct {
+	Show Show
+	// Wide draws every condition, and every Job and Deployment a KeystoneAPI owns with
+	// their pods; without it, only the workloads its blocking step waits on.
+	Wide bool
+}
 
 // Node is one object of the tree.
 type Node struct {
@@ -62,8 +74,11 @@ var summaries = []string{"Ready", "Reconciling", "Stalled"}
 // KeystoneAPI with the registrations under it, or, when target is "kind/name" (a kind
 // as kubectl names it: keystoneapi, keystoneservice, keystoneendpoint,
 // keystoneapplicationcredential, or their plurals), that object's subtree alone.
-func Build(ctx context.Context, c client.Reader, ns, target string, show Show) ([]*Node, error) {
-	w := world{ns: ns, show: show}
+func Build(ctx context.Context, c client.Reader, ns, target string, opts Options) ([]*Node, error) {
+	if opts.Wide {
+		opts.Show = ShowAll
+	}
+	w := world{ns: ns, opts: opts}
 	if err := w.read(ctx, c); err != nil {
 		return nil, err
 	}
@@ -92,6 +107,39 @@ func Build(ctx context.Context, c client.Reader, ns, target string, show Show) (
 	return nil, fmt.Errorf("%s %s not found in namespace %s", want, name, ns)
 }
 
+// BuildAll draws every namespace that holds a Keystone object: a Namespace node each,
+// in name order, with that namespace's tree under it.
+func BuildAll(ctx context.Context, c client.Reader, opts Options) ([]*Node, error) {
+	found := map[string]bool{}
+	for _, l := range []client.ObjectList{&keystonev1.KeystoneAPIList{}, &keystonev1.KeystoneServiceList{},
+		&keystonev1.KeystoneEndpointList{}, &keystonev1.KeystoneApplicationCredentialList{}} {
+		if err := c.List(ctx, l); err != nil {
+			return nil, fmt.Errorf("listing %s in all namespaces: %w", listKind(l), err)
+		}
+		if err := meta.EachListItem(l, func(o runtime.Object) error {
+			found[o.(client.Object).GetNamespace()] = true
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	namespaces := slices.Sorted(maps.Keys(found))
+	out := make([]*Node, 0, len(namespaces))
+	for _, ns := range namespaces {
+		nodes, err := Build(ctx, c, ns, "", opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &Node{Kind: "Namespace", Name: ns, Children: nodes})
+	}
+	return out, nil
+}
+
+// listKind names a list's kind as a user reads it: "KeystoneAPIs".
+func listKind(l client.ObjectList) string {
+	return strings.TrimSuffix(reflect.TypeOf(l).Elem().Name(), "List") + "s"
+}
+
 var kinds = map[string]string{}
 
 func init() {
@@ -116,7 +164,7 @@ func find(nodes []*Node, kind, name string) *Node {
 // world is what Build read.
 type world struct {
 	ns        string
-	show      Show
+	opts      Options
 	apis      keystonev1.KeystoneAPIList
 	services  keystonev1.KeystoneServiceList
 	endpoints keystonev1.KeystoneEndpointList
@@ -126,12 +174,13 @@ type world struct {
 	forbidden map[string]bool
 	// placed marks the registrations already drawn under a KeystoneService.
 	placed map[string]bool
+	work   workloads
 }
 
 func (w *world) read(ctx context.Context, c client.Reader) error {
 	for _, l := range []client.ObjectList{&w.apis, &w.services, &w.endpoints, &w.creds} {
 		if err := c.List(ctx, l, client.InNamespace(w.ns)); err != nil {
-			return fmt.Errorf("listing %T in namespace %s: %w", l, w.ns, err)
+			return fmt.Errorf("listing %s in namespace %s: %w", listKind(l), w.ns, err)
 		}
 	}
 	sort.Slice(w.apis.Items, func(i, j int) bool { return w.apis.Items[i].Name < w.apis.Items[j].Name })
@@ -157,12 +206,15 @@ func (w *world) read(ctx context.Context, c client.Reader) error {
 			}
 		}
 	}
+	if w.needsWorkloads() {
+		return w.readWorkloads(ctx, c)
+	}
 	return nil
 }
 
 func (w *world) keystoneAPI(api *keystonev1.KeystoneAPI) *Node {
 	n := w.node("KeystoneAPI", api.Name, api.Status.Conditions)
-	n.Children = w.registrations()
+	n.Children = append(w.workloadNodes(api), w.registrations()...)
 	return n
 }
 
@@ -244,30 +296,33 @@ func holders(secret *corev1.Secret) []string {
 // node is an object with its Ready and the conditions show selects.
 func (w *world) node(kind, name string, conditions lc.Conditions) *Node {
 	n := &Node{Kind: kind, Namespace: w.ns, Name: name}
-	// The step an object that is not Ready waits on: its first condition, in the list's
-	// order (steps before reports), that is not True.
-	blocking := ""
-	for _, c := range conditions {
-		if conditions.IsTrue(lc.ReadyCondition) {
-			break
-		}
-		if !slices.Contains(summaries, string(c.Type)) && c.Status != corev1.ConditionTrue {
-			blocking = string(c.Type)
-			break
-		}
-	}
+	blocking := blockingStep(conditions)
 	for _, c := range conditions {
 		drawn := conditionOf(c, string(c.Type) == blocking)
 		if c.Type == lc.ReadyCondition {
 			n.Ready = &drawn
 			continue
 		}
-		if w.show == ShowAll || drawn.Blocking || (!slices.Contains(summaries, drawn.Type) && c.Status == corev1.ConditionFalse &&
+		if w.opts.Show == ShowAll || drawn.Blocking || (!slices.Contains(summaries, drawn.Type) && c.Status == corev1.ConditionFalse &&
 			c.Severity != lc.SeverityInfo && c.Severity != lc.SeverityNone) {
 			n.Conditions = append(n.Conditions, drawn)
 		}
 	}
 	return n
+}
+
+// blockingStep is the step an object that is not Ready waits on: its first condition,
+// in the list's order (steps before reports), that is not True; "" when it is Ready.
+func blockingStep(conditions lc.Conditions) string {
+	if conditions.IsTrue(lc.ReadyCondition) {
+		return ""
+	}
+	for _, c := range conditions {
+		if !slices.Contains(summaries, string(c.Type)) && c.Status != corev1.ConditionTrue {
+			return string(c.Type)
+		}
+	}
+	return ""
 }
 
 func conditionOf(c lc.Condition, blocking bool) Condition {

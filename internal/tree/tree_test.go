@@ -122,8 +122,8 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func render(g Gomega, ns, target string, show Show) []byte {
-	nodes, err := Build(context.Background(), c, ns, target, show)
+func render(g Gomega, ns, target string, opts Options) []byte {
+	nodes, err := Build(context.Background(), c, ns, target, opts)
 	g.Expect(err).NotTo(HaveOccurred())
 	var b bytes.Buffer
 	g.Expect(Render(&b, nodes, now)).To(Succeed())
@@ -156,8 +156,8 @@ func TestRolloutBlockedAtDBSync(t *testing.T) {
 			cond("Reconciling", "True", "Created", "", "DBSyncReady (7/13 ready): "+running),
 		}
 	})
-	golden(t, "blocked-at-db-sync.txt", render(g, ns, "", ShowBlocking))
-	golden(t, "blocked-at-db-sync-all.txt", render(g, ns, "", ShowAll))
+	golden(t, "blocked-at-db-sync.txt", render(g, ns, "", Options{Show: ShowBlocking}))
+	golden(t, "blocked-at-db-sync-all.txt", render(g, ns, "", Options{Show: ShowAll}))
 }
 
 func TestOneFailingRegistration(t *testing.T) {
@@ -208,18 +208,18 @@ func TestOneFailingRegistration(t *testing.T) {
 			}
 		})
 	}
-	golden(t, "one-failing-registration.txt", render(g, ns, "", ShowBlocking))
-	golden(t, "one-failing-registration-nova.txt", render(g, ns, "keystoneservice/nova", ShowBlocking))
+	golden(t, "one-failing-registration.txt", render(g, ns, "", Options{Show: ShowBlocking}))
+	golden(t, "one-failing-registration-nova.txt", render(g, ns, "keystoneservice/nova", Options{Show: ShowBlocking}))
 
-	nodes, err := Build(context.Background(), c, ns, "keystoneendpoint/nova", ShowBlocking)
+	nodes, err := Build(context.Background(), c, ns, "keystoneendpoint/nova", Options{Show: ShowBlocking})
 	g.Expect(err).NotTo(HaveOccurred())
 	out, err := json.MarshalIndent(nodes, "", "  ")
 	g.Expect(err).NotTo(HaveOccurred())
 	golden(t, "one-failing-registration-endpoint.json", append(out, '\n'))
 
-	_, err = Build(context.Background(), c, ns, "keystoneservice/swift", ShowBlocking)
+	_, err = Build(context.Background(), c, ns, "keystoneservice/swift", Options{Show: ShowBlocking})
 	g.Expect(err).To(MatchError("KeystoneService swift not found in namespace one-failing"))
-	_, err = Build(context.Background(), c, ns, "deployment/keystone", ShowBlocking)
+	_, err = Build(context.Background(), c, ns, "deployment/keystone", Options{Show: ShowBlocking})
 	g.Expect(err).To(MatchError(ContainSubstring("not a Keystone kind")))
 }
 
@@ -254,5 +254,5 @@ func TestRotationHeldByAConsumer(t *testing.T) {
 			cond("PreviousCredentialReleased", "False", "CredentialHeld", lc.SeverityWarning, held),
 		}
 	})
-	golden(t, "rotation-held.txt", render(g, ns, "", ShowBlocking))
+	golden(t, "rotation-held.txt", render(g, ns, "", Options{Show: ShowBlocking}))
 }
