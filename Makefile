@@ -114,9 +114,16 @@ e2e: manifests envtest node-bins cluster-deps $(KUTTL) ## Run the end-to-end sce
 .PHONY: bench
 bench: manifests envtest ## Measure convergence and cost; writes BENCHMARKS.md (BENCH_RUN selects rows).
 	go build -o $(LOCALBIN)/manager ./cmd
-	rm -f $(LOCALBIN)/bench-row7.json
+	rm -f $(LOCALBIN)/bench-row7.json $(LOCALBIN)/bench-row10.json
+	$(if $(BENCH_RUN),,$(MAKE) bench-pods)
 	$(if $(BENCH_RUN),,KUBEBUILDER_ASSETS=$(ENVTEST_DIR) BENCH_MEMORY=1 go test -tags bench -count=1 -timeout 30m -v ./tests/bench -run TestMemory)
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test -tags bench -count=1 -timeout 30m -v ./tests/bench -run '$(or $(BENCH_RUN),.)'
+
+.PHONY: bench-pods
+bench-pods: manifests envtest node-bins cluster-deps ## Measure row 10: the sample KeystoneAPI's critical path with real pods on the local cluster (root).
+	go build -o $(LOCALBIN)/devrun ./cmd/devrun
+	go build -o $(LOCALBIN)/e2e-actor ./tests/e2e/actor
+	$(CLUSTER_ENV) PATH=$(ENVTEST_DIR):$$PATH hack/bench-pods.sh
 
 .PHONY: fuzz
 fuzz: ## Fuzz the condition engine for FUZZTIME (default 60s).

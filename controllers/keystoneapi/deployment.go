@@ -21,9 +21,10 @@ import (
 const TemplateAnnotation = deploy.TemplateAnnotation
 
 // reconcileDeployment marks DeploymentReady from the Deployment's rollout and records
-// status.readyCount. While an earlier step is not True the Deployment keeps its pod
-// template (its pods keep serving) and its readiness is still reported; a change of
-// replicas is applied all the same: scaling needs nothing of the steps before.
+// status.readyCount. It rolls out once db-sync and the steps before it are True, while
+// bootstrap runs (unneeded). While a step it needs is not True the Deployment keeps
+// its pod template (its pods keep serving) and its readiness is still reported; a change
+// of replicas is applied all the same: scaling needs nothing of the steps before.
 func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	step := keystonev1.KeystoneAPIDeploymentReady
@@ -71,8 +72,9 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Re
 	}
 	api.Status.ReadyCount = dep.Status.ReadyReplicas
 	markRollout(s, step, dep)
-	if s.acting(step) && s.round.IsTrue(step) {
-		// The pods run with the current Memcached and account: the old ones may go.
+	if s.round.WaitingFor(step) == "" && s.round.IsTrue(step) {
+		// The pods, and bootstrap, run with the current Memcached and account: the old
+		// ones may go.
 		return ctrl.Result{}, r.releaseStale(ctx, api)
 	}
 	return ctrl.Result{}, nil
@@ -94,7 +96,7 @@ func (s *scope) podRevision() string {
 
 // markRollout marks step from the Deployment's rollout (rolloutVerdict).
 func markRollout(s *scope, step lc.Type, dep *appsv1.Deployment) {
-	s.round.Apply(step, rolloutVerdict(dep, s.round.WaitingFor(step)))
+	s.round.Apply(step, rolloutVerdict(dep, s.waitingFor(step)))
 }
 
 // replaceTemplate replaces a pod template the operator owns (replace) when the digest

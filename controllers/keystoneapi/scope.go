@@ -14,12 +14,39 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// acting tells whether step may act this round: every step before it is True.
-func (s *scope) acting(step lc.Type) bool { return s.round.WaitingFor(step) == "" }
+// unneeded lists, for each step whose actions need fewer than every step before it, the
+// earlier steps its actions do not wait for: work that does not need a blocked step
+// still happens (CONDITIONS.md), so that the critical path is the pods' own.
+// docs/keystoneapi.md ("What runs at once") argues each from what the objects and
+// Keystone's pods use. Ready still waits for every step, and names the first not True.
+var unneeded = map[lc.Type][]lc.Type{
+	// The database and its account, the Memcached's finalizer and the TransportURL use
+	// nothing of the ServiceAccount, the certificates or the Topology, nor of each other:
+	// all three are asked for at once, and their servers come up side by side.
+	keystonev1.KeystoneAPIDBReady: {keystonev1.KeystoneAPIServiceAccountReady, keystonev1.KeystoneAPITLSInputReady,
+		keystonev1.KeystoneAPITopologyReady},
+	keystonev1.KeystoneAPIMemcachedReady: {keystonev1.KeystoneAPIServiceAccountReady, keystonev1.KeystoneAPITLSInputReady,
+		keystonev1.KeystoneAPITopologyReady, keystonev1.KeystoneAPIDBReady},
+	keystonev1.KeystoneAPIRabbitMqTransportURLReady: {keystonev1.KeystoneAPIServiceAccountReady, keystonev1.KeystoneAPITLSInputReady,
+		keystonev1.KeystoneAPITopologyReady, keystonev1.KeystoneAPIDBReady, keystonev1.KeystoneAPIMemcachedReady},
+	// The API pods need the schema db-sync migrates and the keys, not the admin, project,
+	// roles and endpoints bootstrap writes into it, nor the Services in front of them:
+	// they roll out while bootstrap runs.
+	keystonev1.KeystoneAPIDeploymentReady: {keystonev1.KeystoneAPIExposeServiceReady, keystonev1.KeystoneAPIBootstrapReady},
+}
+
+// waitingFor is the step step's actions wait for: the first before it, among those it
+// needs, that is not True; "" when there is none.
+func (s *scope) waitingFor(step lc.Type) lc.Type {
+	return s.round.WaitingForExcept(step, unneeded[step]...)
+}
+
+// acting tells whether step may act this round: every step before it that it needs is True.
+func (s *scope) acting(step lc.Type) bool { return s.waitingFor(step) == "" }
 
 // afterwards says, for the message of a step observed while it may not act, when it acts again.
 func (s *scope) afterwards(step lc.Type) string {
-	return fmt.Sprintf("(updated once %s is True)", s.round.WaitingFor(step))
+	return fmt.Sprintf("(updated once %s is True)", s.waitingFor(step))
 }
 
 // written tells whether every object, named in its metadata, exists in the

@@ -89,12 +89,17 @@ func (s Steps) Begin(saved lc.Conditions, now time.Time) *Round {
 
 // WaitingFor returns the first applicable step before t that is neither True nor done
 // this round: what t's actions wait for. "" when there is none.
-func (r *Round) WaitingFor(t lc.Type) lc.Type {
+func (r *Round) WaitingFor(t lc.Type) lc.Type { return r.WaitingForExcept(t) }
+
+// WaitingForExcept is WaitingFor for a step whose actions do not need the steps
+// unneeded: work that does not need a blocked step still happens (CONDITIONS.md). Ready
+// still waits for every step, and its blocking step is still the first not True.
+func (r *Round) WaitingForExcept(t lc.Type, unneeded ...lc.Type) lc.Type {
 	for _, step := range r.steps {
 		if step == t {
 			return ""
 		}
-		if !r.IsTrue(step) && !r.done[step] {
+		if !r.IsTrue(step) && !r.done[step] && !slices.Contains(unneeded, step) {
 			return step
 		}
 	}

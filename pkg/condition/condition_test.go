@@ -451,3 +451,21 @@ func TestCarry(t *testing.T) {
 	notCarried := testSteps.Begin(out.Conditions, t1).Finish(nil).Conditions
 	g.Expect(notCarried.Get(theirs)).To(BeNil(), "not carried: gone")
 }
+
+// TestWaitingForExcept: a step's actions wait for the first step before it that is not
+// True, but for the ones they do not need; Ready still waits for every step.
+func TestWaitingForExcept(t *testing.T) {
+	g := NewWithT(t)
+	r := testSteps.Begin(nil, t0)
+	r.Apply(stepA, TrueVerdict("a"))
+	r.Apply(stepB, FalseVerdict(Created, "b running"))
+	g.Expect(r.WaitingFor(stepC)).To(Equal(stepB))
+	g.Expect(r.WaitingForExcept(stepC, stepB)).To(BeEmpty(), "C does not need B")
+	g.Expect(r.WaitingForExcept(stepC, stepA)).To(Equal(stepB), "C needs B")
+	r.Apply(stepC, TrueVerdict("c"))
+	conds := r.Finish(nil).Conditions
+	g.Expect(conds.Get(ReadyCondition).Message).To(Equal("BReady (2/3 ready): b running"), "Ready names the first step not True")
+
+	r = testSteps.Begin(nil, t0)
+	g.Expect(r.WaitingForExcept(stepC, stepB)).To(Equal(stepA), "A, not evaluated, is still waited for")
+}

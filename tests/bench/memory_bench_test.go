@@ -276,8 +276,15 @@ func rssMiB(pid int) float64 {
 }
 
 // memoryRows reads rows 7 and 9 written by the memory run, if any.
-func memoryRows(root string) ([]row, bool) {
-	data, err := os.ReadFile(filepath.Join(root, memoryRowFile))
+func memoryRows(root string) ([]row, bool) { return rowsFrom(root, memoryRowFile) }
+
+// criticalRowFile hands row 10 from make bench-pods (tests/bench/critical, on the local
+// cluster) to the report of the main run.
+const criticalRowFile = "bin/bench-row10.json"
+
+// rowsFrom reads the rows another run wrote to file (under root), if any.
+func rowsFrom(root, file string) ([]row, bool) {
+	data, err := os.ReadFile(filepath.Join(root, file))
 	if err != nil {
 		return nil, false
 	}
