@@ -286,6 +286,13 @@ func TestConnectionFlags(t *testing.T) {
 	r = runWith(nil, "tree", "--context", "nowhere")
 	g.Expect(r.err).To(MatchError(ContainSubstring(`context was not found for specified context: nowhere`)))
 
+	// A server that does not answer, reached with the real client.
+	var out, errOut bytes.Buffer
+	cmd := newCommand(genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, connect)
+	cmd.SetArgs([]string{"tree", "-s", "https://127.0.0.1:1", "--insecure-skip-tls-verify", "--request-timeout", "5s"})
+	g.Expect(explain(cmd.Execute())).To(HavePrefix("the cluster does not answer (kubectl cluster-info shows where it is looked for): " +
+		"listing KeystoneAPIs in namespace openstack"))
+
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	g.Expect(explain(configured(genericclioptions.NewConfigFlags(true)))).To(Equal(
