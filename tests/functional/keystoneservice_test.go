@@ -755,7 +755,10 @@ var _ = Describe("KeystoneService", func() {
 
 		By("the first deleted, the second takes over")
 		Expect(k8sClient.Delete(ctx, getAPI(first)(Default))).To(Succeed())
-		// envtest runs no garbage collector: delete what the first owned, as it would.
+		// envtest runs no garbage collector: delete what the first owned, as it would, once
+		// the first is gone (a round of it still under way could write them again, and an
+		// owner that no longer exists is what lets the collector take them).
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, first, &keystonev1.KeystoneAPI{})) }).Should(BeTrue())
 		Expect(k8sClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "openstack-config"}})).To(Succeed())
 		Expect(k8sClient.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "openstack-config-secret"}})).To(Succeed())
 		expectConditions(second, condition{"Ready", "True", "Ready", ""})
