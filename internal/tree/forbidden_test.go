@@ -3,6 +3,8 @@ package tree
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -36,4 +38,17 @@ func TestForbiddenSecret(t *testing.T) {
 	g.Expect(nodes).To(HaveLen(1))
 	g.Expect(nodes[0].Name).To(Equal("ac-glance"))
 	g.Expect(nodes[0].Children).To(ContainElement(HaveField("Note", "current, not readable (forbidden to you)")))
+}
+
+// TestTerminatedPicksTheCause: a failed pod's note quotes the line of keystone-manage's
+// log that says why, as the KeystoneAPI's own message does (deploy.FailureLine), not the
+// log's first line.
+func TestTerminatedPicksTheCause(t *testing.T) {
+	g := NewWithT(t)
+	realLog, err := os.ReadFile(filepath.Join("..", "deploy", "testdata", "db-sync-access-denied.log"))
+	g.Expect(err).NotTo(HaveOccurred())
+	pod := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: "keystone-db-sync",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1, Message: string(realLog)}}}}}}
+	g.Expect(terminated(pod)).To(Equal(`container keystone-db-sync Error (exit code 1): sqlalchemy.exc.OperationalError: ` +
+		`(pymysql.err.OperationalError) (1045, "Access denied for user 'keystone'@'10.244.0.23' (using password: YES)")`))
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -180,11 +181,12 @@ func deploymentNote(d *appsv1.Deployment, pods []*corev1.Pod) string {
 }
 
 // terminated is why a failed pod's first failed container ended: its reason, exit code
-// and the first line of its message (a termination message or the log's tail).
+// and the line of its message (a termination message or the log's tail) that says why,
+// as the KeystoneAPI's own job steps pick it (deploy.FailureLine), cut to one line.
 func terminated(p *corev1.Pod) string {
 	for _, cs := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
 		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-			message, _, _ := strings.Cut(strings.TrimSpace(t.Message), "\n")
+			message, _, _ := strings.Cut(strings.TrimSpace(deploy.FailureLine(t.Message)), "\n")
 			return words("container "+cs.Name, t.Reason, fmt.Sprintf("(exit code %d)", t.ExitCode)) + colon(message)
 		}
 	}
@@ -241,11 +243,10 @@ func podNote(p *corev1.Pod) string {
 	if p.Spec.NodeName != "" {
 		parts = append(parts, "node "+p.Spec.NodeName)
 	}
-	switch {
-	case p.Status.Phase == corev1.PodFailed:
+	if p.Status.Phase == corev1.PodFailed {
 		parts = append(parts, terminated(p))
-	case podWaits(p) != "":
-		parts = append(parts, podWaits(p))
+	} else if why := podWaits(p); why != "" {
+		parts = append(parts, why)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -1,4 +1,4 @@
-package keystoneapi
+package deploy
 
 import (
 	"os"
@@ -21,8 +21,8 @@ func TestFailureLine(t *testing.T) {
 		"no exception: the message as it is": {"something failed\n", "something failed\n"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if got := failureLine(tc.msg); got != tc.want {
-				t.Errorf("failureLine() = %q, want %q", got, tc.want)
+			if got := FailureLine(tc.msg); got != tc.want {
+				t.Errorf("FailureLine() = %q, want %q", got, tc.want)
 			}
 		})
 	}
