@@ -11,6 +11,7 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -304,7 +305,7 @@ func (w *world) node(kind, name string, conditions lc.Conditions) *Node {
 			continue
 		}
 		if w.opts.Show == ShowAll || drawn.Blocking || (!slices.Contains(summaries, drawn.Type) && c.Status == corev1.ConditionFalse &&
-			c.Severity != lc.SeverityInfo && c.Severity != lc.SeverityNone) {
+			condition.SeverityRank(c.Severity) > 0) {
 			n.Conditions = append(n.Conditions, drawn)
 		}
 	}
