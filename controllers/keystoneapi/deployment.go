@@ -114,7 +114,7 @@ func replaceTemplate(obj, desired *metav1.ObjectMeta, replace func()) {
 // selector is the existing Deployment's, nil when there is none.
 func (s *scope) gathered(selector *metav1.LabelSelector) deploy.Gathered {
 	return deploy.Gathered{API: s.api, PodRevision: s.podRevision(), DBSyncHash: s.dbSyncHash, Selector: selector,
-		Topology: s.topology, MemcachedMTLSSecret: s.memcachedMTLSSecret}
+		Topology: s.topology, MemcachedMTLSSecret: s.memcachedMTLSSecret, CredentialKeys: s.credentialKeys}
 }
 
 // deadlineExceeded returns the message of a Progressing=False/ProgressDeadlineExceeded

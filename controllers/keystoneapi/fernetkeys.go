@@ -49,7 +49,7 @@ func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Re
 	repo := deploy.ReadKeys(deploy.FernetKeyPrefix, secret.Data)
 	credentials := deploy.ReadKeys(deploy.CredentialKeyPrefix, secret.Data)
 	keys := repo.Keys
-	found.credentialKeys, found.fernetKeys = credentialCount(credentials), len(keys)
+	found.credentialKeys, found.fernetKeys = len(credentials.Indices), len(keys)
 	found.problems = append(slices.Clone(repo.Problems), credentials.Problems...)
 	found.sched = fernetScheduleOf(secret, ptr.Deref(api.Spec.FernetRotationDays, 1), now)
 	if found.usable() && found.waiting == "" {
@@ -66,21 +66,10 @@ func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Re
 	}
 	if found.usable() {
 		s.fernetRotation = found.sched.due
+		s.credentialKeys = &credentials
 	}
 	s.round.Apply(step, keysVerdict(found))
 	return ctrl.Result{}, nil
-}
-
-// credentialCount is how many of the credential keys the pods mount (CredentialKeys0 and
-// CredentialKeys1, deploy.CredentialKeyCount) the repository holds.
-func credentialCount(credentials deploy.KeyRepository) int {
-	n := 0
-	for _, i := range credentials.Indices {
-		if i < deploy.CredentialKeyCount {
-			n++
-		}
-	}
-	return n
 }
 
 // droppedCount is how many secondary keys bringing n keys to maxActive drops, after a
@@ -229,10 +218,12 @@ type keysFound struct {
 	problems []string
 }
 
-// usable tells whether the keys may be used and rotated: credential keys are never
-// made up (new ones could not decrypt the credential table).
+// usable tells whether the keys may be used and rotated: Keystone takes every one of
+// them, and there is a credential key. Credential keys are never made up (new ones could
+// not decrypt the credential table), and Keystone without any encrypts credentials with
+// its null key, a key everyone knows (keystone/credential/providers/fernet/core.py).
 func (k keysFound) usable() bool {
-	return k.credentialKeys >= deploy.CredentialKeyCount && len(k.problems) == 0
+	return k.credentialKeys > 0 && len(k.problems) == 0
 }
 
 // keysVerdict is FernetKeysReady from the keys Secret: FernetCreated (Info) the round
@@ -248,9 +239,9 @@ func keysVerdict(k keysFound) condition.Verdict {
 		return condition.FalseVerdict(condition.InvalidInput, "secret %s cannot be used as it is, and nothing in it was rewritten: %s",
 			k.secret, strings.Join(k.problems, "; "))
 	case !k.usable():
-		return condition.FalseVerdict(condition.InvalidInput, "secret %s holds %d of the %d credential keys "+
-			"(CredentialKeys0..%d): add the keys of the repository Keystone's credentials were encrypted with",
-			k.secret, k.credentialKeys, deploy.CredentialKeyCount, deploy.CredentialKeyCount-1)
+		return condition.FalseVerdict(condition.InvalidInput, "secret %s holds no credential key (%s0, %s1, ...), "+
+			"without which Keystone encrypts credentials with its null key: add the keys of the repository "+
+			"Keystone's credentials were encrypted with", k.secret, deploy.CredentialKeyPrefix, deploy.CredentialKeyPrefix)
 	case k.waiting != "":
 		return condition.TrueVerdict("%d fernet keys in secret %s, next rotation at %s %s", k.fernetKeys, k.secret, next, k.waiting)
 	case k.sched.malformed:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
@@ -98,6 +99,9 @@ type scope struct {
 	tlsRevision string
 	// fernetRotation is when the fernet keys rotate next, once FernetKeysReady saw them.
 	fernetRotation time.Time
+	// credentialKeys are the credential keys the pods mount, once FernetKeysReady saw
+	// them usable; nil before.
+	credentialKeys *deploy.KeyRepository
 	// caBundle is the PEM CA bundle of spec.tls, for this operator's Keystone clients.
 	caBundle []byte
 	// topology is the Topology of topologyRef, once found.

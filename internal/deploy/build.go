@@ -37,6 +37,9 @@ type Gathered struct {
 	Topology *topologyv1.Topology
 	// MemcachedMTLSSecret is the Memcached's client certificate Secret, "" for none.
 	MemcachedMTLSSecret string
+	// CredentialKeys are the credential keys the keys Secret holds, each mounted as the
+	// file Keystone reads it from; nil for a new repository's (0 and 1).
+	CredentialKeys *KeyRepository
 }
 
 // TemplateAnnotation records on the Deployment and the CronJob a digest of the pod
@@ -57,7 +60,7 @@ func (in Gathered) Deployment() (*appsv1.Deployment, error) {
 		dep.Spec.Selector = in.Selector.DeepCopy()
 		dep.Spec.Template.Labels = MergeLabels(dep.Spec.Template.Labels, in.Selector.MatchLabels)
 	}
-	WithMemcachedMTLS(&dep.Spec.Template.Spec, in.MemcachedMTLSSecret)
+	in.finish(&dep.Spec.Template.Spec)
 	if in.Topology != nil {
 		dep.Spec.Template.Spec.Affinity = nil
 		t := in.Topology.DeepCopy()
@@ -83,7 +86,7 @@ func (in Gathered) Deployment() (*appsv1.Deployment, error) {
 // DBSyncJob is the db-sync Job, for DBSyncHash.
 func (in Gathered) DBSyncJob() *batchv1.Job {
 	job := dbSyncJob(in.API, in.DBSyncHash)
-	WithMemcachedMTLS(&job.Spec.Template.Spec, in.MemcachedMTLSSecret)
+	in.finish(&job.Spec.Template.Spec)
 	return job
 }
 
@@ -91,15 +94,29 @@ func (in Gathered) DBSyncJob() *batchv1.Job {
 // (status.apiEndpoints).
 func (in Gathered) BootstrapJob() *batchv1.Job {
 	job := bootstrapJob(in.API, in.BootstrapHash, in.API.Status.APIEndpoints)
-	WithMemcachedMTLS(&job.Spec.Template.Spec, in.MemcachedMTLSSecret)
+	in.finish(&job.Spec.Template.Spec)
 	return job
 }
 
 // TrustFlushCronJob is the trust flush CronJob, with TemplateAnnotation.
 func (in Gathered) TrustFlushCronJob() (*batchv1.CronJob, error) {
 	cron := trustFlushCronJob(in.API)
-	WithMemcachedMTLS(&cron.Spec.JobTemplate.Spec.Template.Spec, in.MemcachedMTLSSecret)
+	in.finish(&cron.Spec.JobTemplate.Spec.Template.Spec)
 	return cron, withTemplateDigest(&cron.ObjectMeta, &cron.Spec.JobTemplate.Spec.Template)
+}
+
+// finish completes a pod spec of Keystone's with what was gathered: the Memcached's
+// client certificate, and the credential keys the Secret holds.
+func (in Gathered) finish(spec *corev1.PodSpec) {
+	WithMemcachedMTLS(spec, in.MemcachedMTLSSecret)
+	if in.CredentialKeys == nil {
+		return
+	}
+	for i := range spec.Volumes {
+		if spec.Volumes[i].Name == credentialVolume && spec.Volumes[i].Secret != nil {
+			spec.Volumes[i].Secret.Items = in.CredentialKeys.items()
+		}
+	}
 }
 
 // Services are the public and internal Services (apiServices), selecting the pods the

@@ -3,6 +3,7 @@ package deploy
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -15,8 +16,11 @@ import (
 const (
 	FernetKeyPrefix     = "FernetKeys"
 	CredentialKeyPrefix = "CredentialKeys"
-	// CredentialKeyCount is how many credential keys Keystone keeps (staged and primary).
-	CredentialKeyCount = 2
+	// NewCredentialKeys is how many credential keys a new repository gets: the staged
+	// key and the primary, as keystone-manage credential_setup makes it. An existing
+	// repository keeps what it has (Keystone keeps up to three after a
+	// credential_rotate: keystone/credential/providers/fernet/core.py, MAX_ACTIVE_KEYS).
+	NewCredentialKeys = 2
 )
 
 // NewKey returns a key in Keystone's format: 32 random bytes, url-safe base64.
@@ -48,7 +52,7 @@ func NewKeysData(maxActive int) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	credential, err := newKeys(CredentialKeyCount)
+	credential, err := newKeys(NewCredentialKeys)
 	if err != nil {
 		return nil, err
 	}
@@ -141,24 +145,28 @@ func keysFromData(prefix string, data map[string][]byte) []string {
 
 // KeyRepository is a key repository as a Secret holds it: its keys by index, read as
 // Keystone reads a repository directory (every index, gaps allowed; names that are no
-// number ignored).
+// number ignored, and so are empty keys, which Keystone skips with a warning).
 type KeyRepository struct {
-	// Indices are the repository's indices, ascending; Keys the key of each.
+	// Indices are the repository's indices, ascending; Names the Secret key and Keys the
+	// key of each.
 	Indices []int
+	Names   []string
 	Keys    []string
-	// Problems say why a key cannot be used ("FernetKeys3 is empty"); none when all can.
+	// Problems say why a key cannot be used ("FernetKeys3 decodes to 31 bytes ..."),
+	// each naming the key; none when Keystone takes them all.
 	Problems []string
 }
 
-// ReadKeys reads the keys named prefix<index> of a Secret's data. A key must be 32
-// bytes in url-safe base64, as Keystone's Fernet keys and credential keys are;
-// surrounding white space is allowed (a key file may end in a newline).
+// ReadKeys reads the keys named prefix<index> of a Secret's data as Keystone reads the
+// files of a key repository (keystone/common/fernet_utils.py, _get_key_files): the
+// index is the name's number, an empty key is skipped, and every other key must be one
+// cryptography's Fernet takes (DecodeKey).
 func ReadKeys(prefix string, data map[string][]byte) KeyRepository {
 	var repo KeyRepository
 	names := map[int][]string{}
-	for name := range data {
+	for name, value := range data {
 		suffix, ok := strings.CutPrefix(name, prefix)
-		if !ok {
+		if !ok || len(value) == 0 {
 			continue
 		}
 		// Keystone reads a file name as Python's int() does: "04" is key 4.
@@ -179,28 +187,91 @@ func ReadKeys(prefix string, data map[string][]byte) KeyRepository {
 		}
 		name := names[i][0]
 		key := string(data[name])
-		repo.Keys = append(repo.Keys, key)
-		if problem := keyProblem(key); problem != "" {
-			repo.Problems = append(repo.Problems, name+" "+problem)
+		repo.Names, repo.Keys = append(repo.Names, name), append(repo.Keys, key)
+		if _, err := DecodeKey(key); err != nil {
+			repo.Problems = append(repo.Problems, name+" "+err.Error())
 		}
 	}
 	return repo
 }
 
-// keyProblem says why key is no Fernet key; "" when it is one.
-func keyProblem(key string) string {
-	trimmed := strings.TrimSpace(key)
-	if trimmed == "" {
-		return "is empty"
-	}
-	raw, err := base64.URLEncoding.DecodeString(trimmed)
+// DecodeKey decodes a Fernet key as Keystone does: it hands the key file's text to
+// cryptography's Fernet (python3-cryptography 38, fernet.py), which decodes it with
+// Python's base64.urlsafe_b64decode (maps "-" and "_" to "+" and "/", then
+// binascii.a2b_base64 in its default, non-strict mode) and needs 32 bytes. So both
+// base64 alphabets are keys (keystone-manage writes url-safe ones, keystone-operator
+// standard ones), characters outside the alphabet (white space, a newline) are skipped
+// wherever they are, and input after the padding is ignored; a key whose last group is
+// incomplete and not padded is refused ("Incorrect padding"), and so is any byte that is
+// not ASCII. The error says why, in words that name no byte of the key.
+func DecodeKey(key string) ([]byte, error) {
+	raw, err := pythonB64Decode(key)
 	if err != nil {
-		return "is not url-safe base64"
+		return nil, err
 	}
 	if len(raw) != 32 {
-		return fmt.Sprintf("holds %d bytes, not the 32 of a key", len(raw))
+		return nil, fmt.Errorf("decodes to %d bytes, not the 32 of a Fernet key", len(raw))
 	}
-	return ""
+	return raw, nil
+}
+
+// pythonB64Decode is Python's base64.urlsafe_b64decode: binascii.a2b_base64 without
+// strict mode (CPython's Modules/binascii.c) after mapping "-" to "+" and "_" to "/".
+func pythonB64Decode(s string) ([]byte, error) {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	out := make([]byte, 0, len(s)*3/4)
+	var left byte
+	quad, pads, data := 0, 0, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 0x80:
+			return nil, errors.New("holds a character that is not ASCII")
+		case c == '-':
+			c = '+'
+		case c == '_':
+			c = '/'
+		case c == '=':
+			// A pad ends the input once it completes a group of at least two characters;
+			// before that it is skipped.
+			if quad >= 2 {
+				pads++
+				if quad+pads >= 4 {
+					return out, nil
+				}
+			}
+			continue
+		}
+		v := strings.IndexByte(alphabet, c)
+		if v < 0 {
+			continue // not in the alphabet: skipped, as white space is
+		}
+		pads = 0
+		data++
+		b := byte(v)
+		switch quad {
+		case 0:
+			left = b
+		case 1:
+			out = append(out, left<<2|b>>4)
+			left = b & 0x0f
+		case 2:
+			out = append(out, left<<4|b>>2)
+			left = b & 0x03
+		case 3:
+			out = append(out, left<<6|b)
+		}
+		quad = (quad + 1) % 4
+	}
+	switch {
+	case data == 0:
+		return nil, errors.New("holds no base64 character")
+	case quad == 1:
+		return nil, fmt.Errorf("is not base64: %d characters of data, one more than a multiple of 4", data)
+	case quad != 0:
+		return nil, errors.New("is not padded: Keystone's decoder needs its last group padded with \"=\"")
+	}
+	return out, nil
 }
 
 // Renumbered describes what writing the repository's keys densely (0, 1, 2, ...)

@@ -275,7 +275,7 @@ func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container, kind podKind) core
 	volumes := []corev1.Volume{
 		secretVolume(configVolume, ConfigSecretName(api), nil),
 		secretVolume(fernetVolume, KeysSecretName(api), keyItems(FernetKeyPrefix, int(fernetMaxActiveKeys(api)))),
-		secretVolume(credentialVolume, KeysSecretName(api), keyItems(CredentialKeyPrefix, CredentialKeyCount)),
+		secretVolume(credentialVolume, KeysSecretName(api), keyItems(CredentialKeyPrefix, NewCredentialKeys)),
 	}
 	if kind == apiPod {
 		// sudo, for kolla_set_configs: escalation allowed, and the capabilities it uses.
@@ -346,6 +346,16 @@ func keyItems(prefix string, n int) []corev1.KeyToPath {
 	items := make([]corev1.KeyToPath, n)
 	for i := range items {
 		items[i] = corev1.KeyToPath{Key: prefix + strconv.Itoa(i), Path: strconv.Itoa(i)}
+	}
+	return items
+}
+
+// items maps each key of the repository to the file Keystone reads it from, named
+// after its index (CredentialKeys2 to 2, CredentialKeys04 to 4).
+func (r *KeyRepository) items() []corev1.KeyToPath {
+	items := make([]corev1.KeyToPath, len(r.Indices))
+	for n, i := range r.Indices {
+		items[n] = corev1.KeyToPath{Key: r.Names[n], Path: strconv.Itoa(i)}
 	}
 	return items
 }
