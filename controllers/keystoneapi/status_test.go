@@ -450,7 +450,6 @@ func TestDroppedCount(t *testing.T) {
 	g.Expect(droppedCount(3, 1, false)).To(Equal(1), "the staged key and the primary always stay")
 }
 
-
 func TestCronJobVerdict(t *testing.T) {
 	last := metav1.NewTime(time.Date(2026, 11, 25, 1, 0, 0, 0, time.UTC))
 	cron := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "keystone-cron"},
