@@ -3,6 +3,7 @@ package keystoneservice
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
@@ -104,7 +105,8 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 		user.Name = ""
 	}
 	// A user recorded under another name is one a change of serviceUser had not yet
-	// removed; either stays, handed over, while another KeystoneService names it.
+	// removed, and so is one keystone-operator registered under a name the spec no
+	// longer has; each stays, handed over, while another KeystoneService names it.
 	userID := svc.Annotations[legacyUserIDAnnotation]
 	if user.Name != "" {
 		kept, herr := r.handOver(ctx, kc, svc, user.Name, user.ClaimUnmarked)
@@ -112,16 +114,20 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 			user.Name, userID = "", ""
 		}
 	}
-	if recorded := svc.Annotations[UserAnnotation]; err == nil && recorded != spec.ServiceUser && recorded != "" {
-		claim := s.claimsUser(api, recorded)
-		kept, herr := r.handOver(ctx, kc, svc, recorded, claim)
-		if err = herr; err == nil && !kept {
-			err = kc.DeleteUserNamed(ctx, defaultDomainID, recorded, r.owner(svc), claim)
+	for _, other := range s.otherUsers() {
+		if err != nil {
+			break
 		}
+		err = r.removeUser(ctx, s, kc, api, other)
+	}
+	// The service keystone-operator recorded, if the round that moved to another did not remove it.
+	if proven := s.provenService(); err == nil && proven != svc.Status.ServiceID {
+		err = kc.DeleteService(ctx, proven, r.owner(svc), s.claimsService(proven))
 	}
 	if err == nil {
 		err = kc.DeleteRegistration(ctx, svc.Status.ServiceID,
-			identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Owner: r.owner(svc), ClaimUnmarked: s.claimsService()},
+			identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Owner: r.owner(svc),
+				ClaimUnmarked: s.claimsService(svc.Status.ServiceID)},
 			userID, user)
 	}
 	if err != nil {
@@ -130,6 +136,36 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 		return err == nil, err
 	}
 	return true, nil
+}
+
+// otherUsers are the users this KeystoneService may have registered under a name that
+// is not its spec's serviceUser: the one UserAnnotation records (a change of
+// serviceUser not carried out yet) and the one keystone-operator registered
+// (provenUser), each once.
+func (s *scope) otherUsers() []string {
+	var out []string
+	for _, name := range []string{s.service.Annotations[UserAnnotation], s.provenUser()} {
+		if name != "" && name != s.service.Spec.ServiceUser && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// removeUser removes the user name when it is this KeystoneService's (owned, or
+// claimed on keystone-operator's proof) and no other KeystoneService of the namespace
+// names it (handed over to it, then: shared.go); keystone-operator's proof of it is
+// dropped once it is settled.
+func (r *Reconciler) removeUser(ctx context.Context, s *scope, kc *identity.Client, api *keystonev1.KeystoneAPI, name string) error {
+	claim := s.claimsUser(api, name)
+	kept, err := r.handOver(ctx, kc, s.service, name, claim)
+	if err == nil && !kept {
+		err = kc.DeleteUserNamed(ctx, defaultDomainID, name, r.owner(s.service), claim)
+	}
+	if err == nil {
+		s.claimed(upstreamUserReady, name, true)
+	}
+	return err
 }
 
 // giveUp ends a deregistration that failed with err (registration.GiveUp): what stays in

@@ -1,14 +1,14 @@
 package keystoneservice
 
 import (
+	"regexp"
+
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
 const (
@@ -46,54 +46,81 @@ const (
 	upstreamUserReady    lc.Type = "KeystoneServiceOSUserReady"
 )
 
-// carryTakeover keeps, in round, keystone-operator's conditions saying it registered
-// svc's service and user, while they may be claimed (claimsService, claimsUser): svc
-// carries keystone-operator's finalizer, the condition is True, and the spec is the one
-// the status was last written for (keystone-operator's proof is for the spec it saw).
-// Only they prove that keystone-operator made what is unmarked in Keystone: a tenant
-// can put any finalizer on a KeystoneService it creates, but cannot write its status.
-// Once claimed (marked as ours in Keystone), the mark is the proof, and they are
-// dropped; a change of the spec drops them too.
-func carryTakeover(svc *keystonev1.KeystoneService, round *condition.Round) {
-	if !controllerutil.ContainsFinalizer(svc, finalizers.UpstreamOwn("keystoneservice")) || !specSeen(svc) {
-		return
+// keystone-operator's record of what it registered for a KeystoneService is the
+// messages of its own conditions, written through the status subresource (a tenant
+// cannot write them) after each success, as its api/v1beta1/conditions.go words them
+// (unchanged since 2022): "Keystone Service <serviceName> - <serviceID> ready" and
+// "Keystone Service user <serviceUser> ready". Each names what it proves, so the proof
+// holds whatever the spec became since, on keystone-operator's schema too (whose
+// KeystoneService status has no observedGeneration).
+var (
+	upstreamServiceMessage = regexp.MustCompile(`^Keystone Service (.*) - (\S+) ready$`)
+	upstreamUserMessage    = regexp.MustCompile(`^Keystone Service user (.+) ready$`)
+)
+
+// upstreamProof returns what keystone-operator's condition t of svc says it registered:
+// the service's ID or the user's name; "" when t is not True with keystone-operator's message.
+func upstreamProof(svc *keystonev1.KeystoneService, t lc.Type) string {
+	c := svc.Status.Conditions.Get(t)
+	if c == nil || c.Status != corev1.ConditionTrue {
+		return ""
 	}
+	pattern, group := upstreamUserMessage, 1
+	if t == upstreamServiceReady {
+		pattern, group = upstreamServiceMessage, 2
+	}
+	if m := pattern.FindStringSubmatch(c.Message); m != nil {
+		return m[group]
+	}
+	return ""
+}
+
+// carryTakeover keeps, in round, keystone-operator's conditions saying what it registered
+// for svc (upstreamProof) while they may be used: until what they name carries this
+// suite's mark (claimed), or is gone. They are the only proof that keystone-operator made
+// what is unmarked in Keystone: a tenant can put keystone-operator's finalizer on a
+// KeystoneService it creates, but cannot write its status.
+func carryTakeover(svc *keystonev1.KeystoneService, round *condition.Round) {
 	for _, t := range []lc.Type{upstreamServiceReady, upstreamUserReady} {
-		if c := svc.Status.Conditions.Get(t); c != nil && c.Status == corev1.ConditionTrue {
+		if upstreamProof(svc, t) != "" {
 			round.Carry(t)
 		}
 	}
 }
 
-// specSeen tells whether svc's spec is the one its status was last written for. A
-// deletion bumps the generation too: one deleted since keystone-operator last wrote its
-// status (none of ours in it yet) counts as seen.
-func specSeen(svc *keystonev1.KeystoneService) bool {
-	observed := svc.Status.ObservedGeneration
-	switch {
-	case svc.Generation == observed:
-		return true
-	case svc.DeletionTimestamp.IsZero() || svc.Generation != observed+1:
-		return false
+// provenService is the ID of the service keystone-operator registered for this
+// KeystoneService, while its proof is carried; else "".
+func (s *scope) provenService() string {
+	if !s.Round.Carried(upstreamServiceReady) {
+		return ""
 	}
-	return svc.Status.Conditions.Get(keystonev1.KeystoneServiceServiceReady) == nil
+	return upstreamProof(s.service, upstreamServiceReady)
 }
 
-// claimsService tells whether the unmarked service of status.serviceID is this
-// KeystoneService's: keystone-operator recorded it (carryTakeover). EnsureService claims
-// it only under that ID.
-func (s *scope) claimsService() bool { return s.Round.Carried(upstreamServiceReady) }
+// provenUser is the name of the user keystone-operator registered for this
+// KeystoneService, while its proof is carried; else "".
+func (s *scope) provenUser() string {
+	if !s.Round.Carried(upstreamUserReady) {
+		return ""
+	}
+	return upstreamProof(s.service, upstreamUserReady)
+}
+
+// claimsService tells whether the unmarked service of ID id is this KeystoneService's:
+// keystone-operator registered it (provenService).
+func (s *scope) claimsService(id string) bool { return id != "" && id == s.provenService() }
 
 // claimsUser tells whether an unmarked user named name is this KeystoneService's:
-// keystone-operator registered the spec's serviceUser (carryTakeover), and it is not the
-// admin user of api, whatever keystone-operator did.
+// keystone-operator registered it (provenUser), and it is not the admin user of api,
+// whatever keystone-operator did.
 func (s *scope) claimsUser(api *keystonev1.KeystoneAPI, name string) bool {
-	return s.Round.Carried(upstreamUserReady) && name == s.service.Spec.ServiceUser && name != api.Spec.AdminUser
+	return name != "" && name == s.provenUser() && name != api.Spec.AdminUser
 }
 
-// claimed drops keystone-operator's proof of t once what it proves carries our mark.
-func (s *scope) claimed(t lc.Type, ownership identity.Ownership) {
-	if ownership == identity.Owned {
+// claimed drops keystone-operator's proof of t, naming name, once name is settled:
+// marked as ours (owned), or removed (gone). A proof naming something else is kept.
+func (s *scope) claimed(t lc.Type, name string, settled bool) {
+	if settled && name != "" && name == upstreamProof(s.service, t) {
 		s.Round.Drop(t)
 	}
 }

@@ -25,7 +25,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 	spec := svc.Spec
 	reg, changed, err := kc.EnsureService(ctx, svc.Status.ServiceID, identity.ServiceSpec{
 		Type: spec.ServiceType, Name: spec.ServiceName, Description: spec.ServiceDescription, Enabled: ptr.Deref(spec.Enabled, true),
-		Owner: r.owner(svc), ClaimUnmarked: s.claimsService(),
+		Owner: r.owner(svc), ClaimUnmarked: s.claimsService(svc.Status.ServiceID),
 	})
 	var foreign *identity.ForeignError
 	if errors.As(err, &foreign) {
@@ -36,12 +36,13 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 		return r.failed(s, step, err)
 	}
 	if previous := svc.Status.ServiceID; previous != "" && previous != reg.ID {
-		if err := kc.DeleteService(ctx, previous, r.owner(svc), s.claimsService()); err != nil {
+		if err := kc.DeleteService(ctx, previous, r.owner(svc), s.claimsService(previous)); err != nil {
 			return r.failed(s, step, err)
 		}
+		s.claimed(upstreamServiceReady, previous, true)
 		changed = true
 	}
-	s.claimed(upstreamServiceReady, reg.Ownership)
+	s.claimed(upstreamServiceReady, reg.ID, reg.Ownership == identity.Owned)
 	svc.Status.ServiceID = reg.ID
 	s.Mark(ctx, step, changed, serviceVerdict(spec, reg, nil))
 	return ctrl.Result{}, nil

@@ -46,7 +46,7 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 	s.projectID = projectID
 	svc := s.service
 	replaced := false
-	if recordStale(svc) {
+	if recordStale(svc) || len(s.otherUsers()) > 0 {
 		if replaced, err = r.removePreviousUser(ctx, s); err != nil {
 			return r.failed(s, step, err)
 		}
@@ -73,7 +73,7 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 		return r.failed(s, step, err)
 	}
 	s.user = reg
-	s.claimed(upstreamUserReady, reg.Ownership)
+	s.claimed(upstreamUserReady, svc.Spec.ServiceUser, reg.Ownership == identity.Owned)
 	s.Mark(ctx, step, changed || replaced, userVerdict(svc.Spec, reg, nil, nil))
 	return ctrl.Result{}, nil
 }
@@ -87,21 +87,16 @@ func recordStale(svc *keystonev1.KeystoneService) bool {
 	return svc.Annotations[UserAnnotation] != svc.Spec.ServiceUser || legacyID || legacyPassword
 }
 
-// removePreviousUser removes the user that UserAnnotation (or an earlier version's
-// record of its ID) names, when it is not the spec's serviceUser and was this
-// KeystoneService's. It tells whether a previous user was named (Keystone was asked
+// removePreviousUser removes the users that UserAnnotation, keystone-operator's proof
+// (otherUsers) or an earlier version's record of an ID name, when not the spec's
+// serviceUser and this KeystoneService's (removeUser). It tells whether a previous user was named (Keystone was asked
 // about it, and it is gone now unless it was adopted or another's).
 func (r *Reconciler) removePreviousUser(ctx context.Context, s *scope) (bool, error) {
 	svc := s.service
-	want, recorded := svc.Spec.ServiceUser, svc.Annotations[UserAnnotation]
+	want := svc.Spec.ServiceUser
 	removed := false
-	if recorded != "" && recorded != want {
-		claim := s.claimsUser(s.API, recorded)
-		kept, err := r.handOver(ctx, s.keystone, svc, recorded, claim)
-		if err == nil && !kept {
-			err = s.keystone.DeleteUserNamed(ctx, defaultDomainID, recorded, r.owner(svc), claim)
-		}
-		if err != nil {
+	for _, other := range s.otherUsers() {
+		if err := r.removeUser(ctx, s, s.keystone, s.API, other); err != nil {
 			return false, err
 		}
 		removed = true

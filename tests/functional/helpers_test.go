@@ -158,6 +158,18 @@ func touchAnnotation[T client.Object](obj T) {
 	obj.SetAnnotations(a)
 }
 
+// poke has the operator start a round again from obj as the API server holds it: an
+// annotation changed (not the spec), with obj's resourceVersion.
+func poke(g Gomega, obj client.Object) {
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a["test.keystone.openstack.org/poke"] = obj.GetResourceVersion()
+	obj.SetAnnotations(a)
+	g.Expect(k8sClient.Update(ctx, obj)).To(Succeed())
+}
+
 // conditionLog is every status each condition of one object had, as a watch saw them.
 type conditionLog struct {
 	mu   sync.Mutex

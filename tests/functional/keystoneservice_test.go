@@ -14,6 +14,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/upstream"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
@@ -439,41 +440,47 @@ var _ = Describe("KeystoneService", func() {
 		Expect(canAuthenticate(ks.URL, "admin", "secret-admin")).To(BeTrue(), "deleting it leaves the admin alone")
 	})
 
-	It("takes over what keystone-operator registered, and removes it on deletion", func() {
-		keystone()
-		id := ks.Create(fakekeystone.Services, map[string]any{"type": "image", "name": "glance", "enabled": true})
-		ks.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "glance-1"})
-		svc := keystoneService(ns)
+	// upstreamRegistered lays out a KeystoneService keystone-operator registered: the
+	// service and the user in Keystone, unmarked, and svc with keystone-operator's
+	// finalizer and status (upstream.ServiceStatus). A status cannot be written with the
+	// object, and a round of the operator in flight may overwrite it (keystone-operator's
+	// is there before this operator starts): written until the operator carries it, each
+	// time followed by a change of an annotation (not of the spec) that has it start again
+	// from that status. It returns the service's ID.
+	upstreamRegistered := func(svc *keystonev1.KeystoneService, password string) string {
+		GinkgoHelper()
+		id := ks.Create(fakekeystone.Services, map[string]any{"type": svc.Spec.ServiceType, "name": svc.Spec.ServiceName, "enabled": true})
+		ks.Create(fakekeystone.Users, map[string]any{"name": svc.Spec.ServiceUser, "domain_id": "default", "password": password})
 		svc.Finalizers = []string{"openstack.org/keystoneservice"} // keystone-operator's own
 		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
-		// keystone-operator's status: the service's ID, and its own conditions saying it
-		// registered the service and the user, for the spec it saw. A status cannot be
-		// written with the object, and a round of the operator in flight may overwrite it
-		// (keystone-operator's is there before this operator starts): written until the
-		// operator has taken it, each time followed by a change of an annotation (not of the
-		// spec) that has it start again from that status.
-		marked := func(kind string, match map[string]any) bool {
-			found := ks.List(kind, match)
-			return len(found) == 1 && found[0]["keystone_operator_owner"] != nil
-		}
+		svcKey := client.ObjectKeyFromObject(svc)
+		status := upstream.ServiceStatus(svc, id)
 		Eventually(func(g Gomega) {
-			if current := getService(key)(g); current.Status.Conditions.Get("KeystoneServiceOSUserReady") == nil &&
-				!marked(fakekeystone.Users, map[string]any{"name": "glance"}) {
-				current.Status.ServiceID, current.Status.ObservedGeneration = id, current.Generation
-				current.Status.Conditions = lc.Conditions{
-					{Type: "KeystoneServiceOSServiceReady", Status: corev1.ConditionTrue, Reason: "Ready", Message: "Service created",
-						LastTransitionTime: metav1.Now()},
-					{Type: "KeystoneServiceOSUserReady", Status: corev1.ConditionTrue, Reason: "Ready", Message: "User created",
-						LastTransitionTime: metav1.Now()}}
-				g.Expect(k8sClient.Status().Update(ctx, current)).To(Succeed())
-				if current.Annotations == nil {
-					current.Annotations = map[string]string{}
-				}
-				current.Annotations["test.keystone.openstack.org/poke"] = current.ResourceVersion
-				g.Expect(k8sClient.Update(ctx, current)).To(Succeed())
+			current := getService(svcKey)(g)
+			carried := current.Status.Conditions.Get("KeystoneServiceOSUserReady") != nil
+			ours := current.Status.Conditions.Get("KeystoneServiceReady") != nil
+			if carried && ours {
+				return // the operator wrote its status, carrying keystone-operator's
 			}
-			g.Expect(marked(fakekeystone.Services, map[string]any{"type": "image"})).To(BeTrue(), "the service claimed")
-			g.Expect(marked(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeTrue(), "the user claimed")
+			if !carried && (ks.Marked(fakekeystone.Users, svc.Spec.ServiceUser) || len(ks.List(fakekeystone.Users, map[string]any{"name": svc.Spec.ServiceUser})) == 0) {
+				return // used already: claimed or removed
+			}
+			if !carried {
+				current.Status = status
+				g.Expect(k8sClient.Status().Update(ctx, current)).To(Succeed())
+			}
+			poke(g, current)
+			g.Expect(false).To(BeTrue(), "the operator has not written its status over keystone-operator's yet")
+		}).Should(Succeed())
+		return id
+	}
+
+	It("takes over what keystone-operator registered, and removes it on deletion", func() {
+		keystone()
+		id := upstreamRegistered(keystoneService(ns), "glance-1")
+		Eventually(func(g Gomega) {
+			g.Expect(ks.Marked(fakekeystone.Services, "glance")).To(BeTrue(), "the service claimed")
+			g.Expect(ks.Marked(fakekeystone.Users, "glance")).To(BeTrue(), "the user claimed")
 		}).Should(Succeed())
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
 		Expect(getService(key)(Default).Status.ServiceID).To(Equal(id))
@@ -486,6 +493,73 @@ var _ = Describe("KeystoneService", func() {
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
 		Expect(ks.List(fakekeystone.Services, nil)).To(BeEmpty())
 		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty())
+	})
+
+	Describe("keeps keystone-operator's proof until it is used", func() {
+		// pending lays out keystone-operator's registration of a KeystoneService whose
+		// password Secret key does not exist: the operator stops at InputReady, before its
+		// claim, and keeps keystone-operator's conditions.
+		pending := func() (string, *keystonev1.KeystoneService) {
+			GinkgoHelper()
+			keystone()
+			svc := keystoneService(ns)
+			svc.Spec.PasswordSelector = "PendingPassword"
+			id := upstreamRegistered(svc, "glance-1")
+			expectServiceConditions(key, condition{"InputReady", "False", "DependencyNotFound", "Warning"})
+			Expect(ks.Marked(fakekeystone.Users, "glance")).To(BeFalse(), "nothing claimed yet")
+			return id, svc
+		}
+		deleted := func() {
+			GinkgoHelper()
+			Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
+			Eventually(gone(key, &keystonev1.KeystoneService{})).Should(BeTrue())
+		}
+
+		It("deleted before its claim ran, after a change of its spec: keystone-operator's service and user are removed", func() {
+			pending()
+			// The generation moves on twice: a change of the spec, then the deletion.
+			updateService(key, func(s *keystonev1.KeystoneService) { s.Spec.ServiceDescription = "changed before the claim" })
+			Eventually(func(g Gomega) {
+				g.Expect(getService(key)(g).Status.Conditions.Get("KeystoneServiceOSServiceReady")).NotTo(BeNil())
+				g.Expect(getService(key)(g).Status.Conditions.Get("KeystoneServiceOSUserReady")).NotTo(BeNil())
+			}).Should(Succeed())
+			Consistently(func(g Gomega) {
+				g.Expect(getService(key)(g).Status.Conditions.Get("KeystoneServiceOSUserReady")).NotTo(BeNil(), "the proof is kept")
+			}, time.Second).Should(Succeed())
+			deleted()
+			Expect(ks.List(fakekeystone.Services, nil)).To(BeEmpty(), "keystone-operator's service removed, as it would have")
+			Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty(), "keystone-operator's user removed")
+		})
+
+		It("its serviceUser changed before the claim: keystone-operator's user goes, the new one is this suite's", func() {
+			id, _ := pending()
+			updateService(key, func(s *keystonev1.KeystoneService) { s.Spec.ServiceUser = "glance-renamed" })
+			setSecretKey(ns, "osp-secret", "PendingPassword", "glance-2")
+			expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+			Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty(), "the user keystone-operator registered is gone")
+			Expect(ks.Marked(fakekeystone.Users, "glance-renamed")).To(BeTrue())
+			Expect(ks.Marked(fakekeystone.Services, "glance")).To(BeTrue(), "the service keystone-operator recorded claimed")
+			Expect(getService(key)(Default).Status.ServiceID).To(Equal(id))
+			Eventually(func() lc.Conditions { return getService(key)(Default).Status.Conditions }).Should(
+				Not(ContainElement(HaveField("Type", BeEquivalentTo("KeystoneServiceOSUserReady")))), "used, then dropped")
+			deleted()
+			Expect(ks.List(fakekeystone.Services, nil)).To(BeEmpty())
+			Expect(ks.List(fakekeystone.Users, nil)).To(HaveLen(1), "only the admin is left")
+		})
+
+		It("its KeystoneAPI, not Ready, deleted with it (external): keystone-operator's service and user are removed", func() {
+			pending()
+			apiKey := types.NamespacedName{Namespace: ns, Name: "keystone"}
+			// The admin's Secret goes first, as in a namespace's deletion: the KeystoneAPI is
+			// no longer Ready, and the registration deletes with the cleanup copy.
+			Expect(k8sClient.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "osp-secret"}})).To(Succeed())
+			expectConditions(apiKey, condition{"Ready", "False", "DependencyNotFound", "Warning"})
+			Expect(k8sClient.Delete(ctx, getAPI(apiKey)(Default))).To(Succeed())
+			deleted()
+			Eventually(gone(apiKey, &keystonev1.KeystoneAPI{})).Should(BeTrue())
+			Expect(ks.List(fakekeystone.Services, nil)).To(BeEmpty())
+			Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty())
+		})
 	})
 
 	It("claims nothing on a forged finalizer alone: the service and user it found stay when it goes", func() {

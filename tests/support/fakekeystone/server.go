@@ -227,6 +227,17 @@ func (s *Server) List(kind string, match map[string]any) []map[string]any {
 	return s.find(kind, match)
 }
 
+// Marked tells whether an entity of kind named name carries this suite's owner mark
+// (keystone_operator_owner).
+func (s *Server) Marked(kind, name string) bool {
+	for _, e := range s.List(kind, map[string]any{"name": name}) {
+		if e["keystone_operator_owner"] != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Create adds an entity, as another client of Keystone would.
 func (s *Server) Create(kind string, fields map[string]any) string {
 	s.mu.Lock()

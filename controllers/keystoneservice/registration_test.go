@@ -1,0 +1,94 @@
+package keystoneservice
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	. "github.com/onsi/gomega"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// upstreamConditions are the conditions keystone-operator writes on a KeystoneService
+// it registered (internal/controller/keystoneservice_controller.go, reconcileNormal:
+// MarkTrue with its api/v1beta1/conditions.go messages and the spec it reconciled).
+func upstreamConditions(serviceName, serviceID, user string) lc.Conditions {
+	now := metav1.Now()
+	return lc.Conditions{
+		{Type: "KeystoneServiceOSServiceReady", Status: corev1.ConditionTrue, Reason: "Ready", LastTransitionTime: now,
+			Message: fmt.Sprintf("Keystone Service %s - %s ready", serviceName, serviceID)},
+		{Type: "KeystoneServiceOSUserReady", Status: corev1.ConditionTrue, Reason: "Ready", LastTransitionTime: now,
+			Message: fmt.Sprintf("Keystone Service user %s ready", user)},
+	}
+}
+
+func TestUpstreamProof(t *testing.T) {
+	cases := []struct {
+		name              string
+		conditions        lc.Conditions
+		serviceID, user   string
+		claimsID, claimsU string
+	}{
+		{"keystone-operator's record", upstreamConditions("placement", "4a7f", "placement"), "4a7f", "placement", "4a7f", "placement"},
+		{"a service name with the separator in it", upstreamConditions("a - b", "9c1e", "svc user"), "9c1e", "svc user", "9c1e", "svc user"},
+		{"not True: nothing proven", func() lc.Conditions {
+			c := upstreamConditions("placement", "4a7f", "placement")
+			c[0].Status, c[1].Status = corev1.ConditionFalse, corev1.ConditionUnknown
+			return c
+		}(), "", "", "", ""},
+		{"another message: nothing proven", lc.Conditions{
+			{Type: "KeystoneServiceOSServiceReady", Status: corev1.ConditionTrue, Message: "Service created"},
+			{Type: "KeystoneServiceOSUserReady", Status: corev1.ConditionTrue, Message: "User created"}},
+			"", "", "", ""},
+		{"none", nil, "", "", "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := NewWithT(t)
+			svc := &keystonev1.KeystoneService{Spec: keystonev1.KeystoneServiceSpec{ServiceUser: "renamed"},
+				Status: keystonev1.KeystoneServiceStatus{Conditions: c.conditions}}
+			g.Expect(upstreamProof(svc, upstreamServiceReady)).To(Equal(c.serviceID))
+			g.Expect(upstreamProof(svc, upstreamUserReady)).To(Equal(c.user))
+
+			round := steps.Begin(svc.Status.Conditions, time.Now())
+			carryTakeover(svc, round)
+			s := &scope{service: svc}
+			s.Round = round
+			api := &keystonev1.KeystoneAPI{Spec: keystonev1.KeystoneAPISpec{AdminUser: "admin"}}
+			g.Expect(s.provenService()).To(Equal(c.claimsID))
+			g.Expect(s.claimsService(c.claimsID)).To(Equal(c.claimsID != ""))
+			g.Expect(s.claimsService("other")).To(BeFalse())
+			g.Expect(s.claimsUser(api, c.claimsU)).To(Equal(c.claimsU != ""), "the user keystone-operator named, whatever the spec says now")
+			g.Expect(s.claimsUser(api, "renamed")).To(BeFalse(), "the spec's serviceUser is not what keystone-operator registered")
+		})
+	}
+}
+
+func TestUpstreamProofNeverTheAdmin(t *testing.T) {
+	g := NewWithT(t)
+	svc := &keystonev1.KeystoneService{Status: keystonev1.KeystoneServiceStatus{Conditions: upstreamConditions("x", "1", "admin")}}
+	round := steps.Begin(svc.Status.Conditions, time.Now())
+	carryTakeover(svc, round)
+	s := &scope{service: svc}
+	s.Round = round
+	api := &keystonev1.KeystoneAPI{Spec: keystonev1.KeystoneAPISpec{AdminUser: "admin"}}
+	g.Expect(s.claimsUser(api, "admin")).To(BeFalse())
+}
+
+func TestClaimedDropsOnlyWhatItNames(t *testing.T) {
+	g := NewWithT(t)
+	svc := &keystonev1.KeystoneService{Status: keystonev1.KeystoneServiceStatus{Conditions: upstreamConditions("placement", "4a7f", "placement")}}
+	round := steps.Begin(svc.Status.Conditions, time.Now())
+	carryTakeover(svc, round)
+	s := &scope{service: svc}
+	s.Round = round
+	s.claimed(upstreamUserReady, "other", true)
+	s.claimed(upstreamServiceReady, "4a7f", false)
+	g.Expect(round.Carried(upstreamUserReady)).To(BeTrue(), "another user settled: the proof stays")
+	g.Expect(round.Carried(upstreamServiceReady)).To(BeTrue(), "not settled yet")
+	s.claimed(upstreamUserReady, "placement", true)
+	g.Expect(round.Carried(upstreamUserReady)).To(BeFalse())
+}

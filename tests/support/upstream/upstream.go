@@ -1,0 +1,86 @@
+// Package upstream makes, for tests, what keystone-operator wrote before this suite took
+// over, the way its source (at Commit, and lib-common at the version it pins) writes it:
+// its keys and their Secret, and the status of what it registered. A fixture standing
+// for keystone-operator's state comes from here, so that the takeover is tested on what
+// keystone-operator really leaves, not on this suite's picture of it.
+package upstream
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"time"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Commit is the keystone-operator commit the fixtures are read from.
+const Commit = "c9c3dbc"
+
+// FernetKey is a key as keystone-operator makes every fernet and credential key
+// (GenerateFernetKey, internal/keystone/fernet.go): 32 bytes of crypto/rand in standard
+// base64, so "+" and "/" where Keystone's own keys have "-" and "_".
+func FernetKey() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// KeysData is the data of the keys Secret as keystone-operator creates it
+// (ensureFernetKeys, internal/controller/keystoneapi_controller.go): CredentialKeys0 and
+// CredentialKeys1, and FernetKeys0..fernetMaxActiveKeys-1, each a FernetKey.
+func KeysData(fernetMaxActiveKeys int) map[string][]byte {
+	data := map[string][]byte{"CredentialKeys0": []byte(FernetKey()), "CredentialKeys1": []byte(FernetKey())}
+	for i := range fernetMaxActiveKeys {
+		data[fmt.Sprintf("FernetKeys%d", i)] = []byte(FernetKey())
+	}
+	return data
+}
+
+// KeysSecret is the Secret "keystone" keystone-operator creates for api with data:
+// through lib-common's secret.EnsureSecrets (createOrUpdateSecret), its labels are
+// labels.GetLabels(api, "keystone.openstack.org", {}) (the owner's uid, namespace and
+// name), its annotation keystone.openstack.org/rotatedat the creation time in RFC 3339,
+// and api its controller owner.
+func KeysSecret(api *keystonev1.KeystoneAPI, data map[string][]byte, rotatedAt time.Time) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "keystone", Namespace: api.Namespace,
+			Labels: map[string]string{
+				"keystone.openstack.org/uid": string(api.UID), "keystone.openstack.org/namespace": api.Namespace,
+				"keystone.openstack.org/name": api.Name,
+			},
+			Annotations: map[string]string{"keystone.openstack.org/rotatedat": rotatedAt.UTC().Format(time.RFC3339)},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(api,
+				keystonev1.GroupVersion.WithKind("KeystoneAPI"))},
+		},
+		Data: data,
+	}
+}
+
+// ServiceStatus is the status keystone-operator writes on a KeystoneService it
+// registered (internal/controller/keystoneservice_controller.go: Reconcile and
+// reconcileNormal, with api/v1beta1/conditions.go's messages): the service's ID, and
+// every condition True with the service and the user it registered in its messages.
+// Its KeystoneService status has no observedGeneration.
+func ServiceStatus(svc *keystonev1.KeystoneService, serviceID string) keystonev1.KeystoneServiceStatus {
+	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+	ready := func(t lc.Type, msg string) lc.Condition {
+		return lc.Condition{Type: t, Status: corev1.ConditionTrue, Reason: lc.ReadyReason, Message: msg, LastTransitionTime: now}
+	}
+	return keystonev1.KeystoneServiceStatus{
+		ServiceID: serviceID,
+		Conditions: lc.Conditions{
+			ready(lc.ReadyCondition, lc.ReadyMessage),
+			ready("AdminServiceClientReady", "Admin client ready"),
+			ready("KeystoneAPIReady", "KeystoneAPI ready"),
+			ready("KeystoneServiceOSServiceReady", fmt.Sprintf("Keystone Service %s - %s ready", svc.Spec.ServiceName, serviceID)),
+			ready("KeystoneServiceOSUserReady", fmt.Sprintf("Keystone Service user %s ready", svc.Spec.ServiceUser)),
+		},
+	}
+}
