@@ -1,7 +1,10 @@
 package functional
 
 import (
+	"encoding/base64"
+
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/upstream"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -22,7 +25,7 @@ var _ = Describe("Adopting a keystone Secret that is not laid out as this operat
 	}
 
 	It("keeps every key of a repository with gaps, the primary still the primary, and says which moved", func() {
-		data := upstreamKeys(5)
+		data := upstream.KeysData(5)
 		// FernetKeys0, 1, 3 and 4: the primary is 4, as Keystone reads the repository.
 		primary, secondary := data["FernetKeys4"], data["FernetKeys3"]
 		delete(data, "FernetKeys2")
@@ -40,14 +43,15 @@ var _ = Describe("Adopting a keystone Secret that is not laid out as this operat
 	})
 
 	It("refuses keys that are no keys, naming them, and rewrites nothing", func() {
-		data := upstreamKeys(5)
-		data["FernetKeys1"], data["FernetKeys2"] = []byte(""), []byte("not a key")
+		data := upstream.KeysData(5)
+		// A key of white space only, and one of 31 bytes: Keystone's Fernet refuses both.
+		data["FernetKeys1"], data["FernetKeys2"] = []byte("\n"), []byte(base64.StdEncoding.EncodeToString(make([]byte, 31)))
 		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns}, Data: data})).To(Succeed())
 		before := keysSecret(Default).ResourceVersion
 		key := createWithInputs(keystoneAPI(ns))
 		expectConditions(key, condition{"FernetKeysReady", "False", "InvalidInput", "Error"})
 		Expect(message(key, "FernetKeysReady")).To(Equal("secret keystone cannot be used as it is, and nothing in it was " +
-			"rewritten: FernetKeys1 is empty; FernetKeys2 is not url-safe base64"))
+			"rewritten: FernetKeys1 holds no base64 character; FernetKeys2 decodes to 31 bytes, not the 32 of a Fernet key"))
 		Expect(keysSecret(Default).ResourceVersion).To(Equal(before), "not rewritten")
 	})
 })

@@ -3,6 +3,7 @@ package functional
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/localkeystone"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/upstream"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
@@ -39,24 +41,6 @@ import (
 // the keys in the Secret "keystone" (annotation rotatedat), a Deployment selecting
 // service=keystone,owner=<name>, and status.hash holding lib-common ObjectHash digests.
 const upstreamFinalizer = "openstack.org/keystoneapi"
-
-// upstreamKeys returns keys data as keystone-operator makes it: FernetKeys0..n-1 and
-// CredentialKeys0..1, each a new fernet key.
-func upstreamKeys(fernet int) map[string][]byte {
-	GinkgoHelper()
-	data := map[string][]byte{}
-	for i := 0; i < fernet; i++ {
-		k, err := deploy.NewKey()
-		Expect(err).NotTo(HaveOccurred())
-		data[fmt.Sprintf("FernetKeys%d", i)] = []byte(k)
-	}
-	for i := 0; i < 2; i++ {
-		k, err := deploy.NewKey()
-		Expect(err).NotTo(HaveOccurred())
-		data[fmt.Sprintf("CredentialKeys%d", i)] = []byte(k)
-	}
-	return data
-}
 
 // upstreamDigest is a digest in keystone-operator's encoding (lib-common's ObjectHash).
 func upstreamDigest(v any) string {
@@ -133,11 +117,10 @@ var _ = Describe("Taking over a KeystoneAPI from keystone-operator", func() {
 		api, key := upstreamKeystoneAPI(ns)
 		owner := metav1.NewControllerRef(api, keystonev1.GroupVersion.WithKind("KeystoneAPI"))
 
-		rotatedAt := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
-		keys := upstreamKeys(5)
-		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns,
-			Labels: map[string]string{"keystone.openstack.org/name": "keystone"}, OwnerReferences: []metav1.OwnerReference{*owner},
-			Annotations: map[string]string{"keystone.openstack.org/rotatedat": rotatedAt}}, Data: keys})).To(Succeed())
+		rotated := time.Now().Add(-time.Hour)
+		rotatedAt := rotated.UTC().Format(time.RFC3339)
+		keys := upstream.KeysData(5)
+		Expect(k8sClient.Create(ctx, upstream.KeysSecret(api, keys, rotated))).To(Succeed())
 
 		mc := &memcachedv1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "memcached", Namespace: ns, Finalizers: []string{upstreamFinalizer}},
 			Spec: memcachedv1.MemcachedSpec{MemcachedSpecCore: memcachedv1.MemcachedSpecCore{Replicas: ptr.To[int32](1)}}}
@@ -305,10 +288,13 @@ func usedObjects(ns string) []client.Object {
 var _ = Describe("The adoption of an existing cloud (data-plane-adoption)", func() {
 	It("deploys with the Secret keystone made beforehand: every key kept, the primary still primary, none minted", func() {
 		ns := newNamespace()
-		// As the procedure creates it: the old controllers' key repositories, copied
-		// file by file (0 is the staged key, the highest the primary), no annotation.
-		keys := upstreamKeys(2)
-		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns}, Data: keys})).To(Succeed())
+		// As the procedure creates it: the old controllers' key repositories, as
+		// keystone-manage wrote them, copied file by file (0 is the staged key, 1 the
+		// primary), no annotation.
+		adopted := upstream.AdoptionSecret(ns, [2]string{upstream.KeystoneManageKey(), upstream.KeystoneManageKey()},
+			[2]string{upstream.KeystoneManageKey(), upstream.KeystoneManageKey()})
+		keys := adopted.Data
+		Expect(k8sClient.Create(ctx, adopted)).To(Succeed())
 		key := deployReady(ns)
 
 		secret := &corev1.Secret{}
@@ -332,17 +318,35 @@ var _ = Describe("The adoption of an existing cloud (data-plane-adoption)", func
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, secret)).To(Succeed())
 	})
 
-	It("makes no credential keys up: a Secret keystone without them is reported, and nothing is deployed", func() {
+	It("makes no credential keys up: a Secret keystone without any is reported, and nothing is deployed", func() {
 		ns := newNamespace()
-		keys := upstreamKeys(2)
+		keys := upstream.KeysData(2)
+		delete(keys, "CredentialKeys0")
 		delete(keys, "CredentialKeys1")
 		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns}, Data: keys})).To(Succeed())
 		key := createWithInputs(keystoneAPI(ns))
 		expectConditions(key, condition{"FernetKeysReady", "False", "InvalidInput", "Error"})
-		Expect(message(key, "FernetKeysReady")).To(ContainSubstring("secret keystone holds 1 of the 2 credential keys"))
+		Expect(message(key, "FernetKeysReady")).To(ContainSubstring("secret keystone holds no credential key"))
 		Consistently(func() bool {
 			return apierrors.IsNotFound(k8sClient.Get(ctx, key, &appsv1.Deployment{}))
 		}, time.Second).Should(BeTrue())
+	})
+
+	It("mounts the credential repository as Keystone keeps it: 0, 2 and 3 after two credential_rotate runs, 3 the primary", func() {
+		ns := newNamespace()
+		data := map[string][]byte{}
+		for _, name := range []string{"FernetKeys0", "FernetKeys1", "CredentialKeys0", "CredentialKeys2", "CredentialKeys3"} {
+			data[name] = []byte(upstream.KeystoneManageKey())
+		}
+		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns}, Data: data})).To(Succeed())
+		key := deployReady(ns)
+		expectConditions(key, condition{"FernetKeysReady", "True", "Ready", ""})
+		Expect(mountedKeys(ns)["credential-keys"]).To(Equal(map[string]string{"0": string(data["CredentialKeys0"]),
+			"2": string(data["CredentialKeys2"]), "3": string(data["CredentialKeys3"])}), "every key, under the number Keystone reads it by")
+		secret := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, secret)).To(Succeed())
+		Expect(deploy.ReadKeys(deploy.CredentialKeyPrefix, secret.Data).Keys).To(Equal([]string{string(data["CredentialKeys0"]),
+			string(data["CredentialKeys2"]), string(data["CredentialKeys3"])}), "no credential key rewritten")
 	})
 })
 
@@ -438,6 +442,82 @@ var _ = Describe("The adoption of an existing cloud, against the real Keystone",
 		_, err = tokens.Get(bg, other, oldToken).Extract()
 		Expect(err).To(HaveOccurred(), "Keystone does not recognise the token")
 		_, err = credentials.Get(bg, other, cred.ID).Extract()
+		Expect(err).To(HaveOccurred(), "Keystone cannot decrypt the credential")
+	})
+})
+
+var _ = Describe("Taking over keystone-operator's keys, against the real Keystone", Label("real-keystone"), func() {
+	It("keeps a token and a credential Keystone made with them valid and readable: standard base64, three credential keys", func() {
+		st := realKeystone()
+		url := st.Keystone.URL()
+		bg := context.Background()
+		fernetDir, credentialDir := st.FernetDir, st.CredentialDir()
+		fernet, credential := readRepository(fernetDir), readRepository(credentialDir)
+		serve := func(fernetFiles, credentialFiles map[string]string) {
+			GinkgoHelper()
+			Expect(localkeystone.WriteKeyFiles(fernetDir, fernetFiles)).To(Succeed())
+			Expect(localkeystone.WriteKeyFiles(credentialDir, credentialFiles)).To(Succeed())
+			// Keystone caches validated tokens and read credentials in memcached.
+			Expect(st.Memcached.FlushAll()).To(Succeed())
+		}
+		// Restored whatever happens: the other specs use this Keystone.
+		DeferCleanup(func() {
+			Expect(localkeystone.WriteKeyRepository(fernetDir, fernet)).To(Succeed())
+			Expect(localkeystone.WriteKeyRepository(credentialDir, credential)).To(Succeed())
+			Expect(st.Memcached.FlushAll()).To(Succeed())
+		})
+
+		By("Keystone serving keystone-operator's keys: standard base64, and the credential repository one credential_rotate leaves (0, 1, 2; 2 the primary)")
+		keys := upstream.KeysData(5)
+		// The primaries, which encrypt, hold "+" or "/": the alphabet a url-safe check refuses.
+		for _, primary := range []string{"FernetKeys4", "CredentialKeys2"} {
+			for !strings.ContainsAny(string(keys[primary]), "+/") {
+				keys[primary] = []byte(upstream.FernetKey())
+			}
+		}
+		files := func(prefix string, n int) map[string]string {
+			out := map[string]string{}
+			for i := range n {
+				out[fmt.Sprint(i)] = string(keys[fmt.Sprintf("%s%d", prefix, i)])
+			}
+			return out
+		}
+		serve(files("FernetKeys", 5), files("CredentialKeys", 3))
+		kc := adminClient(url)
+		oldToken := kc.Token()
+		user, err := tokens.Get(bg, kc, oldToken).ExtractUser()
+		Expect(err).NotTo(HaveOccurred())
+		cred, err := credentials.Create(bg, kc, credentials.CreateOpts{Type: "cert", UserID: user.ID, Blob: "keystone-operator-era"}).Extract()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { _ = credentials.Delete(bg, adminClient(url), cred.ID).ExtractErr() })
+
+		By("keystone-operator's KeystoneAPI and its Secret keystone, taken over")
+		ns := newNamespace()
+		api, key := upstreamKeystoneAPI(ns)
+		Expect(k8sClient.Create(ctx, upstream.KeysSecret(api, keys, time.Now()))).To(Succeed())
+		startOn(key)
+		createMemcached(ns, "memcached")
+		markMemcachedReady(ns, "memcached")
+		markDatabaseReady(ns, galera)
+		playNotifications(key)
+		finishRollout(key, 1)
+		mounted := mountedKeys(ns)
+		Expect(mounted["credential-keys"]).To(HaveLen(3), "every credential key mounted")
+
+		By("Keystone serving the keys the pods mount: the token validates, the credential decrypts")
+		serve(mounted["fernet-keys"], mounted["credential-keys"])
+		fresh := adminClient(url)
+		_, err = tokens.Get(bg, fresh, oldToken).Extract()
+		Expect(err).NotTo(HaveOccurred(), "a token issued before the takeover validates after it")
+		got, err := credentials.Get(bg, fresh, cred.ID).Extract()
+		Expect(err).NotTo(HaveOccurred(), "a credential encrypted with key 2 before the takeover decrypts after it")
+		Expect(got.Blob).To(Equal("keystone-operator-era"))
+
+		By("without key 2 (what mounting CredentialKeys0 and 1 alone gave) it does not")
+		withoutPrimary := maps.Clone(mounted["credential-keys"])
+		delete(withoutPrimary, "2")
+		serve(mounted["fernet-keys"], withoutPrimary)
+		_, err = credentials.Get(bg, adminClient(url), cred.ID).Extract()
 		Expect(err).To(HaveOccurred(), "Keystone cannot decrypt the credential")
 	})
 })

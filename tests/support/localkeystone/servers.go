@@ -310,15 +310,25 @@ func WriteFiles(dir string, names []string, files map[string]string) ([]string, 
 // WriteKeyRepository writes keys as files 0..n-1 of a key repository in dir,
 // replacing what was there, as a Secret volume would.
 func WriteKeyRepository(dir string, keys []string) error {
+	files := make(map[string]string, len(keys))
+	for i, k := range keys {
+		files[strconv.Itoa(i)] = k
+	}
+	return WriteKeyFiles(dir, files)
+}
+
+// WriteKeyFiles makes dir a key repository holding exactly files (name to key), such as
+// a repository with gaps ("0", "2", "3"), replacing what it held.
+func WriteKeyFiles(dir string, files map[string]string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("clearing %s: %w", dir, err)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	for i, k := range keys {
-		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)), []byte(k), 0o600); err != nil {
-			return fmt.Errorf("writing key %d: %w", i, err)
+	for name, k := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(k), 0o600); err != nil {
+			return fmt.Errorf("writing key %s: %w", name, err)
 		}
 	}
 	return nil

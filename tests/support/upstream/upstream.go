@@ -84,3 +84,31 @@ func ServiceStatus(svc *keystonev1.KeystoneService, serviceID string) keystonev1
 		},
 	}
 }
+
+// KeystoneManageKey is a key as Keystone's own tools make it (keystone-manage
+// fernet_setup, fernet_rotate, credential_setup and credential_rotate write
+// cryptography's Fernet.generate_key(): 32 random bytes in url-safe base64, no newline):
+// the keys of a director-deployed cloud that data-plane-adoption copies.
+func KeystoneManageKey() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return base64.URLEncoding.EncodeToString(b)
+}
+
+// AdoptionSecret is the Secret "keystone" data-plane-adoption's procedure creates before
+// the Identity service is enabled (docs_user/modules/proc_adopting-the-identity-service.adoc):
+// type Opaque, no label, no annotation, no owner, and the files 0 and 1 of the old
+// controllers' fernet-keys and credential-keys repositories, byte for byte (`cat ... |
+// base64 -w 0`), as CredentialKeys0, CredentialKeys1, FernetKeys0 and FernetKeys1.
+func AdoptionSecret(namespace string, fernet, credential [2]string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: namespace},
+		Type:       corev1.SecretTypeOpaque,
+		Data: map[string][]byte{
+			"CredentialKeys0": []byte(credential[0]), "CredentialKeys1": []byte(credential[1]),
+			"FernetKeys0": []byte(fernet[0]), "FernetKeys1": []byte(fernet[1]),
+		},
+	}
+}
