@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -81,6 +82,8 @@ func (c *commandLine) bind(fs *flag.FlagSet) {
 func (c *commandLine) options() manager.Options {
 	o := c.manager
 	o.Namespaces = manager.WatchNamespaces(c.namespaces)
+	// As keystone-operator reads it (SetupDefaults): an empty containerImage gets it.
+	o.KeystoneAPIImage = os.Getenv(keystonev1.ContainerImageEnv)
 	o.KubeQPS = float32(c.qps)
 	return o
 }

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
+	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
@@ -64,4 +66,14 @@ func TestConfigDefaultArguments(t *testing.T) {
 	if !o.LeaderElection || !manager.MetricsServerOptions(o).SecureServing {
 		t.Errorf("config/default: %+v, want leader election and metrics over HTTPS", o)
 	}
+}
+
+// The default Keystone image comes from keystone-operator's variable, as its
+// SetupDefaults reads it; without it, the manager falls back to keystone-operator's.
+func TestDefaultImageFromEnvironment(t *testing.T) {
+	g := NewWithT(t)
+	t.Setenv(keystonev1.ContainerImageEnv, "registry.example/keystone:2026.11")
+	g.Expect(parse(t).KeystoneAPIImage).To(Equal("registry.example/keystone:2026.11"))
+	t.Setenv(keystonev1.ContainerImageEnv, "")
+	g.Expect(parse(t).KeystoneAPIImage).To(BeEmpty(), "the KeystoneAPI controller then uses keystonev1.KeystoneAPIContainerImage")
 }

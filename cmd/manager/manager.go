@@ -106,6 +106,10 @@ type Options struct {
 	// ClusterID names this cluster in the marks of what it registers in Keystone; when
 	// empty, the UID of its kube-system namespace (ClusterIdentity).
 	ClusterID string
+	// KeystoneAPIImage is what a KeystoneAPI's empty containerImage is set to;
+	// keystonev1.KeystoneAPIContainerImage when empty (cmd/main.go reads
+	// keystonev1.ContainerImageEnv into it).
+	KeystoneAPIImage string
 }
 
 // ClusterIdentity is the UID of the kube-system namespace: it names a cluster as long
@@ -293,7 +297,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			Metrics: m, Versions: reconciler.NewVersions(), Reader: mgr.GetAPIReader(), Kind: kind}
 	}
 	if err := (&keystoneapi.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneapi.Kind), Clock: clk,
-		KeystoneTransport: opts.KeystoneTransport}).SetupWithManager(mgr); err != nil {
+		KeystoneTransport: opts.KeystoneTransport, DefaultImage: opts.KeystoneAPIImage}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneAPI controller: %w", err)
 	}
 	// One client per Keystone and admin, shared by every controller that talks to Keystone.

@@ -58,6 +58,9 @@ type Reconciler struct {
 	Clock    clock.PassiveClock
 	// KeystoneTransport carries the external-mode check's requests; http.DefaultTransport when nil.
 	KeystoneTransport http.RoundTripper
+	// DefaultImage is what an empty spec.containerImage is set to
+	// (keystonev1.KeystoneAPIContainerImage when empty).
+	DefaultImage string
 	// verified holds, per KeystoneAPI UID, the external-mode check that last succeeded
 	// (externalCheck).
 	verified sync.Map
@@ -248,6 +251,7 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneAPI, *scope] {
 		New:       func() *keystonev1.KeystoneAPI { return &keystonev1.KeystoneAPI{} },
 		Steps:     appliedSteps,
 		Finalizer: Finalizer,
+		Default:   r.defaultImage,
 		Scope: func(api *keystonev1.KeystoneAPI, round *condition.Round) *scope {
 			return &scope{api: api, round: round, previousEndpoints: maps.Clone(api.Status.APIEndpoints)}
 		},
@@ -264,6 +268,21 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneAPI, *scope] {
 			return result
 		},
 	}
+}
+
+// defaultImage sets an empty spec.containerImage to the operator's default, as
+// keystone-operator's defaulting webhook (KeystoneAPI.Default) sets it from
+// RELATED_IMAGE_KEYSTONE_API_IMAGE_URL_DEFAULT: its sample and other YAML written for it
+// leave the field out.
+func (r *Reconciler) defaultImage(api *keystonev1.KeystoneAPI) string {
+	if api.Spec.ContainerImage != "" {
+		return ""
+	}
+	api.Spec.ContainerImage = r.DefaultImage
+	if api.Spec.ContainerImage == "" {
+		api.Spec.ContainerImage = keystonev1.KeystoneAPIContainerImage
+	}
+	return "spec.containerImage was empty: set to the operator's default, " + api.Spec.ContainerImage
 }
 
 // related names what a KeystoneAPI created or holds, in the order of its steps: in

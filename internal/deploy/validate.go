@@ -42,14 +42,12 @@ func SpecProblems(api *keystonev1.KeystoneAPI) []string {
 	return append(out, extraMountProblems(api)...)
 }
 
-// requiredProblems: what each mode needs (image, secret, database or Keystone's URLs),
-// and override URLs that are URLs.
+// requiredProblems: what each mode needs (secret, database or Keystone's URLs), and
+// override URLs that are URLs. An empty containerImage is none: the controller sets
+// its default before any step runs.
 func requiredProblems(api *keystonev1.KeystoneAPI) []string {
 	var out []string
 	spec := api.Spec
-	if spec.ContainerImage == "" && !spec.ExternalKeystoneAPI {
-		out = append(out, "containerImage is empty: it names Keystone's image")
-	}
 	if spec.Secret == "" {
 		out = append(out, "secret is empty: it names the Secret holding the admin's password")
 	}

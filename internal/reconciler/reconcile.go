@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
@@ -42,6 +43,10 @@ type Kind[O Object, S any] struct {
 	// Record, when set, returns annotations written in the patch that adds Finalizer:
 	// what the phases must have recorded before their first write outside the object.
 	Record func(obj O) map[string]string
+	// Default, when set, fills in obj's spec what it leaves to the operator, as a
+	// defaulting webhook would, and says what it set ("" when nothing): the spec is
+	// patched before the phases run, with a Normal Event "Defaulted" saying so.
+	Default func(obj O) string
 	// Scope builds what one reconcile's phases share.
 	Scope func(obj O, round *condition.Round) S
 	// Phases mark the steps (RunPhases).
@@ -127,6 +132,9 @@ func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (res
 	if err := finalizers.AddRecording(ctx, r.Client, obj, r.Kind.Finalizer, record); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.defaults(ctx, obj); err != nil {
+		return ctrl.Result{}, err
+	}
 	result, err = RunPhases(ctx, round, s, r.Kind.Phases)
 	if err != nil {
 		return result, err
@@ -145,4 +153,22 @@ func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (res
 		result = r.Kind.Requeue(s, result)
 	}
 	return result, nil
+}
+
+// defaults patches into obj's spec what Kind.Default fills in, locked on the version
+// read (a spec written meanwhile makes it conflict, and the round runs again).
+func (r *Reconciler[O, S]) defaults(ctx context.Context, obj O) error {
+	if r.Kind.Default == nil {
+		return nil
+	}
+	before := obj.DeepCopyObject().(client.Object)
+	what := r.Kind.Default(obj)
+	if what == "" {
+		return nil
+	}
+	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("defaulting the spec (%s): %w", what, err)
+	}
+	r.Reporter.Recorder.Event(obj, corev1.EventTypeNormal, "Defaulted", what)
+	return nil
 }

@@ -40,8 +40,6 @@ var _ = Describe("The keystone.openstack.org schema", func() {
 			"spec.replicas in body should be less than or equal to 32"),
 		Entry("negative replicas", func(a *keystonev1.KeystoneAPI) { a.Spec.Replicas = ptr.To[int32](-1) }, false,
 			"spec.replicas in body should be greater than or equal to 0"),
-		Entry("no image", func(a *keystonev1.KeystoneAPI) { a.Spec.ContainerImage = "" }, false,
-			"spec.containerImage in body should be at least 1 chars long", "containerImage is empty"),
 		Entry("no secret", func(a *keystonev1.KeystoneAPI) { a.Spec.Secret = "" }, false,
 			"spec.secret in body should be at least 1 chars long", "secret is empty"),
 		Entry("too few fernet keys", func(a *keystonev1.KeystoneAPI) { a.Spec.FernetMaxActiveKeys = ptr.To[int32](2) }, false,

@@ -23,8 +23,10 @@ const (
 //
 // +kubebuilder:validation:XValidation:rule="!self.externalKeystoneAPI || (has(self.override.service) && has(self.override.service.public) && has(self.override.service.public.endpointURL) && has(self.override.service.internal) && has(self.override.service.internal.endpointURL))",message="externalKeystoneAPI needs both override.service.public.endpointURL and override.service.internal.endpointURL: they say where the existing Keystone is"
 type KeystoneAPISpec struct {
-	// ContainerImage is the Keystone image run by the deployment and its jobs.
-	// +kubebuilder:validation:MinLength=1
+	// ContainerImage is the Keystone image run by the deployment and its jobs. Left
+	// empty, the operator sets it to its default (ContainerImageEnv, else
+	// KeystoneAPIContainerImage), as keystone-operator's defaulting webhook does.
+	// +kubebuilder:validation:Optional
 	ContainerImage string `json:"containerImage"`
 
 	// Replicas of the Keystone API deployment.
@@ -229,6 +231,16 @@ type KeystoneExtraMounts struct {
 
 // KeystonePropagation is the propagation of extraMounts to Keystone's API pods.
 const KeystonePropagation storage.PropagationType = "Keystone"
+
+const (
+	// KeystoneAPIContainerImage is the image a KeystoneAPI without containerImage gets
+	// when the operator's environment names none (keystone-operator's fall-back,
+	// api/v1beta1/keystoneapi_types.go).
+	KeystoneAPIContainerImage = "quay.io/podified-antelope-centos9/openstack-keystone:current-podified"
+	// ContainerImageEnv is the environment variable that names the operator's default
+	// Keystone image, as it does keystone-operator's (SetupDefaults).
+	ContainerImageEnv = "RELATED_IMAGE_KEYSTONE_API_IMAGE_URL_DEFAULT"
+)
 
 // Propagate returns the volumes and mounts of m that reach the pods of svc.
 func (m *KeystoneExtraMounts) Propagate(svc []storage.PropagationType) []storage.VolMounts {

@@ -112,3 +112,30 @@ func AdoptionSecret(namespace string, fernet, credential [2]string) *corev1.Secr
 		},
 	}
 }
+
+// SampleKeystoneAPI is keystone-operator's own sample KeystoneAPI
+// (config/samples/keystone_v1beta1_keystoneapi.yaml), field for field, in namespace: no
+// containerImage, which keystone-operator's defaulting webhook fills in.
+func SampleKeystoneAPI(namespace string) string {
+	return `apiVersion: keystone.openstack.org/v1beta1
+kind: KeystoneAPI
+metadata:
+  name: keystone
+  namespace: ` + namespace + `
+spec:
+  adminProject: admin
+  adminUser: admin
+  customServiceConfig: |
+    [DEFAULT]
+    debug = true
+  databaseInstance: openstack
+  databaseAccount: keystone
+  preserveJobs: false
+  region: regionOne
+  secret: osp-secret
+  resources:
+    requests:
+      memory: "500Mi"
+      cpu: "1.0"
+`
+}
