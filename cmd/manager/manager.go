@@ -16,6 +16,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/internal/permissions"
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
@@ -23,19 +24,14 @@ import (
 	"github.com/openstack-k8s-operators/lib-common/modules/common/operator"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	"github.com/prometheus/client_golang/prometheus"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
@@ -70,7 +66,9 @@ type Options struct {
 	ProbeAddr string
 	// LeaderElection makes only one replica active.
 	LeaderElection bool
-	// LeaderElectionNamespace holds the lease when running outside a cluster.
+	// LeaderElectionNamespace holds the lease when running outside a cluster, and is
+	// then the operator's namespace (where it keeps the cluster's identity,
+	// IdentityConfigMap); in a pod, the pod's namespace is.
 	LeaderElectionNamespace string
 	// KeystoneTransport carries the requests to Keystone; http.DefaultTransport when nil.
 	KeystoneTransport http.RoundTripper
@@ -111,40 +109,6 @@ type Options struct {
 	// keystonev1.ContainerImageEnv into it).
 	KeystoneAPIImage string
 }
-
-// ClusterIdentity is the UID of the kube-system namespace: it names a cluster as long
-// as the cluster lives, and a restore of objects onto another cluster does not carry it.
-// It is read once, at start, and kept for the process: a read that fails for a while
-// (the API server busy) is tried again for clusterIdentityWait; refused (config/rbac
-// grants reading that namespace alone, in both overlays) or still failing, it is "":
-// then no predecessor's registration is claimed, and no mark naming a cluster is
-// rewritten without it (identity.classify), so marks never flip between restarts.
-func ClusterIdentity(ctx context.Context, c client.Reader) string {
-	ns := &corev1.Namespace{}
-	var last error
-	err := wait.PollUntilContextTimeout(ctx, time.Second, clusterIdentityWait, true, func(ctx context.Context) (bool, error) {
-		last = c.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, ns)
-		switch {
-		case last == nil:
-			return true, nil
-		case apierrors.IsForbidden(last) || apierrors.IsUnauthorized(last) || apierrors.IsNotFound(last):
-			return false, last
-		}
-		return false, nil
-	})
-	if err != nil {
-		if last == nil {
-			last = err
-		}
-		ctrl.Log.WithName("setup").Info("the cluster's identity (the kube-system namespace's UID) cannot be read: "+
-			"no registration of a deleted object of the same name is claimed", "error", last.Error())
-		return ""
-	}
-	return string(ns.UID)
-}
-
-// clusterIdentityWait bounds how long ClusterIdentity tries a read that fails.
-const clusterIdentityWait = 30 * time.Second
 
 // The Kubernetes API rate limits unless told otherwise, chosen by make bench
 // (BENCHMARKS.md, throughput, holds the figures): registrations cost the API server
@@ -287,16 +251,17 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	})); err != nil {
 		return nil, fmt.Errorf("adding the Event recorder: %w", err)
 	}
-	// Says once at start which permissions of config/rbac the manager lacks (run by
-	// openstack-operator, it has the RBAC that gives keystone-operator).
-	if err := mgr.Add(permissionCheck(mgr.GetClient(), opts.Namespaces)); err != nil {
-		return nil, fmt.Errorf("adding the permission check: %w", err)
-	}
+	// Which permissions of config/rbac the manager lacks, said once (run by
+	// openstack-operator, it has the RBAC that gives keystone-operator); the
+	// controllers' client follows the answer, and asks for nothing it would be refused.
+	ctx := context.Background()
+	rules := checkPermissions(ctx, mgr.GetClient(), opts.Namespaces)
+	apiClient := permissions.Client{Client: mgr.GetClient(), Rules: rules}
 	reporter := func(kind string) reconciler.Reporter {
-		return reconciler.Reporter{Client: mgr.GetClient(), Recorder: recorder,
+		return reconciler.Reporter{Client: apiClient, Recorder: recorder,
 			Metrics: m, Versions: reconciler.NewVersions(), Reader: mgr.GetAPIReader(), Kind: kind}
 	}
-	if err := (&keystoneapi.Reconciler{Client: mgr.GetClient(), Reporter: reporter(keystoneapi.Kind), Clock: clk,
+	if err := (&keystoneapi.Reconciler{Client: apiClient, Reporter: reporter(keystoneapi.Kind), Clock: clk,
 		KeystoneTransport: opts.KeystoneTransport, DefaultImage: opts.KeystoneAPIImage}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneAPI controller: %w", err)
 	}
@@ -304,10 +269,10 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	keystoneClients := &identity.Clients{Transport: opts.KeystoneTransport, ClaimUnclustered: opts.ClaimUnclusteredMarks}
 	cluster := opts.ClusterID
 	if cluster == "" {
-		cluster = ClusterIdentity(context.Background(), mgr.GetAPIReader())
+		cluster = identityOf(ctx, mgr, rules, operatorNamespace(opts))
 	}
 	base := func(kind string) registration.Base {
-		return registration.Base{Client: mgr.GetClient(), Reporter: reporter(kind), Clock: clk,
+		return registration.Base{Client: apiClient, Reporter: reporter(kind), Clock: clk,
 			Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency, ClusterID: cluster,
 			Reader: mgr.GetAPIReader(), OrphanGrace: opts.OrphanGrace}
 	}

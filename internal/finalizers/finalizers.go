@@ -8,8 +8,11 @@ import (
 	"maps"
 	"strings"
 
+	"github.com/keystone-stepwise/keystone-operator/internal/permissions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -57,8 +60,13 @@ func Remove(ctx context.Context, c client.Client, obj client.Object, finalizers 
 
 // change applies edit to obj's finalizers and patches them when edit changed anything.
 // An obj that was never read (no resourceVersion: only its name is known) is read first.
+// Where the client's rules refuse patch on obj's kind (openstack-operator grants
+// keystone-operator update, not patch, on topologies: permissions.AllowsOn), the
+// finalizers are written with an update instead, without asking for the patch first;
+// a patch refused all the same (rules not reviewed) is done again as an update.
 func change(ctx context.Context, c client.Client, obj client.Object, edit func(client.Object) bool) error {
 	first := obj.GetResourceVersion() != ""
+	patch := permissions.AllowsOn(c, "patch", obj)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if !first {
 			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
@@ -70,18 +78,48 @@ func change(ctx context.Context, c client.Client, obj client.Object, edit func(c
 		if !edit(obj) {
 			return nil
 		}
+		if !patch {
+			return updateFinalizers(ctx, c, obj)
+		}
 		err := c.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 		if apierrors.IsForbidden(err) {
-			// The RBAC openstack-operator gives keystone-operator grants update, not
-			// patch, on some kinds (topologies): an update of the object as read is
-			// optimistically locked too.
-			err = c.Update(ctx, obj)
+			patch = false
+			err = updateFinalizers(ctx, c, obj)
 		}
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("patching the finalizers of %s: %w", obj.GetName(), err)
 	}
+	return nil
+}
+
+// updateFinalizers writes obj's finalizers with an update of the object as the API
+// server holds it, read as unstructured: every field is kept, those the operator's Go
+// type does not know included (an update of the typed object would drop them). It is
+// locked on obj's resourceVersion: an object changed since obj was read conflicts, and
+// change reads it again.
+func updateFinalizers(ctx context.Context, c client.Client, obj client.Object) error {
+	gvk, err := c.GroupVersionKindFor(obj)
+	if err != nil {
+		return err
+	}
+	current := &unstructured.Unstructured{}
+	current.SetGroupVersionKind(gvk)
+	// Unstructured objects are read from the API server, not the cache.
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), current); err != nil {
+		return err
+	}
+	if current.GetResourceVersion() != obj.GetResourceVersion() {
+		return apierrors.NewConflict(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, obj.GetName(),
+			fmt.Errorf("changed since it was read"))
+	}
+	current.SetFinalizers(obj.GetFinalizers())
+	current.SetAnnotations(obj.GetAnnotations())
+	if err := c.Update(ctx, current); err != nil {
+		return err
+	}
+	obj.SetResourceVersion(current.GetResourceVersion())
 	return nil
 }
 

@@ -6,10 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/keystone-stepwise/keystone-operator/internal/permissions"
 	. "github.com/onsi/gomega"
+	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -121,4 +126,47 @@ func TestOrphaned(t *testing.T) {
 		[]string{For("keystoneservice", "ghost"), Upstream("keystoneservice", "gone")}), "a long name's digest is recognised")
 	g.Expect(Orphaned(api, "keystoneservice", nil)).To(HaveLen(5))
 	g.Expect(Orphaned(api, "keystoneendpoint", []string{"glance"})).To(BeEmpty(), "another kind's and foreign finalizers are not this kind's")
+}
+
+// On rules that grant update but not patch (openstack-operator's for topologies), the
+// finalizer is written with an update and no patch is asked for; with no rules known, a
+// refused patch is done again as an update.
+func TestAddWithoutPatch(t *testing.T) {
+	g := NewWithT(t)
+	scheme := runtime.NewScheme()
+	g.Expect(topologyv1.AddToScheme(scheme)).To(Succeed())
+	topology := &topologyv1.Topology{ObjectMeta: metav1.ObjectMeta{Namespace: "openstack", Name: "default"}}
+	mapper := apimeta.NewDefaultRESTMapper(nil)
+	mapper.Add(topologyv1.GroupVersion.WithKind("Topology"), apimeta.RESTScopeNamespace)
+	var asked []string
+	build := func(refusePatch bool) client.Client {
+		return fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(topology.DeepCopy()).WithInterceptorFuncs(interceptor.Funcs{
+			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+				asked = append(asked, "patch")
+				if refusePatch {
+					return apierrors.NewForbidden(schema.GroupResource{Group: "topology.openstack.org", Resource: "topologies"}, obj.GetName(), errors.New("no"))
+				}
+				return c.Patch(ctx, obj, patch, opts...)
+			},
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				asked = append(asked, "update")
+				return c.Update(ctx, obj, opts...)
+			},
+		}).Build()
+	}
+	rules := permissions.Reviewed([]authorizationv1.ResourceRule{{Verbs: []string{"get", "list", "update", "watch"},
+		APIGroups: []string{"topology.openstack.org"}, Resources: []string{"topologies"}}})
+	c := permissions.Client{Client: build(true), Rules: rules}
+	got := &topologyv1.Topology{}
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(topology), got)).To(Succeed())
+	g.Expect(Add(context.Background(), c, got, "keystone.openstack.org/keystoneapi-keystone")).To(Succeed())
+	g.Expect(asked).To(Equal([]string{"update"}), "no patch asked for")
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(topology), got)).To(Succeed())
+	g.Expect(got.Finalizers).To(Equal([]string{"keystone.openstack.org/keystoneapi-keystone"}))
+
+	asked = nil
+	unknown := build(true)
+	g.Expect(unknown.Get(context.Background(), client.ObjectKeyFromObject(topology), got)).To(Succeed())
+	g.Expect(Add(context.Background(), unknown, got, "keystone.openstack.org/keystoneapi-keystone")).To(Succeed())
+	g.Expect(asked).To(Equal([]string{"patch", "update"}), "rules unknown: asked, refused, updated")
 }

@@ -24,6 +24,13 @@ import (
 // when t ends, and returns its admin's configuration, a client of it and a context
 // bounded to two minutes.
 func startAPIServer(t *testing.T) (*rest.Config, client.Client, context.Context) {
+	cfg, admin, ctx, _ := startAuditedAPIServer(t, false)
+	return cfg, admin, ctx
+}
+
+// startAuditedAPIServer is startAPIServer whose API server, with audit, writes every
+// request and its answer's code to the audit log whose path it returns.
+func startAuditedAPIServer(t *testing.T, audit bool) (*rest.Config, client.Client, context.Context, string) {
 	t.Helper()
 	g := NewWithT(t)
 	logf.SetLogger(zap.New(zap.WriteTo(io.Discard)))
@@ -32,6 +39,11 @@ func startAPIServer(t *testing.T) (*rest.Config, client.Client, context.Context)
 	env, err := controlplane.Environment(root)
 	controlplane.Unavailable(t, err)
 	g.Expect(err).NotTo(HaveOccurred())
+	auditLog := ""
+	if audit {
+		auditLog, err = controlplane.Audit(env, t.TempDir())
+		g.Expect(err).NotTo(HaveOccurred())
+	}
 	cfg, err := env.Start()
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { g.Expect(env.Stop()).To(Succeed()) })
@@ -39,7 +51,7 @@ func startAPIServer(t *testing.T) (*rest.Config, client.Client, context.Context)
 	g.Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	return cfg, admin, ctx
+	return cfg, admin, ctx, auditLog
 }
 
 // startManager runs the manager on cfg with opts until stop is called (or t ends) and

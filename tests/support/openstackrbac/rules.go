@@ -41,10 +41,24 @@ var rules = [][3]string{
 }
 
 // Rules returns the ClusterRole's rules.
-func Rules() []rbacv1.PolicyRule {
+func Rules() []rbacv1.PolicyRule { return policyRules(rules) }
+
+func policyRules(rules [][3]string) []rbacv1.PolicyRule {
 	out := make([]rbacv1.PolicyRule, 0, len(rules))
 	for _, r := range rules {
 		out = append(out, rbacv1.PolicyRule{APIGroups: []string{r[0]}, Resources: strings.Split(r[1], ","), Verbs: strings.Split(r[2], ",")})
 	}
 	return out
 }
+
+// leaderElectionRules are the Role keystone-operator-leader-election-role that
+// openstack-operator binds to that ServiceAccount in the operators' namespace
+// (config/operator/bundle-rbac/keystone-operator-leader-election-role.yaml at SourceCommit).
+var leaderElectionRules = [][3]string{
+	{"", "configmaps", "get,list,watch,create,update,patch,delete"},
+	{"coordination.k8s.io", "leases", "get,list,watch,create,update,patch,delete"},
+	{"", "events", "create,patch"},
+}
+
+// LeaderElectionRules returns the leader election Role's rules.
+func LeaderElectionRules() []rbacv1.PolicyRule { return policyRules(leaderElectionRules) }
