@@ -475,6 +475,17 @@ var _ = Describe("KeystoneService", func() {
 		return id
 	}
 
+	It("waits for a password that is empty, and sets no user meanwhile; takes the value byte for byte once there", func() {
+		keystone()
+		setSecretKey(ns, "osp-secret", "GlancePassword", "")
+		Expect(k8sClient.Create(ctx, keystoneService(ns))).To(Succeed())
+		expectServiceConditions(key, condition{"InputReady", "False", "DependencyNotFound", "Warning"})
+		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty(), "no user with an empty password")
+		setSecretKey(ns, "osp-secret", "GlancePassword", " spaced password\n")
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		Expect(canAuthenticate(ks.URL, "glance", " spaced password\n")).To(BeTrue(), "not trimmed, as keystone-operator reads it")
+	})
+
 	It("takes over what keystone-operator registered, and removes it on deletion", func() {
 		keystone()
 		id := upstreamRegistered(keystoneService(ns), "glance-1")
