@@ -467,19 +467,6 @@ func (c *Client) findUser(ctx context.Context, domainID, name string) (*User, er
 	return &all[0], nil
 }
 
-// DeleteUser deletes the user with ID id if it is owner's (as DeleteService); Keystone
-// removes its role assignments and credentials with it. One that is gone, or not the
-// owner's, stays.
-func (c *Client) DeleteUser(ctx context.Context, id, owner string, claimUnmarked bool) error {
-	if id == "" {
-		return nil
-	}
-	u, err := c.GetUser(ctx, id)
-	if err != nil || u == nil {
-		return err
-	}
-	return c.DeleteOwnedUser(ctx, u, owner, claimUnmarked)
-}
 
 // GetUser returns the user with ID id, nil when there is none.
 func (c *Client) GetUser(ctx context.Context, id string) (*User, error) {
@@ -542,11 +529,19 @@ func (c *Client) DeleteRegistration(ctx context.Context, knownID string, want Se
 		}
 	}
 	for i, id := range []string{userID, userIDOf(named)} {
-		if i > 0 && id == userID {
+		if id == "" || (i > 0 && id == userID) {
 			continue
 		}
-		if err := c.DeleteUser(ctx, id, user.Owner, user.ClaimUnmarked); err != nil {
+		u, err := c.GetUser(ctx, id)
+		if err != nil {
 			return err
+		}
+		// A claim is for the user of user.Name alone: an ID read from elsewhere (an
+		// earlier version's annotation, which a tenant can write) never claims another.
+		if u != nil {
+			if err := c.DeleteOwnedUser(ctx, u, user.Owner, user.ClaimUnmarked && u.Name == user.Name); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

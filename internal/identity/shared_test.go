@@ -194,3 +194,21 @@ func TestUnclusteredPredecessor(t *testing.T) {
 	g.Expect(reg.Ownership).To(Equal(identity.Owned))
 	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "glance"})[0]).To(HaveKeyWithValue(identity.OwnerAttribute, want.Owner))
 }
+
+// TestDeleteRegistrationClaimsByName: keystone-operator's proof claims the user it names
+// alone. A user ID from elsewhere (an earlier version's annotation, which a tenant can
+// write) naming another unmarked user, the admin among them, deletes nothing of it.
+func TestDeleteRegistrationClaimsByName(t *testing.T) {
+	g := NewWithT(t)
+	keystone, _, kc := adminOfFake(t)
+	ctx := context.Background()
+	admins := keystone.List(fakekeystone.Users, map[string]any{"name": "admin"})
+	g.Expect(admins).To(HaveLen(1))
+	keystone.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "g"})
+	owner := "KeystoneService/openstack/glance/uid-1@cluster"
+	err := kc.DeleteRegistration(ctx, "", identity.ServiceSpec{Type: "image", Name: "glance", Owner: owner},
+		admins[0]["id"].(string), identity.UserSpec{Name: "glance", DomainID: "default", Owner: owner, ClaimUnmarked: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "admin"})).To(HaveLen(1), "the admin stays")
+	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty(), "the user the proof names goes")
+}
