@@ -51,35 +51,15 @@ type IdentitySource struct {
 // read that fails for a while (the API server busy) is tried again for
 // clusterIdentityWait; a refusal is final.
 func ClusterIdentity(ctx context.Context, src IdentitySource) string {
-	log := ctrl.Log.WithName("setup")
-	ns, rules := src.Namespace, src.Rules
-	key := client.ObjectKey{Namespace: ns, Name: IdentityConfigMap}
-	if ns != "" && rules.Allows("get", "", "configmaps") {
-		cm := &corev1.ConfigMap{}
-		err := readRetrying(ctx, func(ctx context.Context) error { return src.Reader.Get(ctx, key, cm) })
-		if err == nil && cm.Data[IdentityKey] != "" {
-			return cm.Data[IdentityKey]
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			log.Info("the cluster's identity cannot be read", "configmap", key.String(), "error", err.Error())
-		}
+	if id := src.kept(ctx); id != "" {
+		return id
 	}
-	kubeSystem := ""
-	if rules.Allows("get", "", "namespaces", metav1.NamespaceSystem) {
-		n := &corev1.Namespace{}
-		err := readRetrying(ctx, func(ctx context.Context) error {
-			return src.Reader.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, n)
-		})
-		if err == nil {
-			kubeSystem = string(n.UID)
-		} else {
-			log.Info("the kube-system namespace cannot be read", "error", err.Error())
-		}
-	}
-	if ns == "" || !rules.Allows("create", "", "configmaps") {
+	kubeSystem := src.kubeSystemUID(ctx)
+	if src.Namespace == "" || !src.Rules.Allows("create", "", "configmaps") {
 		if kubeSystem == "" {
-			log.Info("the cluster's identity is unknown: marks in Keystone name no cluster, and no registration of a deleted " +
-				"object of the same name is claimed; run the operator in a namespace where it may create ConfigMaps, or give --cluster-id")
+			ctrl.Log.WithName("setup").Info("the cluster's identity is unknown: marks in Keystone name no cluster, and no " +
+				"registration of a deleted object of the same name is claimed; run the operator in a namespace where it may " +
+				"create ConfigMaps, or give --cluster-id")
 		}
 		return kubeSystem
 	}
@@ -87,8 +67,52 @@ func ClusterIdentity(ctx context.Context, src IdentitySource) string {
 	if id == "" {
 		id = string(uuid.NewUUID())
 	}
+	if kept := src.keep(ctx, id); kept != "" {
+		return kept
+	}
+	return kubeSystem
+}
+
+// key is IdentityConfigMap's key.
+func (src IdentitySource) key() client.ObjectKey {
+	return client.ObjectKey{Namespace: src.Namespace, Name: IdentityConfigMap}
+}
+
+// kept is the identity IdentityConfigMap holds; "" when there is none, or it may not be read.
+func (src IdentitySource) kept(ctx context.Context) string {
+	if src.Namespace == "" || !src.Rules.Allows("get", "", "configmaps") {
+		return ""
+	}
+	cm := &corev1.ConfigMap{}
+	err := readRetrying(ctx, func(ctx context.Context) error { return src.Reader.Get(ctx, src.key(), cm) })
+	if err != nil && !apierrors.IsNotFound(err) {
+		ctrl.Log.WithName("setup").Info("the cluster's identity cannot be read", "configmap", src.key().String(), "error", err.Error())
+	}
+	return cm.Data[IdentityKey]
+}
+
+// kubeSystemUID is the UID of the kube-system namespace; "" when it may not be read.
+func (src IdentitySource) kubeSystemUID(ctx context.Context) string {
+	if !src.Rules.Allows("get", "", "namespaces", metav1.NamespaceSystem) {
+		return ""
+	}
+	n := &corev1.Namespace{}
+	err := readRetrying(ctx, func(ctx context.Context) error {
+		return src.Reader.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, n)
+	})
+	if err != nil {
+		ctrl.Log.WithName("setup").Info("the kube-system namespace cannot be read", "error", err.Error())
+		return ""
+	}
+	return string(n.UID)
+}
+
+// keep makes IdentityConfigMap with id and returns the identity it holds: id, or the one
+// another replica made meanwhile; "" when it cannot be made.
+func (src IdentitySource) keep(ctx context.Context, id string) string {
+	log := ctrl.Log.WithName("setup")
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: IdentityConfigMap,
+		ObjectMeta: metav1.ObjectMeta{Namespace: src.Namespace, Name: IdentityConfigMap,
 			Labels: map[string]string{"app.kubernetes.io/part-of": "keystone-operator"},
 			Annotations: map[string]string{"keystone.openstack.org/about": "The name this cluster goes by in the marks of what " +
 				"the Keystone operator registers in Keystone. Deleting it makes every registration of this cluster another's."}},
@@ -97,15 +121,15 @@ func ClusterIdentity(ctx context.Context, src IdentitySource) string {
 	err := src.Writer.Create(ctx, cm)
 	if apierrors.IsAlreadyExists(err) {
 		// Made meanwhile by another replica: its identity is the cluster's.
-		if err = readRetrying(ctx, func(ctx context.Context) error { return src.Reader.Get(ctx, key, cm) }); err == nil && cm.Data[IdentityKey] != "" {
-			return cm.Data[IdentityKey]
+		if made := src.kept(ctx); made != "" {
+			return made
 		}
 	}
 	if err != nil {
-		log.Info("the cluster's identity cannot be kept", "configmap", key.String(), "error", err.Error())
-		return kubeSystem
+		log.Info("the cluster's identity cannot be kept", "configmap", src.key().String(), "error", err.Error())
+		return ""
 	}
-	log.Info("the cluster's identity is made", "configmap", key.String(), "identity", id, "fromKubeSystem", id == kubeSystem)
+	log.Info("the cluster's identity is made", "configmap", src.key().String(), "identity", id)
 	return id
 }
 

@@ -142,7 +142,7 @@ func (c *raceClient) Get(ctx context.Context, key client.ObjectKey, obj client.O
 	c.reads++
 	if _, ok := obj.(*corev1.ConfigMap); ok && c.reads == 1 {
 		err := c.recording.Get(ctx, key, obj, opts...)
-		if createErr := c.recording.Client.Create(ctx, c.made); createErr != nil {
+		if createErr := c.Create(ctx, c.made); createErr != nil {
 			return createErr
 		}
 		return err

@@ -109,7 +109,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	// longer has; each stays, handed over, while another KeystoneService names it.
 	userID := svc.Annotations[legacyUserIDAnnotation]
 	if user.Name != "" {
-		kept, herr := r.handOver(ctx, kc, svc, user.Name, user.ClaimUnmarked)
+		kept, herr := r.handOver(ctx, kc, api, svc, user.Name, user.ClaimUnmarked)
 		if err = herr; kept {
 			user.Name, userID = "", ""
 		}
@@ -158,7 +158,7 @@ func (s *scope) otherUsers() []string {
 // dropped once it is settled.
 func (r *Reconciler) removeUser(ctx context.Context, s *scope, kc *identity.Client, api *keystonev1.KeystoneAPI, name string) error {
 	claim := s.claimsUser(api, name)
-	kept, err := r.handOver(ctx, kc, s.service, name, claim)
+	kept, err := r.handOver(ctx, kc, api, s.service, name, claim)
 	if err == nil && !kept {
 		err = kc.DeleteUserNamed(ctx, defaultDomainID, name, r.owner(s.service), claim)
 	}

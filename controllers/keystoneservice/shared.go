@@ -129,8 +129,14 @@ func rolesOf(svc *keystonev1.KeystoneService, sharers []keystonev1.KeystoneServi
 // Hand-overs of one user take turns (userTurns), each reading who stays from the API
 // server: a keeper never hands the user to a KeystoneService whose own deletion has
 // already passed here, found the user not its own and gone without it. One that reads
-// after a hand-over finds the user marked as its own, and deletes it.
-func (r *Reconciler) handOver(ctx context.Context, kc *identity.Client, svc *keystonev1.KeystoneService, user string, claimUnmarked bool) (bool, error) {
+// after a hand-over finds the user marked as its own, and deletes it. While api, the
+// namespace's KeystoneAPI, is being deleted, nobody stays: every registration of the
+// namespace leaves its Keystone, and the keeper deletes the user.
+func (r *Reconciler) handOver(ctx context.Context, kc *identity.Client, api *keystonev1.KeystoneAPI, svc *keystonev1.KeystoneService,
+	user string, claimUnmarked bool) (bool, error) {
+	if api != nil && !api.DeletionTimestamp.IsZero() {
+		return false, nil
+	}
 	turn := svc.Namespace + "/" + user
 	userTurns.LockKey(turn)
 	defer func() { _ = userTurns.UnlockKey(turn) }()

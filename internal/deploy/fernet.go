@@ -218,60 +218,94 @@ func DecodeKey(key string) ([]byte, error) {
 // pythonB64Decode is Python's base64.urlsafe_b64decode: binascii.a2b_base64 without
 // strict mode (CPython's Modules/binascii.c) after mapping "-" to "+" and "_" to "/".
 func pythonB64Decode(s string) ([]byte, error) {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	var q quad
 	out := make([]byte, 0, len(s)*3/4)
-	var left byte
-	quad, pads, data := 0, 0, 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c >= 0x80:
+		if c >= 0x80 {
 			return nil, errors.New("holds a character that is not ASCII")
-		case c == '-':
-			c = '+'
-		case c == '_':
-			c = '/'
-		case c == '=':
-			// A pad ends the input once it completes a group of at least two characters;
-			// before that it is skipped.
-			if quad >= 2 {
-				pads++
-				if quad+pads >= 4 {
-					return out, nil
-				}
+		}
+		if c == '=' {
+			if q.pad() {
+				return out, nil
 			}
 			continue
 		}
-		v := strings.IndexByte(alphabet, c)
-		if v < 0 {
-			continue // not in the alphabet: skipped, as white space is
+		if v := b64Values[c]; v != invalidB64 {
+			out = q.add(out, v)
 		}
-		pads = 0
-		data++
-		b := byte(v)
-		switch quad {
-		case 0:
-			left = b
-		case 1:
-			out = append(out, left<<2|b>>4)
-			left = b & 0x0f
-		case 2:
-			out = append(out, left<<4|b>>2)
-			left = b & 0x03
-		case 3:
-			out = append(out, left<<6|b)
-		}
-		quad = (quad + 1) % 4
+		// Characters outside the alphabet (white space) are skipped.
 	}
+	return out, q.end()
+}
+
+// invalidB64 marks the bytes outside the base64 alphabets in b64Values.
+const invalidB64 = 0xff
+
+// b64Values maps each ASCII byte to its value in base64, both alphabets at once ("+"
+// and "-" are 62, "/" and "_" 63), and every other byte to invalidB64.
+var b64Values = func() [128]byte {
+	var t [128]byte
+	for i := range t {
+		t[i] = invalidB64
+	}
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	for i := range len(alphabet) {
+		t[alphabet[i]] = byte(i)
+	}
+	t['-'], t['_'] = 62, 63
+	return t
+}()
+
+// quad is the state of a2b_base64 between characters: the position in the current
+// group of four, the bits left over, the pads seen since the last data character, and
+// how many data characters there were.
+type quad struct {
+	pos, pads, data int
+	left            byte
+}
+
+// add takes a data character of value v, appending the bytes it completes to out.
+func (q *quad) add(out []byte, v byte) []byte {
+	q.pads = 0
+	q.data++
+	switch q.pos {
+	case 0:
+		q.left = v
+	case 1:
+		out = append(out, q.left<<2|v>>4)
+		q.left = v & 0x0f
+	case 2:
+		out = append(out, q.left<<4|v>>2)
+		q.left = v & 0x03
+	case 3:
+		out = append(out, q.left<<6|v)
+	}
+	q.pos = (q.pos + 1) % 4
+	return out
+}
+
+// pad takes a "=": it ends the input once it completes a group of at least two
+// characters; before that it is skipped.
+func (q *quad) pad() bool {
+	if q.pos < 2 {
+		return false
+	}
+	q.pads++
+	return q.pos+q.pads >= 4
+}
+
+// end says whether the input ended on a whole group, as a2b_base64 does.
+func (q *quad) end() error {
 	switch {
-	case data == 0:
-		return nil, errors.New("holds no base64 character")
-	case quad == 1:
-		return nil, fmt.Errorf("is not base64: %d characters of data, one more than a multiple of 4", data)
-	case quad != 0:
-		return nil, errors.New("is not padded: Keystone's decoder needs its last group padded with \"=\"")
+	case q.data == 0:
+		return errors.New("holds no base64 character")
+	case q.pos == 1:
+		return fmt.Errorf("is not base64: %d characters of data, one more than a multiple of 4", q.data)
+	case q.pos != 0:
+		return errors.New("is not padded: Keystone's decoder needs its last group padded with \"=\"")
 	}
-	return out, nil
+	return nil
 }
 
 // Renumbered describes what writing the repository's keys densely (0, 1, 2, ...)

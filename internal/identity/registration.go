@@ -467,7 +467,6 @@ func (c *Client) findUser(ctx context.Context, domainID, name string) (*User, er
 	return &all[0], nil
 }
 
-
 // GetUser returns the user with ID id, nil when there is none.
 func (c *Client) GetUser(ctx context.Context, id string) (*User, error) {
 	var u User
@@ -510,6 +509,15 @@ func (c *Client) DeleteOwnedUser(ctx context.Context, u *User, owner string, cla
 // of user's name (none when empty), each when it is owner's. What is gone, or not the
 // owner's, stays.
 func (c *Client) DeleteRegistration(ctx context.Context, knownID string, want ServiceSpec, userID string, user UserSpec) error {
+	if err := c.deleteServices(ctx, knownID, want); err != nil {
+		return err
+	}
+	return c.deleteUsers(ctx, userID, user)
+}
+
+// deleteServices deletes the service with ID knownID and the one of want's type and
+// name, each when it is want's owner's.
+func (c *Client) deleteServices(ctx context.Context, knownID string, want ServiceSpec) error {
 	current, err := c.findService(ctx, "", want)
 	if err != nil {
 		return err
@@ -522,11 +530,17 @@ func (c *Client) DeleteRegistration(ctx context.Context, knownID string, want Se
 			return err
 		}
 	}
-	var named *User
-	if user.Name != "" {
-		if named, err = c.findUser(ctx, user.DomainID, user.Name); err != nil {
-			return err
-		}
+	return nil
+}
+
+// deleteUsers deletes the user with ID userID and the one of user's name, each when it
+// is user's owner's. A claim is for the user of user.Name alone: an ID read from
+// elsewhere (an earlier version's annotation, which a tenant can write) never claims
+// another.
+func (c *Client) deleteUsers(ctx context.Context, userID string, user UserSpec) error {
+	named, err := c.findUserNamed(ctx, user)
+	if err != nil {
+		return err
 	}
 	for i, id := range []string{userID, userIDOf(named)} {
 		if id == "" || (i > 0 && id == userID) {
@@ -536,8 +550,6 @@ func (c *Client) DeleteRegistration(ctx context.Context, knownID string, want Se
 		if err != nil {
 			return err
 		}
-		// A claim is for the user of user.Name alone: an ID read from elsewhere (an
-		// earlier version's annotation, which a tenant can write) never claims another.
 		if u != nil {
 			if err := c.DeleteOwnedUser(ctx, u, user.Owner, user.ClaimUnmarked && u.Name == user.Name); err != nil {
 				return err
@@ -545,6 +557,14 @@ func (c *Client) DeleteRegistration(ctx context.Context, knownID string, want Se
 		}
 	}
 	return nil
+}
+
+// findUserNamed is the user of user's name; nil when the name is empty or there is none.
+func (c *Client) findUserNamed(ctx context.Context, user UserSpec) (*User, error) {
+	if user.Name == "" {
+		return nil, nil
+	}
+	return c.findUser(ctx, user.DomainID, user.Name)
 }
 
 func idOf(s *Service) string {

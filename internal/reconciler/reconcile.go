@@ -125,14 +125,7 @@ func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (res
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return r.Kind.Delete(ctx, s)
 	}
-	var record map[string]string
-	if r.Kind.Record != nil {
-		record = r.Kind.Record(obj)
-	}
-	if err := finalizers.AddRecording(ctx, r.Client, obj, r.Kind.Finalizer, record); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.defaults(ctx, obj); err != nil {
+	if err := r.prepare(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
 	result, err = RunPhases(ctx, round, s, r.Kind.Phases)
@@ -153,6 +146,19 @@ func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (res
 		result = r.Kind.Requeue(s, result)
 	}
 	return result, nil
+}
+
+// prepare readies obj for its phases: its finalizer, with what Kind.Record records, and
+// the defaults of its spec.
+func (r *Reconciler[O, S]) prepare(ctx context.Context, obj O) error {
+	var record map[string]string
+	if r.Kind.Record != nil {
+		record = r.Kind.Record(obj)
+	}
+	if err := finalizers.AddRecording(ctx, r.Client, obj, r.Kind.Finalizer, record); err != nil {
+		return err
+	}
+	return r.defaults(ctx, obj)
 }
 
 // defaults patches into obj's spec what Kind.Default fills in, locked on the version

@@ -136,6 +136,20 @@ var _ = Describe("A service user shared by KeystoneServices of one namespace", f
 		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "heat"})).To(BeEmpty())
 	})
 
+	It("removes the user when only their external KeystoneAPI is deleted: both leave Keystone, nobody stays to keep it", func() {
+		Expect(k8sClient.Create(ctx, heatService("heat", "orchestration", "heat", "admin", "service"))).To(Succeed())
+		expectServiceConditions(keyOf("heat"), condition{"Ready", "True", "Ready", ""})
+		Expect(k8sClient.Create(ctx, heatService("heat-cfn", "cloudformation", "heat", "service"))).To(Succeed())
+		expectServiceConditions(keyOf("heat-cfn"), condition{"Ready", "True", "Ready", ""})
+		apiKey := types.NamespacedName{Namespace: ns, Name: "keystone"}
+		Expect(k8sClient.Delete(ctx, getAPI(apiKey)(Default))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, apiKey, &keystonev1.KeystoneAPI{})) }).Should(BeTrue())
+		Expect(ks.List(fakekeystone.Services, map[string]any{"type": "orchestration"})).To(BeEmpty())
+		Expect(ks.List(fakekeystone.Services, map[string]any{"type": "cloudformation"})).To(BeEmpty())
+		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "heat"})).To(BeEmpty(), "the shared user goes too")
+		Expect(canAuthenticate(ks.URL, "heat", "heat-1")).To(BeFalse())
+	})
+
 	It("reports a password that disagrees, naming the keeper, never sets it, and goes on once the Secrets agree", func() {
 		setSecretKey(ns, "osp-secret", "HeatCfnPassword", "heat-other")
 		Expect(k8sClient.Create(ctx, heatService("heat", "orchestration", "heat"))).To(Succeed())

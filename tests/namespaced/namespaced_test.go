@@ -6,8 +6,6 @@ package namespaced
 import (
 	"net/http"
 	"path/filepath"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,8 +31,6 @@ const operatorUser = "namespaced-keystone-operator"
 type forbidden struct {
 	count atomic.Int64
 	last  atomic.Value
-	mu    sync.Mutex
-	all   []string
 }
 
 func (f *forbidden) wrap(rt http.RoundTripper) http.RoundTripper {
@@ -43,19 +39,9 @@ func (f *forbidden) wrap(rt http.RoundTripper) http.RoundTripper {
 		if err == nil && resp.StatusCode == http.StatusForbidden {
 			f.count.Add(1)
 			f.last.Store(req.Method + " " + req.URL.Path)
-			f.mu.Lock()
-			f.all = append(f.all, req.Method+" "+req.URL.Path)
-			f.mu.Unlock()
 		}
 		return resp, err
 	})
-}
-
-// paths are the refused requests, "METHOD path" each.
-func (f *forbidden) paths() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.all)
 }
 
 func TestNamespacedInstall(t *testing.T) {

@@ -71,7 +71,7 @@ func ReadAudit(path string) ([]AuditEvent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the audit log: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var out []AuditEvent
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
