@@ -44,16 +44,19 @@ func (r *Reconciler) reconcileCleanup(ctx context.Context, s *scope) (ctrl.Resul
 			kept = append(kept, fmt.Sprintf("secret %s: %s", secret.Name, dataPlaneWhy))
 			continue
 		}
-		if err := r.revokeSecret(ctx, s, secret); err != nil {
+		done, err := r.revokeSecret(ctx, s, secret)
+		if err != nil {
 			return s.FailedAs(s.user, step, credentialFailed, err)
 		}
-		revoked = append(revoked, fmt.Sprintf("%s (secret %s)", secret.Data[keystonev1.ACIDSecretKey], secret.Name))
+		if done {
+			revoked = append(revoked, fmt.Sprintf("%s (secret %s)", secret.Data[keystonev1.ACIDSecretKey], secret.Name))
+		}
 		if secret.Name == ac.Status.PreviousSecretName {
 			previousFound = false
 		}
 	}
 	if !previousFound {
-		ac.Status.PreviousSecretName = ""
+		ac.Status.PreviousSecretName, ac.Status.PreviousACID = "", ""
 	}
 	r.reportHeld(s, kept)
 	s.Round.Apply(step, cleanupVerdict(revoked, kept))
@@ -85,23 +88,45 @@ func consumers(secret *corev1.Secret) []string {
 	return out
 }
 
-// revokeSecret revokes a credential in Keystone, then lets its Secret go.
-func (r *Reconciler) revokeSecret(ctx context.Context, s *scope, secret *corev1.Secret) error {
-	if err := r.revoke(ctx, s, string(secret.Data[keystonev1.ACIDSecretKey])); err != nil {
-		return err
+// revokeSecret revokes the credential of an earlier Secret in Keystone, then lets the
+// Secret go. A credential not provably this object's (revocable) is not revoked: the
+// Secret, which says it is, goes, and a Warning Event says what stays valid. done tells
+// whether a credential was revoked.
+func (r *Reconciler) revokeSecret(ctx context.Context, s *scope, secret *corev1.Secret) (done bool, err error) {
+	id := string(secret.Data[keystonev1.ACIDSecretKey])
+	admin, err := r.Keystone.Get(ctx, s.Admin)
+	if err != nil {
+		return false, err
+	}
+	userID := ""
+	if s.userClient != nil {
+		userID = s.userClient.UserID()
+	}
+	ok, why, err := r.revocable(ctx, s.ac, admin, userID, id)
+	if err != nil {
+		return false, err
+	}
+	if ok {
+		if err := admin.DeleteAppCred(ctx, id); err != nil {
+			return false, err
+		}
+	} else {
+		r.Reporter.Recorder.Eventf(s.ac, corev1.EventTypeWarning, "CredentialNotRevoked",
+			"secret %s names %s: not revoked, the secret is deleted", secret.Name, why)
 	}
 	if err := finalizers.Remove(ctx, r.Client, secret, ProtectionFinalizer, upstreamProtectionFinalizer); err != nil {
-		return err
+		return false, err
 	}
 	if err := r.Delete(ctx, secret); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting secret %s: %w", secret.Name, err)
+		return false, fmt.Errorf("deleting secret %s: %w", secret.Name, err)
 	}
-	return nil
+	return ok, nil
 }
 
-// revoke revokes the credential id ("": none) with the admin's credentials: the
-// admin may revoke any user's, and Keystone finds it by its ID alone, so a credential
-// of a user named before a change of userName goes too, and "already gone" is true.
+// revoke revokes the credential id ("": none), which the status records, with the
+// admin's credentials: the admin may revoke any user's, and Keystone finds it by its ID
+// alone, so a credential of a user named before a change of userName goes too, and
+// "already gone" is true.
 func (r *Reconciler) revoke(ctx context.Context, s *scope, id string) error {
 	if id == "" {
 		return nil

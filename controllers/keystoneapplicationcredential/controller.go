@@ -121,6 +121,7 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneApplicationCrede
 		New:       func() *keystonev1.KeystoneApplicationCredential { return &keystonev1.KeystoneApplicationCredential{} },
 		Steps:     reconciler.AllSteps[*keystonev1.KeystoneApplicationCredential](steps),
 		Finalizer: Finalizer,
+		Gone:      r.releaseGone,
 		Scope: func(ac *keystonev1.KeystoneApplicationCredential, round *condition.Round) *scope {
 			return &scope{Session: r.Begin(round), ac: ac}
 		},

@@ -145,7 +145,7 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 			return ctrl.Result{}, err
 		}
 	case rotation:
-		st.PreviousSecretName = st.SecretName
+		st.PreviousSecretName, st.PreviousACID = st.SecretName, st.ACID
 	}
 	expires := created.ExpiresAt
 	if expires.IsZero() {

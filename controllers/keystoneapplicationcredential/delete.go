@@ -3,6 +3,7 @@ package keystoneapplicationcredential
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -10,8 +11,12 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
@@ -114,21 +119,35 @@ func (r *Reconciler) revokeAll(ctx context.Context, s *scope, api *keystonev1.Ke
 }
 
 // madeCredentials returns the IDs of every credential this object made: those its
-// status and Secrets record, and those marked as its own in Keystone among the spec's
-// user's.
+// status records, those its Secrets record that are provably its own (revocable: a
+// Warning Event names each that is not, and stays valid), and those marked as its own in
+// Keystone among the spec's user's.
 func (r *Reconciler) madeCredentials(ctx context.Context, s *scope, kc *identity.Client) (sets.Set[string], error) {
 	ids := sets.New[string]()
-	if s.ac.Status.ACID != "" {
-		ids.Insert(s.ac.Status.ACID)
+	for _, id := range []string{s.ac.Status.ACID, s.ac.Status.PreviousACID} {
+		if id != "" {
+			ids.Insert(id)
+		}
 	}
 	secrets, err := r.ownedSecrets(ctx, s.ac)
 	if err != nil {
 		return nil, err
 	}
 	for _, secret := range secrets {
-		if id := string(secret.Data[keystonev1.ACIDSecretKey]); id != "" {
-			ids.Insert(id)
+		id := string(secret.Data[keystonev1.ACIDSecretKey])
+		if id == "" || ids.Has(id) {
+			continue
 		}
+		// The user's password may be gone at a deletion: no user to compare with.
+		ok, why, err := r.revocable(ctx, s.ac, kc, "", id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			r.Reporter.Recorder.Eventf(s.ac, corev1.EventTypeWarning, "CredentialNotRevoked", "secret %s names %s: not revoked", secret.Name, why)
+			continue
+		}
+		ids.Insert(id)
 	}
 	userID, err := kc.FindUserID(ctx, "default", s.ac.Spec.UserName)
 	if err != nil || userID == "" {
@@ -139,4 +158,40 @@ func (r *Reconciler) madeCredentials(ctx context.Context, s *scope, kc *identity
 		return nil, err
 	}
 	return ids.Insert(marked...), nil
+}
+
+// releaseGone releases the protection (this suite's finalizer, and keystone-operator's)
+// of the Secrets a KeystoneApplicationCredential named key left when it was removed
+// without its deletion running (its finalizer stripped by hand): nothing else ever
+// would, and they would never go. Their credentials are not revoked (a Secret proves no
+// credential this object's: revocable), and a Warning Event on each Secret says so. A
+// consumer's finalizer stays: it releases the Secret itself. An object of that name
+// created again keeps its own Secrets.
+func (r *Reconciler) releaseGone(ctx context.Context, key types.NamespacedName) error {
+	current := &keystonev1.KeystoneApplicationCredential{}
+	err := r.Uncached().Get(ctx, key, current)
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("reading KeystoneApplicationCredential %s: %w", key.Name, err)
+	}
+	secrets := &corev1.SecretList{}
+	if err := r.List(ctx, secrets, client.InNamespace(key.Namespace)); err != nil {
+		return fmt.Errorf("listing the secrets of %s: %w", key.Namespace, err)
+	}
+	for i := range secrets.Items {
+		secret := &secrets.Items[i]
+		ref := metav1.GetControllerOf(secret)
+		if ref == nil || ref.Kind != Kind || ref.Name != key.Name || ref.UID == current.UID ||
+			!slices.ContainsFunc([]string{ProtectionFinalizer, upstreamProtectionFinalizer}, func(f string) bool {
+				return controllerutil.ContainsFinalizer(secret, f)
+			}) {
+			continue
+		}
+		if err := finalizers.Remove(ctx, r.Client, secret, ProtectionFinalizer, upstreamProtectionFinalizer); err != nil {
+			return err
+		}
+		r.Reporter.Recorder.Eventf(secret, corev1.EventTypeWarning, "ProtectionReleased",
+			"released: KeystoneApplicationCredential %s was removed without its deletion running; the credential %s names "+
+				"is not revoked", key.Name, secret.Data[keystonev1.ACIDSecretKey])
+	}
+	return nil
 }

@@ -65,27 +65,48 @@ func (c *Client) CreateAppCred(ctx context.Context, want AppCredSpec) (*AppCred,
 	return &AppCred{ID: created.ID, Secret: created.Secret, ExpiresAt: created.ExpiresAt}, nil
 }
 
-// AppCredUser returns the ID of the user the application credential id belongs to, ""
-// when Keystone has no credential with that ID. Keystone finds a credential by its ID
-// alone, whatever user the request's path names, and checks its policy against the
-// credential's own user (keystone/api/users.py, _update_request_user_id_attribute): the
-// admin may read any, so its "" means gone; a user without the admin role is refused
-// another user's (an error).
-func (c *Client) AppCredUser(ctx context.Context, id string) (string, error) {
+// AppCredInfo is what Keystone says of an existing application credential.
+type AppCredInfo struct {
+	ID          string `json:"id"`
+	UserID      string `json:"user_id"`
+	Description string `json:"description"`
+}
+
+// MarkedBy tells whether the credential carries owner's mark in its description (the
+// object it names, with or without a cluster: earlier versions' marks name none).
+func (a *AppCredInfo) MarkedBy(owner string) bool {
+	object, _ := splitMark(owner)
+	return object != "" && (strings.Contains(a.Description, "[owner "+object+"]") || strings.Contains(a.Description, "[owner "+object+"@"))
+}
+
+// GetAppCred returns the application credential id; nil when Keystone has none with
+// that ID. Keystone finds a credential by its ID alone, whatever user the request's path
+// names, and checks its policy against the credential's own user
+// (keystone/api/users.py, _update_request_user_id_attribute): the admin may read any, so
+// its nil means gone; a user without the admin role is refused another user's (an error).
+func (c *Client) GetAppCred(ctx context.Context, id string) (*AppCredInfo, error) {
 	var got struct {
-		AppCred struct {
-			UserID string `json:"user_id"`
-		} `json:"application_credential"`
+		AppCred AppCredInfo `json:"application_credential"`
 	}
 	err := applicationcredentials.Get(ctx, c.sc, c.UserID(), id).ExtractInto(&got)
 	switch {
 	case err == nil:
-		return got.AppCred.UserID, nil
+		return &got.AppCred, nil
 	case notFound(err):
-		return "", nil
+		return nil, nil
 	default:
-		return "", fmt.Errorf("reading application credential %s: %w", id, err)
+		return nil, fmt.Errorf("reading application credential %s: %w", id, err)
 	}
+}
+
+// AppCredUser returns the ID of the user the application credential id belongs to, ""
+// when Keystone has no credential with that ID (GetAppCred).
+func (c *Client) AppCredUser(ctx context.Context, id string) (string, error) {
+	info, err := c.GetAppCred(ctx, id)
+	if err != nil || info == nil {
+		return "", err
+	}
+	return info.UserID, nil
 }
 
 // OwnedAppCreds returns the IDs of the user's application credentials marked with owner.
@@ -100,9 +121,7 @@ func (c *Client) OwnedAppCreds(ctx context.Context, userID, owner string) ([]str
 	}
 	var ids []string
 	for _, ac := range all {
-		// Earlier versions' marks name no cluster: "[owner <object>]" then, else "[owner <object>@<cluster>]".
-		if object, _ := splitMark(owner); strings.Contains(ac.Description, "[owner "+object+"]") ||
-			strings.Contains(ac.Description, "[owner "+object+"@") {
+		if (&AppCredInfo{Description: ac.Description}).MarkedBy(owner) {
 			ids = append(ids, ac.ID)
 		}
 	}

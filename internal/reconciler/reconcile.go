@@ -9,6 +9,7 @@ import (
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,6 +64,10 @@ type Kind[O Object, S any] struct {
 	// Requeue, when set, adjusts the result of a reconcile whose phases returned no
 	// error: for time-based steps and for what cannot be watched.
 	Requeue func(s S, result ctrl.Result) ctrl.Result
+	// Gone, when set, runs when the object of a request no longer exists: to release
+	// what it held, when it was removed without its deletion running (its finalizer
+	// stripped by hand).
+	Gone func(ctx context.Context, key types.NamespacedName) error
 }
 
 // AllSteps declares steps that apply whatever the spec.
@@ -93,14 +98,18 @@ var _ reconcile.Reconciler = &Reconciler[Object, any]{}
 func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	obj := r.Kind.New()
 	if err := r.Reporter.Get(ctx, req.NamespacedName, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			// Gone while its series were kept (a deletion blocked, then its finalizer
-			// removed by hand): they go now.
-			for _, uid := range r.Reporter.Metrics.ForgetNamed(r.Reporter.Kind, req.Namespace, req.Name) {
-				r.Reporter.Versions.ForgetUID(uid)
-			}
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		// Gone while its series were kept (a deletion blocked, then its finalizer
+		// removed by hand): they go now.
+		for _, uid := range r.Reporter.Metrics.ForgetNamed(r.Reporter.Kind, req.Namespace, req.Name) {
+			r.Reporter.Versions.ForgetUID(uid)
+		}
+		if r.Kind.Gone != nil {
+			return ctrl.Result{}, r.Kind.Gone(ctx, req.NamespacedName)
+		}
+		return ctrl.Result{}, nil
 	}
 	base := obj.DeepCopyObject().(client.Object)
 	var deadlines []Deadline

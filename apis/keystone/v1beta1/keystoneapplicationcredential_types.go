@@ -82,6 +82,13 @@ type KeystoneApplicationCredentialStatus struct {
 	// +optional
 	PreviousSecretName string `json:"previousSecretName,omitempty"`
 
+	// PreviousACID is the ID of that credential, as this operator recorded it when it
+	// replaced it: what its Secret (which anyone who may write Secrets in the namespace
+	// can forge) is checked against before the credential is revoked. An addition of this
+	// suite, pruned on keystone-operator's schema.
+	// +optional
+	PreviousACID string `json:"previousACID,omitempty"`
+
 	// RelatedObjects are the objects this KeystoneApplicationCredential holds (its current
 	// and previous Secrets) that exist, in a fixed order (apiVersion, kind, namespace, name
 	// and uid; no resourceVersion, which would make every change of them a write here): what
