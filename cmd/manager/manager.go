@@ -274,7 +274,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	base := func(kind string) registration.Base {
 		return registration.Base{Client: apiClient, Reporter: reporter(kind), Clock: clk,
 			Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency, ClusterID: cluster,
-			Reader: mgr.GetAPIReader(), OrphanGrace: opts.OrphanGrace}
+			Reader: mgr.GetAPIReader(), OrphanGrace: opts.OrphanGrace, Failures: registration.NewKeystoneFailures()}
 	}
 	if err := (&keystoneservice.Reconciler{Base: base(keystoneservice.Kind)}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneService controller: %w", err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -11,6 +12,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -22,10 +24,12 @@ import (
 //     endpoint is under, or on the KeystoneAPI while the KeystoneAPI itself is being
 //     deleted), the object or its KeystoneAPI is being deleted, and Keystone has been
 //     unreachable or refusing the operator's credentials (identity.Unreachable: no
-//     answer, 5xx, 401, 403; or the admin's password gone) for OrphanGrace at least,
-//     as the step's transition time says. A refusal of the request itself (another
-//     4xx) never orphans, nor does a failure shorter than the grace: an annotation
-//     alone cannot leave a valid service user or credential behind;
+//     answer from Keystone's host, 5xx, 401, 403; or the admin's password gone) for
+//     OrphanGrace at least, counted from the first of the deletion's attempts that found
+//     it so, with none between that got another answer (KeystoneFailures). A refusal of
+//     the request itself (another 4xx) never orphans, nor does a failure shorter than the
+//     grace, nor an error of the Kubernetes API: an annotation alone cannot leave a valid
+//     service user or credential behind while Keystone answers;
 //   - its KeystoneAPI has been deleting for OrphanAfter: a teardown never hangs.
 // Either way what stays in Keystone is named in a Warning Event "Orphaned" on the
 // object: nothing is left silently, as with Cluster API's and Crossplane's deletion
@@ -56,10 +60,17 @@ type Orphan struct {
 	// Also are objects whose annotation counts as Object's (the KeystoneService an
 	// endpoint is under).
 	Also []client.Object
-	// Err is why it failed; FailingSince when its step turned False.
+	// Err is why it failed, asking Keystone at At (its URL; "" when not known);
+	// FailingSince since when Keystone has been unreachable for this deletion
+	// (KeystoneFailures).
 	Err          error
+	At           string
 	FailingSince time.Time
 }
+
+// unreachable tells whether o failed because Keystone could not be reached or refused
+// the operator's credentials.
+func (o Orphan) unreachable() bool { return identity.Unreachable(o.Err, o.At) }
 
 // Orphaning says why o's deletion may leave its registration in Keystone at now, with
 // grace the time Keystone must have been unreachable; "" when it may not. wait says,
@@ -82,7 +93,7 @@ func Orphaning(o Orphan, now time.Time, grace time.Duration) (why string, wait t
 	if annotated == "" && apiDeleting && o.API.Annotations[OrphanAnnotation] == "true" {
 		annotated = "KeystoneAPI " + o.API.Name + " annotated " + OrphanAnnotation
 	}
-	if annotated == "" || !identity.Unreachable(o.Err) {
+	if annotated == "" || !o.unreachable() {
 		return "", 0
 	}
 	if failing := now.Sub(o.FailingSince); failing < grace {
@@ -98,8 +109,11 @@ func Orphaning(o Orphan, now time.Time, grace time.Duration) (why string, wait t
 // refused, while the KeystoneAPI is being deleted: OrphanAfter must come).
 func (s *Session) GiveUp(step lc.Type, obj client.Object, api *keystonev1.KeystoneAPI, what string, err error, also ...client.Object) error {
 	now := s.clock.Now()
-	why, wait := Orphaning(Orphan{Object: obj, API: api, Also: also, Err: err, FailingSince: s.Round.FalseSince(step)}, now, s.orphanGrace)
+	o := Orphan{Object: obj, API: api, Also: also, Err: err, At: s.Admin.URL}
+	o.FailingSince = s.failures.Observe(obj.GetUID(), now, o.unreachable())
+	why, wait := Orphaning(o, now, s.orphanGrace)
 	if why != "" {
+		s.failures.Forget(obj.GetUID())
 		at := "Keystone"
 		if api != nil {
 			at += " at " + api.Status.APIEndpoints[keystonev1.EndpointInternal]
@@ -130,4 +144,65 @@ func orphanHint(what string, wait, grace time.Duration) string {
 func kindOf(obj client.Object) string {
 	name := fmt.Sprintf("%T", obj)
 	return name[strings.LastIndex(name, ".")+1:]
+}
+
+// KeystoneFailures remembers, per object, since when its deletion has found Keystone
+// unreachable or refusing the operator's credentials, with no attempt between that got
+// another answer: what OrphanGrace counts from. A step's transition time would not do:
+// a deletion waiting hours for a data plane, or for its endpoints, is False all along,
+// and would orphan at Keystone's first 503. Kept in memory: a restart counts anew, which
+// only makes the wait longer. An object not seen for forgetAfter is forgotten.
+type KeystoneFailures struct {
+	mu    sync.Mutex
+	since map[types.UID]failing
+}
+
+// failing is one object's run of failures: its first and its latest.
+type failing struct{ first, last time.Time }
+
+// forgetAfter is how long an object's run of failures is kept without another attempt:
+// more than the longest backoff between two attempts (controller-runtime's, about 17
+// minutes).
+const forgetAfter = time.Hour
+
+// NewKeystoneFailures returns an empty KeystoneFailures.
+func NewKeystoneFailures() *KeystoneFailures {
+	return &KeystoneFailures{since: map[types.UID]failing{}}
+}
+
+// Observe records an attempt of the deletion of object uid at now, which found Keystone
+// unreachable or not, and returns since when it has been unreachable (now when it was
+// not, or this is the first such attempt).
+func (f *KeystoneFailures) Observe(uid types.UID, now time.Time, unreachable bool) time.Time {
+	if f == nil {
+		return now // nothing remembered: no grace ever elapses
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, run := range f.since {
+		if now.Sub(run.last) > forgetAfter {
+			delete(f.since, id)
+		}
+	}
+	if !unreachable {
+		delete(f.since, uid)
+		return now
+	}
+	run, ok := f.since[uid]
+	if !ok {
+		run.first = now
+	}
+	run.last = now
+	f.since[uid] = run
+	return run.first
+}
+
+// Forget drops what is recorded of object uid (its deletion is over).
+func (f *KeystoneFailures) Forget(uid types.UID) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.since, uid)
 }

@@ -2,18 +2,23 @@ package registration
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,7 +62,11 @@ func TestOrphaning(t *testing.T) {
 		return a
 	}
 	deletingEP := &keystonev1.KeystoneEndpoint{ObjectMeta: metav1.ObjectMeta{Name: "glance", DeletionTimestamp: deleted}}
-	refused := errors.New("connection refused")
+	// What gophercloud returns when Keystone does not answer: the HTTP client's error.
+	refused := &url.Error{Op: "Post", URL: "https://keystone:5000/v3/auth/tokens", Err: errors.New("connection refused")}
+	kubeRefused := &url.Error{Op: "Get", URL: "https://10.96.0.1:443/api/v1/namespaces/openstack/secrets", Err: errors.New("connection refused")}
+	notFoundInKube := apierrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, "osp-secret")
+	gone := &identity.CredentialsGoneError{What: "admin secret osp-secret not found, and no copy"}
 	unauthorized := gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusUnauthorized}
 	conflict := gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusConflict}
 	long, short := now.Add(-grace), now.Add(-time.Minute)
@@ -90,6 +99,13 @@ func TestOrphaning(t *testing.T) {
 		{"no KeystoneAPI, not annotated: it waits", Orphan{Object: svc(nil, true), Err: refused, FailingSince: long}, "", 0},
 		{"another value than true", Orphan{Object: svc(map[string]string{OrphanAnnotation: "yes"}, true), API: api(nil, 0), Err: refused,
 			FailingSince: long}, "", 0},
+		{"Keystone's host not answering counts", Orphan{Object: svc(annotated, true), Err: refused, At: "https://keystone:5000",
+			FailingSince: long}, "KeystoneService glance annotated " + OrphanAnnotation + unreachableSince, 0},
+		{"the Kubernetes API not answering is not Keystone unreachable", Orphan{Object: svc(annotated, true), Err: kubeRefused,
+			At: "https://keystone:5000", FailingSince: long}, "", 0},
+		{"an error of the Kubernetes API is not Keystone's", Orphan{Object: svc(annotated, true), Err: notFoundInKube, FailingSince: long}, "", 0},
+		{"the admin's password gone counts", Orphan{Object: svc(annotated, true), Err: gone, FailingSince: long},
+			"KeystoneService glance annotated " + OrphanAnnotation + unreachableSince, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,18 +118,23 @@ func TestOrphaning(t *testing.T) {
 func TestGiveUp(t *testing.T) {
 	const step lc.Type = "KeystoneServiceReady"
 	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
-	failed := errors.New("Keystone at https://keystone: connection refused")
-	begin := func(falseSince time.Time) (*Session, *record.FakeRecorder) {
-		saved := lc.Conditions{{Type: step, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(falseSince)}}
+	failed := fmt.Errorf("deregistering glance: %w", &url.Error{Op: "Delete", URL: "https://keystone/v3/services/1",
+		Err: errors.New("connection refused")})
+	// begin starts a round whose deletion has found Keystone unreachable since failingSince.
+	begin := func(failingSince time.Time) (*Session, *record.FakeRecorder) {
+		saved := lc.Conditions{{Type: step, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(now.Add(-24 * time.Hour))}}
 		round := condition.Steps{step}.Begin(saved, now)
 		round.MarkFalse(step, condition.ServiceUnavailable, "Keystone at https://keystone: connection refused")
 		rec := record.NewFakeRecorder(4)
-		b := Base{Clock: clocktesting.NewFakePassiveClock(now), Reporter: reconciler.Reporter{Recorder: rec}}
+		failures := NewKeystoneFailures()
+		failures.Observe("uid-glance", failingSince, true)
+		b := Base{Clock: clocktesting.NewFakePassiveClock(now), Reporter: reconciler.Reporter{Recorder: rec}, Failures: failures}
 		s := b.Begin(round)
+		s.Admin.URL = "https://keystone"
 		return &s, rec
 	}
 	deleting := func(annotations map[string]string) *keystonev1.KeystoneService {
-		return &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance", Annotations: annotations,
+		return &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance", UID: "uid-glance", Annotations: annotations,
 			DeletionTimestamp: &metav1.Time{Time: now}}}
 	}
 
@@ -135,7 +156,7 @@ func TestGiveUp(t *testing.T) {
 
 	s, _ = begin(now)
 	api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", DeletionTimestamp: &metav1.Time{Time: now}}}
-	err = s.GiveUp(step, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance"}}, api, "service glance",
+	err = s.GiveUp(step, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance", UID: "uid-glance"}}, api, "service glance",
 		reconcile.TerminalError(failed))
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errors.Is(err, reconcile.TerminalError(nil))).To(BeFalse(), "a refusal is retried while the KeystoneAPI goes: OrphanAfter must come")
@@ -146,4 +167,73 @@ func TestGiveUp(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "the deletion goes on")
 	g.Expect(rec.Events).To(Receive(Equal(corev1.EventTypeWarning + " Orphaned service glance left valid in Keystone at https://keystone-internal " +
 		"(KeystoneService glance annotated " + OrphanAnnotation + ", and Keystone unreachable or refusing since 2026-11-26T09:55:00Z): " + failed.Error())))
+}
+
+// TestKeystoneFailures: the grace counts from the deletion's first attempt that found
+// Keystone unreachable, not from when its step turned False (a deletion waiting hours
+// for the data plane is False all along), and starts again after an attempt that got
+// another answer.
+func TestKeystoneFailures(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	at := t0.Add
+	type attempt struct {
+		at          time.Duration
+		unreachable bool
+		since       time.Duration // what Observe answers, from t0
+	}
+	tests := []struct {
+		name     string
+		attempts []attempt
+	}{
+		{"the first failure starts the count", []attempt{{0, true, 0}, {time.Minute, true, 0}, {10 * time.Minute, true, 0}}},
+		{"another answer between starts it again", []attempt{{0, true, 0}, {time.Minute, false, time.Minute},
+			{2 * time.Minute, true, 2 * time.Minute}, {9 * time.Minute, true, 2 * time.Minute}}},
+		{"a run not seen for over an hour is forgotten", []attempt{{0, true, 0}, {2 * time.Hour, true, 2 * time.Hour}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			f := NewKeystoneFailures()
+			for _, a := range tt.attempts {
+				g.Expect(f.Observe("uid", at(a.at), a.unreachable)).To(Equal(at(a.since)), "attempt at %s", a.at)
+			}
+		})
+	}
+	g := NewWithT(t)
+	f := NewKeystoneFailures()
+	f.Observe("a", t0, true)
+	f.Forget("a")
+	g.Expect(f.Observe("a", at(time.Hour), true)).To(Equal(at(time.Hour)), "forgotten once the deletion is over")
+	g.Expect((*KeystoneFailures)(nil).Observe("a", t0, true)).To(Equal(t0), "nothing remembered: no grace elapses")
+}
+
+// TestGraceFromKeystonesFirstFailure: a KeystoneService whose deletion waited an hour
+// for its endpoints (its step False all that time) is not orphaned at Keystone's first
+// 503: the grace starts then.
+func TestGraceFromKeystonesFirstFailure(t *testing.T) {
+	const step lc.Type = "KeystoneServiceReady"
+	g := NewWithT(t)
+	start := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	clock := clocktesting.NewFakePassiveClock(start)
+	failures := NewKeystoneFailures()
+	svc := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance", UID: "uid-glance",
+		Annotations: map[string]string{OrphanAnnotation: "true"}, DeletionTimestamp: &metav1.Time{Time: start.Add(-time.Hour)}}}
+	unavailable := fmt.Errorf("deregistering glance: %w", gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusServiceUnavailable,
+		URL: "https://keystone/v3/services/1"})
+	attempt := func() error {
+		// The step has been False for an hour: waiting for its endpoints.
+		saved := lc.Conditions{{Type: step, Status: corev1.ConditionFalse, Reason: "Requested",
+			LastTransitionTime: metav1.NewTime(start.Add(-time.Hour))}}
+		round := condition.Steps{step}.Begin(saved, clock.Now())
+		round.MarkFalse(step, condition.ServiceUnavailable, "Keystone at https://keystone: 503")
+		b := Base{Clock: clock, Reporter: reconciler.Reporter{Recorder: record.NewFakeRecorder(4)}, Failures: failures}
+		s := b.Begin(round)
+		s.Admin.URL = "https://keystone"
+		return s.GiveUp(step, svc, nil, "service glance", unavailable)
+	}
+	g.Expect(attempt()).To(HaveOccurred(), "Keystone's first 503: the grace starts")
+	clock.SetTime(start.Add(DefaultOrphanGrace - time.Second))
+	g.Expect(attempt()).To(HaveOccurred(), "not yet")
+	clock.SetTime(start.Add(DefaultOrphanGrace))
+	g.Expect(attempt()).To(Succeed(), "the grace has passed since Keystone's first failure: orphaned")
 }

@@ -2,7 +2,6 @@ package registration
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -34,6 +33,9 @@ type Base struct {
 	// OrphanGrace is how long Keystone must have been unreachable before an annotated
 	// deletion gives up (Orphaning); DefaultOrphanGrace when 0.
 	OrphanGrace time.Duration
+	// Failures remembers since when each deletion has found Keystone unreachable, what
+	// OrphanGrace counts from; made by NewBase.
+	Failures *KeystoneFailures
 	// ClusterID identifies the cluster in the marks of what it registers in Keystone
 	// (identity.OwnerMark): the UID of its kube-system namespace; "" when unknown.
 	ClusterID string
@@ -56,7 +58,8 @@ func (b *Base) Begin(round *condition.Round) Session {
 	if grace <= 0 {
 		grace = DefaultOrphanGrace
 	}
-	return Session{Round: round, Clients: b.Keystone, recorder: b.Reporter.Recorder, clock: b.Clock, orphanGrace: grace}
+	return Session{Round: round, Clients: b.Keystone, recorder: b.Reporter.Recorder, clock: b.Clock, orphanGrace: grace,
+		failures: b.Failures}
 }
 
 // Session is what one round of a registration talks to Keystone with: the round it
@@ -72,6 +75,7 @@ type Session struct {
 	recorder    record.EventRecorder
 	clock       clock.PassiveClock
 	orphanGrace time.Duration
+	failures    *KeystoneFailures
 }
 
 // Open takes api, usable, and its admin's credentials into the session. Without the
@@ -170,7 +174,7 @@ func (s *Session) OpenCleanup(ctx context.Context, c client.Reader, step lc.Type
 	}
 	if gone != "" {
 		s.Round.Apply(step, missingVerdict(gone, doing))
-		return errors.New(gone), nil
+		return &identity.CredentialsGoneError{What: gone}, nil
 	}
 	s.Admin = admin
 	return nil, nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/gophercloud/gophercloud/v2"
 )
@@ -25,14 +26,42 @@ func Transient(err error) bool {
 	return code == 0 || code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500
 }
 
-// Unreachable tells whether an error says Keystone cannot be reached or refuses the
-// operator's credentials: a Transient error (no answer, or the operator's own, such as
-// a missing password), a suspect session, 401 or 403. Any other answer refuses the
-// request itself, and Keystone is there.
-func Unreachable(err error) bool {
-	code := StatusCode(err)
-	return Transient(err) || SessionSuspect(err) || code == http.StatusUnauthorized || code == http.StatusForbidden
+// Unreachable tells whether err says that Keystone at keystoneURL could not be reached
+// or refused the operator's credentials: a request to it that got no answer (the
+// *url.Error of the HTTP client, naming a URL of that host; any host when keystoneURL
+// is ""), an answer 5xx, 429 or 408 (busy), 401 or 403 (the credentials), a suspect
+// session; or the credentials to ask with are gone (CredentialsGoneError). Any other
+// answer refuses the request itself, and Keystone is there; and an error of anything
+// else (the Kubernetes API, this operator's own) says nothing of Keystone.
+func Unreachable(err error, keystoneURL string) bool {
+	var gone *CredentialsGoneError
+	switch code := StatusCode(err); {
+	case errors.As(err, &gone), SessionSuspect(err):
+		return true
+	case code != 0:
+		return code >= 500 || code == http.StatusTooManyRequests || code == http.StatusRequestTimeout ||
+			code == http.StatusUnauthorized || code == http.StatusForbidden
+	}
+	var req *url.Error
+	return errors.As(err, &req) && sameHost(req.URL, keystoneURL)
 }
+
+// sameHost tells whether the URL a request went to is at the host of keystoneURL (any,
+// when keystoneURL is "").
+func sameHost(requested, keystoneURL string) bool {
+	if keystoneURL == "" {
+		return true
+	}
+	a, errA := url.Parse(requested)
+	b, errB := url.Parse(keystoneURL)
+	return errA == nil && errB == nil && a.Host == b.Host
+}
+
+// CredentialsGoneError says the operator cannot ask Keystone at all: what it asks with
+// (the admin's password, the CA bundle) is gone, with no copy left.
+type CredentialsGoneError struct{ What string }
+
+func (e *CredentialsGoneError) Error() string { return e.What }
 
 // SessionSuspect tells whether an error is a 404 that escaped the registration code,
 // which handles every 404 a valid session can get (an entity deleted meanwhile): Keystone
