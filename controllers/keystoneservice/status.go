@@ -44,10 +44,18 @@ func userVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered, f
 	switch {
 	case foreign != nil:
 		return condition.FalseVerdict(condition.InvalidInput, "%v; choose another serviceUser", foreign)
+	case conflict != nil && conflict.Owner == "":
+		return condition.FalseVerdict(reasons.Of(keystonev1.PasswordConflictReason),
+			"%v: secret %s key %s holds another password; put the user's password there, or choose another serviceUser "+
+				"(checked again every %v)", conflict, spec.Secret, spec.PasswordSelector, passwordRecheck)
 	case conflict != nil:
 		return condition.FalseVerdict(reasons.Of(keystonev1.PasswordConflictReason),
 			"%v: secret %s key %s holds another password; KeystoneServices sharing a user need the same password (checked again every %v)",
 			conflict, spec.Secret, spec.PasswordSelector, passwordRecheck)
+	}
+	if reg.Ownership == identity.Adopted {
+		return condition.TrueVerdict("user %s (%s) has the password of secret %s (adopted: it existed before, its password is "+
+			"checked, never set, and it stays when this KeystoneService goes)", spec.ServiceUser, reg.ID, spec.Secret)
 	}
 	return condition.TrueVerdict("user %s (%s) has the password of secret %s%s", spec.ServiceUser, reg.ID, spec.Secret, ownershipNote(reg))
 }

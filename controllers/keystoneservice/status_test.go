@@ -60,6 +60,14 @@ func TestVerdicts(t *testing.T) {
 			verdictOf{false, "PasswordConflict", lc.SeverityWarning, "user heat has a password set by KeystoneService/openstack/heat-cfn, " +
 				"and it is not this one: secret osp-secret key HeatPassword holds another password; KeystoneServices sharing a user need " +
 				"the same password (checked again every 30s)"}},
+		{"user: adopted, its password checked", userVerdict(svc("glance").Spec, identity.Registered{ID: "u1", Ownership: identity.Adopted},
+			nil, nil), verdictOf{true, "", "", "user glance (u1) has the password of secret osp-secret (adopted: it existed before, " +
+			"its password is checked, never set, and it stays when this KeystoneService goes)"}},
+		{"user: adopted, with another password: never set", userVerdict(withPassword(svc("glance"), "GlancePassword").Spec, identity.Registered{ID: "u1",
+			Ownership: identity.Adopted}, nil, &identity.PasswordConflictError{User: "glance"}), verdictOf{false, "PasswordConflict",
+			lc.SeverityWarning, "user glance existed before and is not this owner's: its password is never set here, and it is not " +
+				"this one: secret osp-secret key GlancePassword holds another password; put the user's password there, or choose " +
+				"another serviceUser (checked again every 30s)"}},
 		{"roles of a user of ours", assignmentVerdict(spec, true), verdictOf{true, "", "",
 			"user glance has roles [admin service] (and no other) on project service"}},
 		{"deleting while endpoints hold it", endpointsHoldVerdict("deleting", []string{"glance", "glance-admin"}), verdictOf{false,

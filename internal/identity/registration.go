@@ -274,7 +274,8 @@ type User struct {
 // EnsureUser returns the user, creating it with its password, the owner's mark and
 // the password's source when missing, and setting the password (with its source) on an
 // existing one whose recorded source is not want.PasswordFrom. An unmarked user is
-// adopted (its password set as asked, never deleted); a user another owner registered
+// adopted (used, never deleted, its password checked and never set: a
+// PasswordConflictError when want's is not its password); a user another owner registered
 // is refused with a ForeignError, or the two would overwrite each other's password. A
 // claim (ClaimUnmarked, or a predecessor's mark) is written in the same request as the
 // password.
@@ -301,8 +302,10 @@ func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, boo
 	switch ownership {
 	case Foreign:
 		return Registered{}, false, foreign("user", want.Name, u.Owner, want.Owner)
-	case Shared:
-		return c.checkSharedPassword(ctx, u, want)
+	case Shared, Adopted:
+		// Another's password, or a user that existed before: checked, never set. Setting
+		// it would hand whoever writes the Secret a user that is not this owner's.
+		return c.checkPassword(ctx, u, want, ownership)
 	}
 	// A claim writes the mark alone (an earlier version's mark gaining the cluster at an
 	// upgrade), and the password only when it was set from another source.
@@ -359,11 +362,12 @@ func (c *Client) createUser(ctx context.Context, want UserSpec) (string, *User, 
 	return "", u, nil
 }
 
-// checkSharedPassword returns a Shared user u once want's password is its password: the
-// same source as the one it was set from, or else a password Keystone takes. A password
-// Keystone refuses is a PasswordConflictError: the user's owner sets it, never this one.
-func (c *Client) checkSharedPassword(ctx context.Context, u *User, want UserSpec) (Registered, bool, error) {
-	reg := Registered{ID: u.ID, Ownership: Shared, Keeper: u.Owner}
+// checkPassword returns a Shared or Adopted user u once want's password is its password:
+// the same source as the one it was set from, or else a password Keystone takes. A
+// password Keystone refuses is a PasswordConflictError: the user's owner sets it, or,
+// for a user that existed before (adopted), whoever made it; never this one.
+func (c *Client) checkPassword(ctx context.Context, u *User, want UserSpec, ownership Ownership) (Registered, bool, error) {
+	reg := Registered{ID: u.ID, Ownership: ownership, Keeper: u.Owner}
 	if u.PasswordFrom == want.PasswordFrom {
 		return reg, false, nil
 	}
@@ -406,6 +410,9 @@ type PasswordConflictError struct {
 }
 
 func (e *PasswordConflictError) Error() string {
+	if e.Owner == "" {
+		return fmt.Sprintf("user %s existed before and is not this owner's: its password is never set here, and it is not this one", e.User)
+	}
 	return fmt.Sprintf("user %s has a password set by %s, and it is not this one", e.User, strings.Join(ownerName(e.Owner), "/"))
 }
 

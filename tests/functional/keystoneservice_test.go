@@ -195,16 +195,24 @@ var _ = Describe("KeystoneService", func() {
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
 	})
 
-	It("adopts a service and a user that already exist, and leaves them in Keystone when it goes", func() {
+	It("adopts a service and a user that already exist, never sets the user's password, and leaves them in Keystone when it goes", func() {
 		keystone()
 		id := ks.Create(fakekeystone.Services, map[string]any{"type": "image", "name": "glance", "enabled": true})
 		userID := ks.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "old"})
-		register()
+		Expect(k8sClient.Create(ctx, keystoneService(ns))).To(Succeed())
+		expectServiceConditions(key, condition{"ServiceUserReady", "False", "PasswordConflict", "Warning"})
+		Expect(getService(key)(Default).Status.Conditions.Get("ServiceUserReady").Message).To(ContainSubstring(
+			"user glance existed before and is not this owner's: its password is never set here"))
+		Expect(canAuthenticate(ks.URL, "glance", "old")).To(BeTrue(), "the existing user's password is untouched")
+		Expect(canAuthenticate(ks.URL, "glance", "glance-1")).To(BeFalse())
+
+		By("the Secret given the user's password: adopted")
+		setSecretKey(ns, "osp-secret", "GlancePassword", "old")
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
 		Expect(getService(key)(Default).Status.ServiceID).To(Equal(id))
 		Expect(ks.List(fakekeystone.Services, nil)).To(HaveLen(1))
-		Expect(canAuthenticate(ks.URL, "glance", "glance-1")).To(BeTrue(), "an adopted user gets the Secret's password")
-		c := getService(key)(Default).Status.Conditions.Get("KeystoneServiceReady")
-		Expect(c.Message).To(ContainSubstring("adopted"))
+		Expect(getService(key)(Default).Status.Conditions.Get("KeystoneServiceReady").Message).To(ContainSubstring("adopted"))
+		Expect(getService(key)(Default).Status.Conditions.Get("ServiceUserReady").Message).To(ContainSubstring("checked, never set"))
 		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
 		Expect(ks.List(fakekeystone.Services, map[string]any{"id": id})).To(HaveLen(1), "what it did not create stays")
@@ -583,12 +591,16 @@ var _ = Describe("KeystoneService", func() {
 		forged.Finalizers = []string{"openstack.org/keystoneservice"} // keystone-operator's, put there by the tenant
 		Expect(k8sClient.Create(ctx, forged)).To(Succeed())
 		forgedKey := client.ObjectKeyFromObject(forged)
-		expectServiceConditions(forgedKey, condition{"Ready", "True", "Ready", ""})
+		// The user is another's: its password, which the tenant's Secret does not hold, is not set.
+		expectServiceConditions(forgedKey, condition{"KeystoneServiceReady", "True", "Ready", ""},
+			condition{"ServiceUserReady", "False", "PasswordConflict", "Warning"})
 		Expect(getService(forgedKey)(Default).Status.ServiceID).To(Equal(identityID), "adopted, as any existing service")
 		By("a second round with the adopted ID in status: still not claimed")
 		update(forgedKey, &keystonev1.KeystoneService{}, func(s *keystonev1.KeystoneService) { s.Spec.ServiceDescription = "again" })
 		Eventually(func() int64 { return getService(forgedKey)(Default).Status.ObservedGeneration }).Should(Equal(int64(2)))
-		expectServiceConditions(forgedKey, condition{"Ready", "True", "Ready", ""})
+		expectServiceConditions(forgedKey, condition{"KeystoneServiceReady", "True", "Ready", ""},
+			condition{"ServiceUserReady", "False", "PasswordConflict", "Warning"})
+		Expect(canAuthenticate(ks.URL, "nova", "nova-elsewhere")).To(BeTrue(), "the other cluster's user keeps its password")
 		Expect(ks.List(fakekeystone.Services, map[string]any{"type": "identity"})[0]).NotTo(HaveKey("keystone_operator_owner"))
 		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "nova"})[0]).NotTo(HaveKey("keystone_operator_owner"))
 
@@ -691,16 +703,24 @@ var _ = Describe("KeystoneService", func() {
 			Consistently(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }, time.Second).Should(BeFalse())
 			Expect(orphaned("glance")).To(BeEmpty())
 
-			By("the grace gone by")
+			By("the grace gone by: the endpoint and the credential, whose deletions found Keystone unreachable, go")
 			testClock.Advance(6 * time.Minute)
 			// The operator's clock is shared by every spec: set back afterwards.
 			DeferCleanup(func() { testClock.Advance(-(6 * time.Minute)) })
-			for _, obj := range []client.Object{&keystonev1.KeystoneEndpoint{}, &keystonev1.KeystoneService{}} {
-				Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, obj)) }, 30*time.Second).Should(BeTrue(), "%T", obj)
-			}
+			Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneEndpoint{})) }, 30*time.Second).Should(BeTrue())
 			Eventually(func() bool {
 				return apierrors.IsNotFound(k8sClient.Get(ctx, acKey, &keystonev1.KeystoneApplicationCredential{}))
 			}, 30*time.Second).Should(BeTrue())
+
+			By("the KeystoneService waited for its endpoint until now, False all along: its grace starts at its own first failure")
+			Eventually(func(g Gomega) {
+				c := getService(key)(g).Status.Conditions.Get("KeystoneServiceReady")
+				g.Expect(c.Message).To(ContainSubstring("stays valid in Keystone if it is still unreachable in "))
+			}).Should(Succeed())
+			Consistently(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }, time.Second).Should(BeFalse())
+			testClock.Advance(6 * time.Minute)
+			DeferCleanup(func() { testClock.Advance(-(6 * time.Minute)) })
+			Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }, 30*time.Second).Should(BeTrue())
 			Eventually(func() string { return orphaned("glance") }).Should(And(
 				ContainSubstring("endpoints internal="), ContainSubstring("service glance (image) "+serviceID+" and user glance"),
 				ContainSubstring("left valid in Keystone"),
