@@ -266,6 +266,7 @@ func (p *plugin) drawTree(ctx context.Context, c client.Client, ns string, o *tr
 
 func (p *plugin) handbackCommand() *cobra.Command {
 	apply := false
+	leaseNamespace := ""
 	cmd := &cobra.Command{
 		Use:   "handback",
 		Short: "Hand a namespace back to keystone-operator (a dry run without --apply)",
@@ -273,7 +274,11 @@ func (p *plugin) handbackCommand() *cobra.Command {
 removes this operator's finalizers and annotations from the namespace's objects and puts
 keystone-operator's own finalizers where its controllers keep them, so that
 keystone-operator deletes everything as if it had never been replaced. It prints each
-change; without --apply it changes nothing (a dry run).`,
+change; without --apply it changes nothing (a dry run). It refuses to apply while an
+operator holds the leader election lease 6012128b.openstack.org (this one, or
+keystone-operator already started): that operator would undo it. A registration being
+deleted loses this operator's finalizer and goes without leaving Keystone: each change
+says what it leaves valid there.`,
 		Example: "  kubectl keystone handback -n openstack\n  kubectl keystone handback -n openstack --apply",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -282,17 +287,30 @@ change; without --apply it changes nothing (a dry run).`,
 			return nil
 		},
 		RunE: func(*cobra.Command, []string) error {
-			return p.do(func(ctx context.Context, c client.Client, ns string) error { return p.handBack(ctx, c, ns, apply) })
+			return p.do(func(ctx context.Context, c client.Client, ns string) error {
+				return p.handBack(ctx, c, ns, leaseNamespace, apply)
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&apply, "apply", false, "make the changes (without it, a dry run)")
+	cmd.Flags().StringVar(&leaseNamespace, "lease-namespace", "", "the operator's namespace, where its leader election lease is "+
+		"(default: looked for in every namespace)")
 	return cmd
 }
 
 // handBack prints what handing namespace ns back to keystone-operator changes, and
-// changes it when apply.
-func (p *plugin) handBack(ctx context.Context, c client.Client, ns string, apply bool) error {
+// changes it when apply, unless an operator holds the leader election lease (looked for
+// in leaseNamespace, every namespace when "").
+func (p *plugin) handBack(ctx context.Context, c client.Client, ns, leaseNamespace string, apply bool) error {
 	out := p.streams.Out
+	if leaseErr := handback.CheckLease(ctx, c, leaseNamespace, time.Now()); leaseErr != nil {
+		if apply {
+			return leaseErr
+		}
+		if _, err := fmt.Fprintf(p.streams.ErrOut, "warning: %v; --apply refuses until then\n", leaseErr); err != nil {
+			return err
+		}
+	}
 	changes, err := handback.Plan(ctx, c, ns)
 	if err != nil {
 		return err

@@ -12,10 +12,12 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/handback"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -339,7 +341,8 @@ func TestHandBackDryRun(t *testing.T) {
 	ctx := context.Background()
 	svc := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance", Namespace: "openstack",
 		Finalizers: []string{"keystone.openstack.org/keystoneservice"}}}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(svc).Build()
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(svc).
+		WithIndex(&coordinationv1.Lease{}, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} }).Build()
 	r := runWith(c, "handback")
 	g.Expect(r.err).NotTo(HaveOccurred())
 	g.Expect(r.out).To(Equal("namespace openstack: would change (dry run; --apply changes it):\n" +
@@ -354,4 +357,44 @@ func TestHandBackDryRun(t *testing.T) {
 	g.Expect(svc.Finalizers).To(Equal([]string{"openstack.org/keystoneservice"}))
 	r = runWith(c, "handback", "--apply")
 	g.Expect(r.out).To(Equal("namespace openstack: nothing of this operator's is left; keystone-operator can run\n"))
+}
+
+// TestHandBackRefusedWhileLeading: while an operator holds the leader election lease the
+// hand-back refuses to apply (the operator would put its finalizers back), and a dry run
+// warns; once the lease has lapsed it applies. A registration being deleted is said to
+// leave its registration in Keystone.
+func TestHandBackRefusedWhileLeading(t *testing.T) {
+	kubeconfig(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	deleting := metav1.Now()
+	svc := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance", Namespace: "openstack",
+		Finalizers: []string{"keystone.openstack.org/keystoneservice"}, DeletionTimestamp: &deleting},
+		Spec:   keystonev1.KeystoneServiceSpec{ServiceUser: "glance"},
+		Status: keystonev1.KeystoneServiceStatus{ServiceID: "4a7f"}}
+	holder, renewed := "keystone-operator-controller-manager-5d9_1f2e", metav1.NewMicroTime(time.Now().Add(-3*time.Second))
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "openstack-operators", Name: handback.LeaseName},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, RenewTime: &renewed, LeaseDurationSeconds: ptr.To[int32](137)}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(svc, lease).
+		WithIndex(&coordinationv1.Lease{}, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} }).Build()
+
+	r := runWith(c, "handback", "--apply")
+	g.Expect(r.err).To(MatchError(ContainSubstring("lease openstack-operators/6012128b.openstack.org is held by " + holder)))
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(svc), svc)).To(Succeed())
+	g.Expect(svc.Finalizers).To(Equal([]string{"keystone.openstack.org/keystoneservice"}), "nothing changed")
+
+	r = runWith(c, "handback")
+	g.Expect(r.err).NotTo(HaveOccurred())
+	g.Expect(r.errOut).To(HavePrefix("warning: lease openstack-operators/6012128b.openstack.org is held by"))
+	g.Expect(r.out).To(ContainSubstring("KeystoneService/glance: remove finalizers keystone.openstack.org/keystoneservice; " +
+		"being deleted, it then goes without removing from Keystone service 4a7f and user glance"))
+
+	// The lease lapsed: the operator is stopped.
+	lapsed := metav1.NewMicroTime(time.Now().Add(-time.Hour))
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(lease), lease)).To(Succeed())
+	lease.Spec.RenewTime = &lapsed
+	g.Expect(c.Update(ctx, lease)).To(Succeed())
+	r = runWith(c, "handback", "--apply", "--lease-namespace", "openstack-operators")
+	g.Expect(r.err).NotTo(HaveOccurred())
+	g.Expect(r.out).To(HavePrefix("namespace openstack: changed:\n"))
 }

@@ -3,6 +3,7 @@ package handback
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -46,6 +47,10 @@ type Change struct {
 	Object string
 	// Removed and Added are finalizers; Dropped are annotations.
 	Removed, Added, Dropped []string
+	// Stays, for a registration being deleted that loses this suite's finalizer, names
+	// what it registered and leaves valid in Keystone: its deletion then ends without
+	// removing it (keystone-operator takes no new finalizer on an object being deleted).
+	Stays string
 
 	obj         *unstructured.Unstructured
 	finalizers  []string
@@ -62,6 +67,9 @@ func (c Change) String() string {
 	}
 	if len(c.Dropped) > 0 {
 		parts = append(parts, "drop annotations "+strings.Join(c.Dropped, ", "))
+	}
+	if c.Stays != "" {
+		parts = append(parts, "being deleted, it then goes without removing from Keystone "+c.Stays)
 	}
 	return c.Object + ": " + strings.Join(parts, "; ")
 }
@@ -118,6 +126,9 @@ func plan(obj *unstructured.Unstructured, all map[string][]unstructured.Unstruct
 			}
 		}
 	}
+	if ourFinalizers && obj.GetDeletionTimestamp() != nil {
+		ch.Stays = registered(obj)
+	}
 	ch.annotations = obj.GetAnnotations()
 	for _, a := range recorded {
 		if _, ok := ch.annotations[a]; ok {
@@ -171,6 +182,41 @@ func upstreamFinalizers(obj *unstructured.Unstructured, all map[string][]unstruc
 		return out
 	}
 	return nil
+}
+
+// registered names what a registration's status says it registered in Keystone; "" for
+// other kinds, or when it says nothing.
+func registered(obj *unstructured.Unstructured) string {
+	field := func(path ...string) string {
+		v, _, _ := unstructured.NestedString(obj.Object, append([]string{"status"}, path...)...)
+		return v
+	}
+	switch obj.GetKind() {
+	case "KeystoneService":
+		var parts []string
+		if id := field("serviceID"); id != "" {
+			parts = append(parts, "service "+id)
+		}
+		if user, _, _ := unstructured.NestedString(obj.Object, "spec", "serviceUser"); user != "" {
+			parts = append(parts, "user "+user)
+		}
+		return strings.Join(parts, " and ")
+	case "KeystoneEndpoint":
+		ids, _, _ := unstructured.NestedStringMap(obj.Object, "status", "endpointIDs")
+		if len(ids) == 0 {
+			return ""
+		}
+		var parts []string
+		for _, iface := range slices.Sorted(maps.Keys(ids)) {
+			parts = append(parts, iface+" "+ids[iface])
+		}
+		return "endpoints " + strings.Join(parts, ", ")
+	case "KeystoneApplicationCredential":
+		if id := field("acID"); id != "" {
+			return "application credential " + id
+		}
+	}
+	return ""
 }
 
 // live are the objects not being deleted, by name.
