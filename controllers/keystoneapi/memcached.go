@@ -7,6 +7,7 @@ import (
 	libtls "github.com/openstack-k8s-operators/lib-common/modules/common/tls"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
@@ -44,7 +45,7 @@ func (r *Reconciler) reconcileMemcached(ctx context.Context, s *scope) (ctrl.Res
 	v := memcachedVerdict(api.Spec.MemcachedInstance, mc)
 	if s.memcachedMTLSSecret != "" {
 		// The pods mount the client certificate file by file (SubPath), which a renewal
-		// never updates: its Secret's version is part of the pods' revision instead.
+		// never updates: its Secret's data are part of the pods' revision instead.
 		secret := &corev1.Secret{}
 		err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: s.memcachedMTLSSecret}, secret)
 		switch {
@@ -53,7 +54,7 @@ func (r *Reconciler) reconcileMemcached(ctx context.Context, s *scope) (ctrl.Res
 		case err != nil:
 			return ctrl.Result{}, fmt.Errorf("reading secret %s: %w", s.memcachedMTLSSecret, err)
 		default:
-			s.memcachedMTLSRevision = string(secret.UID) + "/" + secret.ResourceVersion
+			s.memcachedMTLSRevision = deploy.SecretRevision(secret)
 		}
 		v = memcachedMTLSVerdict(v, mc.Name, s.memcachedMTLSSecret, secret)
 	}

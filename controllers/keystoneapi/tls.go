@@ -119,7 +119,7 @@ func tlsVerdict(api *keystonev1.KeystoneAPI, secrets map[string]*corev1.Secret) 
 			return condition.FalseVerdict(invalidCertificate, "CA bundle secret %s, key %s: %v", name, libtls.CABundleKey, err), in
 		}
 		in.caBundle = secret.Data[libtls.CABundleKey]
-		revisions["ca"] = string(secret.UID) + "/" + secret.ResourceVersion
+		revisions["ca"] = deploy.SecretRevision(secret)
 		found = append(found, fmt.Sprintf("CA bundle %s (%d certificates)", name, n))
 	}
 	if !api.Spec.ExternalKeystoneAPI {
@@ -140,7 +140,7 @@ func tlsVerdict(api *keystonev1.KeystoneAPI, secrets map[string]*corev1.Secret) 
 			if err != nil {
 				return condition.FalseVerdict(invalidCertificate, "certificate secret %s of the %s interface: %v", name, iface, err), in
 			}
-			revisions[iface] = string(secret.UID) + "/" + secret.ResourceVersion
+			revisions[iface] = deploy.SecretRevision(secret)
 			found = append(found, fmt.Sprintf("%s certificate %s (valid until %s)", iface, name, cert.NotAfter.UTC().Format("2006-01-02")))
 		}
 	}

@@ -89,3 +89,21 @@ func TestBuiltObjects(t *testing.T) {
 		})
 	}
 }
+
+// TestSecretRevision: a certificate Secret's revision follows its data, not its
+// metadata (a label added rolls no pod).
+func TestSecretRevision(t *testing.T) {
+	g := NewWithT(t)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: "1"},
+		Data: map[string][]byte{"tls.crt": []byte("cert-1"), "tls.key": []byte("key-1")}}
+	before := SecretRevision(secret)
+	labelled := secret.DeepCopy()
+	labelled.Labels, labelled.ResourceVersion = map[string]string{"example.com/reviewed": "yes"}, "2"
+	g.Expect(SecretRevision(labelled)).To(Equal(before))
+	renewed := secret.DeepCopy()
+	renewed.Data["tls.crt"] = []byte("cert-2")
+	g.Expect(SecretRevision(renewed)).NotTo(Equal(before))
+	recreated := secret.DeepCopy()
+	recreated.UID = "u2"
+	g.Expect(SecretRevision(recreated)).NotTo(Equal(before), "another Secret of the same name")
+}

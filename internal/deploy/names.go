@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"sort"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -131,4 +132,17 @@ func Endpoints(api *keystonev1.KeystoneAPI) map[string]string {
 		out[iface] = url
 	}
 	return out
+}
+
+// SecretRevision identifies what the pods read from a certificate Secret: its identity
+// and its data, not its metadata, so that a label or annotation added to it (by
+// cert-manager, by hand) rolls no pod while a renewed certificate does. Only for
+// Secrets of certificates and keys, whose values no guess recovers from a digest: never
+// for one holding passwords.
+func SecretRevision(secret *corev1.Secret) string {
+	values := map[string]string{"uid": string(secret.UID)}
+	for k, v := range secret.Data {
+		values["data/"+k] = string(v)
+	}
+	return Hash(values)
 }

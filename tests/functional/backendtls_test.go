@@ -1,6 +1,8 @@
 package functional
 
 import (
+	"time"
+
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
@@ -82,6 +84,15 @@ var _ = Describe("KeystoneAPI with a database and a Memcached that serve TLS", f
 			return dep.Spec.Template.Annotations[deploy.HashAnnotation]
 		}
 		before := revision(Default)
+		By("a label added to it (cert-manager, a person) rolls nothing")
+		Eventually(func(g Gomega) {
+			secret := &corev1.Secret{}
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "cert-memcached-mtls"}, secret)).To(Succeed())
+			secret.Labels = map[string]string{"example.com/reviewed": "yes"}
+			g.Expect(k8sClient.Update(ctx, secret)).To(Succeed())
+		}).Should(Succeed())
+		touch(key)
+		Consistently(revision, 2*time.Second).Should(Equal(before))
 		setSecretKey(ns, "cert-memcached-mtls", "tls.crt", "cert-2")
 		Eventually(revision).ShouldNot(Equal(before))
 	})
