@@ -25,6 +25,15 @@ func upstreamConditions(serviceName, serviceID, user string) lc.Conditions {
 	}
 }
 
+// takenOver is the scope of a round of svc with keystone-operator's proof carried (carryTakeover).
+func takenOver(svc *keystonev1.KeystoneService) *scope {
+	round := steps.Begin(svc.Status.Conditions, time.Now())
+	carryTakeover(svc, round)
+	s := &scope{service: svc}
+	s.Round = round
+	return s
+}
+
 func TestUpstreamProof(t *testing.T) {
 	cases := []struct {
 		name              string
@@ -53,10 +62,7 @@ func TestUpstreamProof(t *testing.T) {
 			g.Expect(upstreamProof(svc, upstreamServiceReady)).To(Equal(c.serviceID))
 			g.Expect(upstreamProof(svc, upstreamUserReady)).To(Equal(c.user))
 
-			round := steps.Begin(svc.Status.Conditions, time.Now())
-			carryTakeover(svc, round)
-			s := &scope{service: svc}
-			s.Round = round
+			s := takenOver(svc)
 			api := &keystonev1.KeystoneAPI{Spec: keystonev1.KeystoneAPISpec{AdminUser: "admin"}}
 			g.Expect(s.provenService()).To(Equal(c.claimsID))
 			g.Expect(s.claimsService(c.claimsID)).To(Equal(c.claimsID != ""))
@@ -69,22 +75,15 @@ func TestUpstreamProof(t *testing.T) {
 
 func TestUpstreamProofNeverTheAdmin(t *testing.T) {
 	g := NewWithT(t)
-	svc := &keystonev1.KeystoneService{Status: keystonev1.KeystoneServiceStatus{Conditions: upstreamConditions("x", "1", "admin")}}
-	round := steps.Begin(svc.Status.Conditions, time.Now())
-	carryTakeover(svc, round)
-	s := &scope{service: svc}
-	s.Round = round
+	s := takenOver(&keystonev1.KeystoneService{Status: keystonev1.KeystoneServiceStatus{Conditions: upstreamConditions("x", "1", "admin")}})
 	api := &keystonev1.KeystoneAPI{Spec: keystonev1.KeystoneAPISpec{AdminUser: "admin"}}
 	g.Expect(s.claimsUser(api, "admin")).To(BeFalse())
 }
 
 func TestClaimedDropsOnlyWhatItNames(t *testing.T) {
 	g := NewWithT(t)
-	svc := &keystonev1.KeystoneService{Status: keystonev1.KeystoneServiceStatus{Conditions: upstreamConditions("placement", "4a7f", "placement")}}
-	round := steps.Begin(svc.Status.Conditions, time.Now())
-	carryTakeover(svc, round)
-	s := &scope{service: svc}
-	s.Round = round
+	s := takenOver(&keystonev1.KeystoneService{Status: keystonev1.KeystoneServiceStatus{Conditions: upstreamConditions("placement", "4a7f", "placement")}})
+	round := s.Round
 	s.claimed(upstreamUserReady, "other", true)
 	s.claimed(upstreamServiceReady, "4a7f", false)
 	g.Expect(round.Carried(upstreamUserReady)).To(BeTrue(), "another user settled: the proof stays")

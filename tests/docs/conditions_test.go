@@ -11,18 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 )
 
 // TestConditionsDocumented: every condition type and reason the API declares
 // (apis/keystone/v1beta1/conditions.go, lib-common's where it reuses them) is named, in
 // backquotes, in docs/conditions.md, the contract.
 func TestConditionsDocumented(t *testing.T) {
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	libCommon := consts(t, moduleDir(t, root, "github.com/openstack-k8s-operators/lib-common/modules/common")+"/condition", nil)
 	declared := consts(t, filepath.Join(root, "apis", "keystone", "v1beta1"), libCommon)
 	if len(declared) < 40 {

@@ -17,10 +17,7 @@ var keystoneAttributes = map[string]bool{"keystone_operator_owner": true, "keyst
 // TestMetricsExist: every metric the docs, the alerts and the dashboard name is one the
 // operator exports (declared in its Go code, with Prometheus's histogram suffixes).
 func TestMetricsExist(t *testing.T) {
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	declared := readAll(t, root, "internal/*/*.go", "cmd/*/*.go", "controllers/*/*.go", "pkg/*/*.go")
 	metric := regexp.MustCompile(`keystone_operator_[a-z_]+`)
 	named := metric.FindAllString(readAll(t, root, "README.md", "docs/*.md", "config/prometheus/*.yaml",
@@ -55,6 +52,16 @@ func exported(declared, metric string) bool {
 }
 
 // readAll concatenates the files the patterns (relative to root) match, tests aside.
+// repoRoot is the repository's root, where the docs and the code they describe are.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
 func readAll(t *testing.T, root string, patterns ...string) string {
 	t.Helper()
 	var out strings.Builder

@@ -6,17 +6,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 )
 
 // TestRunbooks: every alert has a runbook_url, and it names a section of
 // docs/monitoring.md (GitHub's anchor of a "### <alert>" heading).
 func TestRunbooks(t *testing.T) {
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	rules, err := os.ReadFile(filepath.Join(root, "config", "prometheus", "prometheusrule.yaml"))
 	if err != nil {
 		t.Fatal(err)

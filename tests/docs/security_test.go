@@ -6,8 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 )
 
 // TestSecurityRowsNameTests: every row of docs/security.md's threat table names at least
@@ -15,16 +13,9 @@ import (
 // quoted titles of its Ginkgo specs or the backquoted names of its Go tests, each found
 // in that file.
 func TestSecurityRowsNameTests(t *testing.T) {
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(root, "docs", "security.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	rows := 0
-	for _, line := range strings.Split(string(data), "\n") {
+	for _, line := range strings.Split(readAll(t, root, "docs/security.md"), "\n") {
 		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| ---") || strings.HasPrefix(line, "| written by") {
 			continue
 		}
