@@ -24,7 +24,8 @@ func (r *Reconciler) reconcileRoles(ctx context.Context, s *scope) (ctrl.Result,
 
 // reconcileAssignment marks RoleAssignmentReady (assignmentVerdict): the user has every
 // role on the service project, and, when the user is ours, no other than those of the
-// spec and of the KeystoneServices sharing it (shared.go). A role or project deleted
+// spec, of the KeystoneServices sharing it (shared.go) and of the other regions owning
+// it (identity.Owners). A role or project deleted
 // since this client looked it up is looked up again, once.
 func (r *Reconciler) reconcileAssignment(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceRoleAssignmentReady
@@ -36,7 +37,14 @@ func (r *Reconciler) reconcileAssignment(ctx context.Context, s *scope) (ctrl.Re
 		if err != nil {
 			return ctrl.Result{}, err
 		}
+		// and the other regions' owners of record theirs.
 		roles = rolesOf(s.service, sharers)
+		for _, role := range s.user.Owners.Roles() {
+			if !slices.Contains(roles, role) {
+				roles = append(roles, role)
+			}
+		}
+		slices.Sort(roles)
 		if slices.ContainsFunc(roles, func(name string) bool { return s.roleIDs[name] == "" }) {
 			// A sharer's role this round has not looked up (its KeystoneService made it).
 			if s.roleIDs, _, err = s.keystone.EnsureRoles(ctx, roles); err != nil {

@@ -28,9 +28,14 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 		Owner: r.owner(svc), ClaimUnmarked: s.claimsService(svc.Status.ServiceID),
 	})
 	var foreign *identity.ForeignError
-	if errors.As(err, &foreign) {
-		s.Round.Apply(step, serviceVerdict(spec, reg, foreign))
-		return ctrl.Result{}, nil
+	var differs *identity.DefinitionConflictError
+	if errors.As(err, &foreign) || errors.As(err, &differs) {
+		if differs != nil {
+			// Another region's, used as it is: its ID is this one's too.
+			svc.Status.ServiceID = reg.ID
+		}
+		s.Round.Apply(step, serviceVerdict(spec, reg, err))
+		return recheckJoined(reg), nil
 	}
 	if err != nil {
 		return r.failed(s, step, err)
@@ -45,5 +50,5 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 	s.claimed(upstreamServiceReady, reg.ID, reg.Ownership == identity.Owned)
 	svc.Status.ServiceID = reg.ID
 	s.Mark(ctx, step, changed, serviceVerdict(spec, reg, nil))
-	return ctrl.Result{}, nil
+	return recheckJoined(reg), nil
 }

@@ -1,6 +1,7 @@
 package keystoneservice
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -28,9 +29,15 @@ func inputVerdict(svc *keystonev1.KeystoneService, api *keystonev1.KeystoneAPI) 
 // serviceVerdict is ServiceReady from Keystone's service (reg), or from foreign: a
 // service of that type and name that another KeystoneService registered, which is
 // InvalidInput (Error).
-func serviceVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered, foreign *identity.ForeignError) condition.Verdict {
-	if foreign != nil {
+func serviceVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered, refused error) condition.Verdict {
+	var foreign *identity.ForeignError
+	var differs *identity.DefinitionConflictError
+	switch {
+	case errors.As(refused, &foreign):
 		return condition.FalseVerdict(condition.InvalidInput, "%v; choose another serviceType or serviceName", foreign)
+	case errors.As(refused, &differs):
+		return condition.FalseVerdict(condition.InvalidInput, "%v: the regions sharing a service define it alike; "+
+			"make this spec's serviceDescription and enabled the keeper's (nothing was changed)", differs)
 	}
 	return condition.TrueVerdict("service %s (%s) registered as %s%s", spec.ServiceName, spec.ServiceType, reg.ID, ownershipNote(reg))
 }
@@ -86,6 +93,8 @@ func ownershipNote(reg identity.Registered) string {
 		return " (adopted: it existed before, and stays when this KeystoneService goes)"
 	case identity.Shared:
 		return fmt.Sprintf(" (shared with %s, which sets its password; it stays while either names it)", identity.OwnerName(reg.Keeper))
+	case identity.Joined:
+		return fmt.Sprintf(" (shared with the other regions: kept by %s; it stays while any region names it)", identity.OwnerName(reg.Keeper))
 	}
 	return ""
 }

@@ -41,8 +41,8 @@ func TestVerdicts(t *testing.T) {
 			"serviceUser admin is the admin user of KeystoneAPI keystone; a service needs a user of its own"}},
 		{"input: found", inputVerdict(svc("glance"), api), verdictOf{true, "", "", "password of user glance found in secret osp-secret"}},
 		{"service: another KeystoneService's", serviceVerdict(spec, identity.Registered{}, foreign), verdictOf{false, "InvalidInput",
-			lc.SeverityError, "service glance (image) is registered by KeystoneService/other/glance of the cluster whose " +
-				"kube-system namespace has UID c1; choose another serviceType or serviceName"}},
+			lc.SeverityError, "service glance (image) is registered by KeystoneService/other/glance of the cluster c1; " +
+				"choose another serviceType or serviceName"}},
 		{"service: ours", serviceVerdict(spec, owned, nil), verdictOf{true, "", "", "service glance (image) registered as s1"}},
 		{"service: adopted", serviceVerdict(spec, adopted, nil), verdictOf{true, "", "",
 			"service glance (image) registered as s1 (adopted: it existed before, and stays when this KeystoneService goes)"}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
@@ -57,6 +58,7 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 	reg, changed, err := s.keystone.EnsureUser(ctx, identity.UserSpec{
 		Name: svc.Spec.ServiceUser, DomainID: defaultDomainID, ProjectID: projectID, Password: s.password,
 		PasswordFrom: s.passwordVersion, Owner: r.owner(svc), ClaimUnmarked: s.claimsUser(s.API, svc.Spec.ServiceUser),
+		Roles: svc.Spec.ServiceRoles(),
 		// Another KeystoneService of this namespace registered it: shared (shared.go).
 		Sharing: func(ctx context.Context, mark string) (bool, bool, error) { return r.sharing(ctx, svc, mark) },
 	})
@@ -75,7 +77,20 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 	s.user = reg
 	s.claimed(upstreamUserReady, svc.Spec.ServiceUser, reg.Ownership == identity.Owned)
 	s.Mark(ctx, step, changed || replaced, userVerdict(svc.Spec, reg, nil, nil))
-	return ctrl.Result{}, nil
+	return recheckJoined(reg), nil
+}
+
+// regionRecheck is how soon a KeystoneService sharing a service or user with other
+// regions looks again: what another cluster does (a hand-over, a new password, a
+// region leaving) cannot be watched.
+const regionRecheck = 5 * time.Minute
+
+// recheckJoined asks for a round after regionRecheck when reg is another region's.
+func recheckJoined(reg identity.Registered) ctrl.Result {
+	if reg.Ownership == identity.Joined {
+		return ctrl.Result{RequeueAfter: regionRecheck}
+	}
+	return ctrl.Result{}
 }
 
 // recordStale tells whether UserAnnotation must be written before a request that may

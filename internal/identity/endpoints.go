@@ -98,8 +98,8 @@ func (c *Client) EnsureEndpoints(ctx context.Context, want EndpointSet) (map[str
 	for _, e := range owned {
 		url, wanted := want.URLs[e.Interface]
 		if !wanted || ids[e.Interface] != "" {
-			if err := endpoints.Delete(ctx, c.sc, e.ID).ExtractErr(); err != nil && !notFound(err) {
-				return nil, false, fmt.Errorf("deleting endpoint %s (%s): %w", e.ID, e.Interface, err)
+			if err := c.deleteEndpoint(ctx, e.ID); err != nil {
+				return nil, false, err
 			}
 			changed = true
 			continue

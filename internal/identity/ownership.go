@@ -84,9 +84,17 @@ const (
 	// (UserSpec.Sharing: another KeystoneService of the same namespace and cluster):
 	// used, their password checked and never set, never deleted.
 	Shared
+	// Joined entities carry the mark of an object of the owner's kind and namespace in
+	// another cluster (another region of the same control plane, sharing one Keystone):
+	// the caller is one of their owners of record (OwnersAttribute); the keeper sets a
+	// user's password and a service's description, the caller checks them; the entity
+	// goes with its last owner.
+	Joined
 )
 
-// classify returns the ownership of an entity marked mark (empty: none) for owner.
+// classify returns the ownership of an entity marked mark (empty: none) for owner. An
+// entity marked by an object of the owner's kind and namespace in another cluster is
+// Joined: shared by the regions of one control plane.
 // The owner's own mark written by an earlier version (no cluster) is claimed: the
 // cluster is added to it; never taken away. An entity marked by an object of the same
 // kind, namespace and name but another UID was created by that object's predecessor
@@ -113,9 +121,23 @@ func classify(mark, owner string, claimUnmarked, unclustered bool) (ownership Ow
 		return Owned, false
 	case markObject == ownerObject, predecessor(markObject, markCluster, ownerObject, ownerCluster, unclustered):
 		return Owned, true
+	case coOwner(markObject, markCluster, ownerObject, ownerCluster):
+		return Joined, false
 	default:
 		return Foreign, false
 	}
+}
+
+// coOwner tells whether a mark (object, cluster) names an object of the owner's kind and
+// namespace in another cluster, both clusters known: another region of the same control
+// plane (its openstack namespace), which shares the entity rather than owning it alone.
+func coOwner(markObject, markCluster, ownerObject, ownerCluster string) bool {
+	if markCluster == "" || ownerCluster == "" || markCluster == ownerCluster {
+		return false
+	}
+	m, ok1 := ParseMark(markObject)
+	o, ok2 := ParseMark(ownerObject)
+	return ok1 && ok2 && m.Kind == o.Kind && m.Namespace == o.Namespace
 }
 
 // predecessor tells whether a mark (object, cluster) is of an object of the owner's
@@ -157,7 +179,7 @@ func foreign(kind, name, mark, owner string) *ForeignError {
 func (e *ForeignError) Error() string {
 	msg := fmt.Sprintf("%s %s is registered by %s", e.Kind, e.Name, strings.Join(ownerName(e.Owner), "/"))
 	if _, cluster := splitMark(e.Owner); cluster != "" {
-		msg += " of the cluster whose kube-system namespace has UID " + cluster
+		msg += " of the cluster " + cluster
 	} else if e.Predecessor {
 		msg += " with an earlier version's mark, which names no cluster (if no other cluster shared this Keystone " +
 			"before the upgrade, run the operator with --claim-unclustered-marks to take over what an object of the same name left)"

@@ -17,7 +17,10 @@ func TestClassify(t *testing.T) {
 		{"marked by this object", me, false, Owned, false},
 		{"marked by this object, by an earlier version (no cluster)", "KeystoneService/openstack/glance/uid-2", false, Owned, true},
 		{"marked by its predecessor of the same name in this cluster", "KeystoneService/openstack/glance/uid-1@cluster-a", false, Owned, true},
-		{"marked by the same name in another cluster sharing Keystone", "KeystoneService/openstack/glance/uid-9@cluster-b", false, Foreign, false},
+		{"marked by the same name in another cluster sharing Keystone: another region's, joined", "KeystoneService/openstack/glance/uid-9@cluster-b", false, Joined, false},
+		{"marked by another name of the namespace in another cluster: joined too", "KeystoneService/openstack/heat/uid-9@cluster-b", false, Joined, false},
+		{"marked by another namespace of another cluster", "KeystoneService/tenant/glance/uid-9@cluster-b", false, Foreign, false},
+		{"marked by another kind of another cluster", "KeystoneEndpoint/openstack/glance/uid-9@cluster-b", false, Foreign, false},
 		{"marked by the same name, cluster unknown (an earlier version)", "KeystoneService/openstack/glance/uid-1", false, Foreign, false},
 		{"unmarked, taken over from keystone-operator", "", true, Owned, true},
 		{"unmarked, found by name", "", false, Adopted, false},
@@ -52,5 +55,5 @@ func TestClassify(t *testing.T) {
 	g.Expect((&ForeignError{Kind: "user", Name: "glance", Owner: "KeystoneService/other/glance/uid-3"}).Error()).To(
 		Equal("user glance is registered by KeystoneService/other/glance"))
 	g.Expect((&ForeignError{Kind: "user", Name: "glance", Owner: "KeystoneService/openstack/glance/uid-9@cluster-b"}).Error()).To(
-		Equal("user glance is registered by KeystoneService/openstack/glance of the cluster whose kube-system namespace has UID cluster-b"))
+		Equal("user glance is registered by KeystoneService/openstack/glance of the cluster cluster-b"))
 }

@@ -42,6 +42,7 @@ type Service struct {
 	Description string `json:"description"`
 	Enabled     bool   `json:"enabled"`
 	Owner       string `json:"keystone_operator_owner"`
+	Owners      Owners `json:"keystone_operator_owners"`
 }
 
 // Registered is an entity as ensured: its ID and whether the owner owns it.
@@ -50,37 +51,32 @@ type Registered struct {
 	Ownership Ownership
 	// Created tells that this call created it.
 	Created bool
-	// Keeper is the mark of the owner a Shared user belongs to.
+	// Keeper is the mark of the owner a Shared or Joined entity belongs to.
 	Keeper string
+	// Owners are a user's owners of record in other regions, with the roles each asks
+	// for (OwnersAttribute): the keeper gives it their union.
+	Owners Owners
 }
 
 // EnsureService finds the service of want's type and name (the one known by ID, the
 // owner's, or else the first by ID), creating it marked with the owner when missing
 // (an existing one is adopted, never taken), and updates description and enabled.
 func (c *Client) EnsureService(ctx context.Context, knownID string, want ServiceSpec) (Registered, bool, error) {
-	svc, err := c.findService(ctx, knownID, want)
-	if err != nil {
+	svc, createdID, err := c.findOrCreateService(ctx, knownID, want)
+	switch {
+	case err != nil:
 		return Registered{}, false, err
-	}
-	if svc == nil {
-		created, err := c.createService(ctx, want)
-		if conflict(err) {
-			if svc, err = c.findService(ctx, "", want); err == nil && svc == nil {
-				err = fmt.Errorf("service %s/%s conflicts but cannot be found", want.Type, want.Name)
-			}
-		}
-		if err != nil {
-			return Registered{}, false, fmt.Errorf("creating service %s/%s: %w", want.Type, want.Name, err)
-		}
-		if svc == nil {
-			return Registered{ID: created.ID, Ownership: Owned}, true, nil
-		}
+	case svc == nil:
+		return Registered{ID: createdID, Ownership: Owned}, true, nil
 	}
 	ownership, claim := c.classify(svc.Owner, want.Owner, want.ClaimUnmarked && svc.ID == knownID)
 	if ownership == Foreign {
 		// Another owner's: changing it, or putting endpoints under it, would be undone
 		// (and the endpoints deleted) when that owner goes.
 		return Registered{}, false, foreign("service", want.Type+"/"+want.Name, svc.Owner, want.Owner)
+	}
+	if ownership == Joined {
+		return c.joinService(ctx, svc, want)
 	}
 	changed := false
 	if claim {
@@ -97,6 +93,42 @@ func (c *Client) EnsureService(ctx context.Context, knownID string, want Service
 		changed = true
 	}
 	return Registered{ID: svc.ID, Ownership: ownership}, changed, nil
+}
+
+// findOrCreateService returns the service want names (see findService), or creates it
+// and returns its ID; a creation that conflicts (someone created it meanwhile) returns
+// the service found.
+func (c *Client) findOrCreateService(ctx context.Context, knownID string, want ServiceSpec) (*Service, string, error) {
+	svc, err := c.findService(ctx, knownID, want)
+	if err != nil || svc != nil {
+		return svc, "", err
+	}
+	created, err := c.createService(ctx, want)
+	if conflict(err) {
+		if svc, err = c.findService(ctx, "", want); err == nil && svc == nil {
+			err = fmt.Errorf("service %s/%s conflicts but cannot be found", want.Type, want.Name)
+		}
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("creating service %s/%s: %w", want.Type, want.Name, err)
+	}
+	if svc != nil {
+		return svc, "", nil
+	}
+	return nil, created.ID, nil
+}
+
+// joinService joins svc, another region's (Joined), as want's owner: used, and checked
+// against want, never changed (a DefinitionConflictError when it differs).
+func (c *Client) joinService(ctx context.Context, svc *Service, want ServiceSpec) (Registered, bool, error) {
+	changed, err := c.join(ctx, "services", svc.ID, want.Owner, nil)
+	reg := Registered{ID: svc.ID, Ownership: Joined, Keeper: svc.Owner}
+	if err == nil && (svc.Description != want.Description || svc.Enabled != want.Enabled) {
+		err = &DefinitionConflictError{Kind: "service", Name: want.Type + "/" + want.Name, Keeper: svc.Owner,
+			Have: fmt.Sprintf("description %q, enabled %t", svc.Description, svc.Enabled),
+			Want: fmt.Sprintf("description %q, enabled %t", want.Description, want.Enabled)}
+	}
+	return reg, changed, err
 }
 
 func (c *Client) createService(ctx context.Context, want ServiceSpec) (*services.Service, error) {
@@ -191,11 +223,30 @@ func (c *Client) DeleteService(ctx context.Context, id, owner string, claimUnmar
 	if err != nil || svc == nil {
 		return err
 	}
-	if ownership, _ := c.classify(svc.Owner, owner, claimUnmarked); ownership != Owned {
-		return nil
-	}
-	if err := services.Delete(ctx, c.sc, id).ExtractErr(); err != nil && !notFound(err) {
-		return fmt.Errorf("deleting service %s: %w", id, err)
+	ownership, _ := c.classify(svc.Owner, owner, claimUnmarked)
+	return c.giveUpEntity(ctx, "services", svc.ID, svc.Owner, svc.Owners, owner, ownership, func() error {
+		return c.deleteService(ctx, id)
+	})
+}
+
+// giveUpEntity ends owner's part in the entity id of kind, marked keeper and with
+// owners of record owners, as owner relates to it (ownership): one of its own with no
+// other owner is removed (remove); one other regions own too is left to them (the
+// keeper hands it over, a co-owner leaves the owners of record: leave); another's,
+// shared or adopted, is left as it is.
+func (c *Client) giveUpEntity(ctx context.Context, kind, id, keeper string, owners Owners, owner string, ownership Ownership,
+	remove func() error) error {
+	switch {
+	case ownership == Owned && len(owners.others(keeper, keeper)) == 0:
+		return remove()
+	case ownership == Owned:
+		// Its mark may be an earlier form of owner's (a predecessor's, or without the
+		// cluster): the keeper as recorded leaves.
+		_, err := c.leave(ctx, kind, id, keeper, remove)
+		return err
+	case ownership == Joined:
+		_, err := c.leave(ctx, kind, id, owner, remove)
+		return err
 	}
 	return nil
 }
@@ -256,6 +307,9 @@ type UserSpec struct {
 	// ClaimUnmarked takes an unmarked user of that name as the owner's (keystone-operator
 	// created it for the owner before marks existed).
 	ClaimUnmarked bool
+	// Roles are the roles the owner asks the user to have, recorded among its owners of
+	// record where other regions own it too (OwnersAttribute).
+	Roles []string
 	// Sharing, when set, is asked about a user that carries another owner's mark: shared,
 	// the user is Shared, not Foreign (its password is that owner's to set: a password
 	// that differs is a PasswordConflictError); takeOver, that owner is gone and the user
@@ -269,6 +323,7 @@ type User struct {
 	Name         string `json:"name"`
 	Owner        string `json:"keystone_operator_owner"`
 	PasswordFrom string `json:"keystone_operator_password_from"`
+	Owners       Owners `json:"keystone_operator_owners"`
 }
 
 // EnsureUser returns the user, creating it with its password, the owner's mark and
@@ -302,10 +357,23 @@ func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, boo
 	switch ownership {
 	case Foreign:
 		return Registered{}, false, foreign("user", want.Name, u.Owner, want.Owner)
+	case Joined:
+		return c.joinUser(ctx, u, want)
 	case Shared, Adopted:
 		// Another's password, or a user that existed before: checked, never set. Setting
 		// it would hand whoever writes the Secret a user that is not this owner's.
 		return c.checkPassword(ctx, u, want, ownership)
+	}
+	return c.updateOwnedUser(ctx, u, want, ownership, claim)
+}
+
+// updateOwnedUser brings u, this owner's (Owned, or claimed), to want: the keeper's
+// roles recorded among other regions', the claim's mark, the password when set from
+// another source.
+func (c *Client) updateOwnedUser(ctx context.Context, u *User, want UserSpec, ownership Ownership, claim bool) (Registered, bool, error) {
+	joined, err := c.recordKeeper(ctx, u, want)
+	if err != nil {
+		return Registered{}, false, err
 	}
 	// A claim writes the mark alone (an earlier version's mark gaining the cluster at an
 	// upgrade), and the password only when it was set from another source.
@@ -316,13 +384,35 @@ func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, boo
 	if claim {
 		update[OwnerAttribute] = want.Owner
 	}
+	reg := Registered{ID: u.ID, Ownership: ownership, Owners: u.Owners.without(u.Owner)}
 	if len(update) == 0 {
-		return Registered{ID: u.ID, Ownership: ownership}, false, nil
+		return reg, joined, nil
 	}
 	if err := c.patchEntity(ctx, "users", u.ID, update); err != nil {
 		return Registered{}, false, fmt.Errorf("updating user %s: %w", want.Name, err)
 	}
-	return Registered{ID: u.ID, Ownership: ownership}, true, nil
+	return reg, true, nil
+}
+
+// joinUser joins u, another region's (Joined), as want's owner, asking for want's roles,
+// and checks want's password against it (never set).
+func (c *Client) joinUser(ctx context.Context, u *User, want UserSpec) (Registered, bool, error) {
+	changed, err := c.join(ctx, "users", u.ID, want.Owner, want.Roles)
+	if err != nil {
+		return Registered{}, false, err
+	}
+	reg, _, err := c.checkPassword(ctx, u, want, Joined)
+	reg.Owners = u.Owners.with(want.Owner, want.Roles)
+	return reg, changed, err
+}
+
+// recordKeeper records, on a user other regions own too, the roles its keeper asks for
+// among theirs, so that their union is known whoever leaves. It tells whether it wrote.
+func (c *Client) recordKeeper(ctx context.Context, u *User, want UserSpec) (bool, error) {
+	if len(u.Owners.others(u.Owner, u.Owner)) == 0 {
+		return false, nil
+	}
+	return c.join(ctx, "users", u.ID, u.Owner, want.Roles)
 }
 
 // shareOrTake is the ownership of a user marked by another owner (mark), as sharing
@@ -368,6 +458,7 @@ func (c *Client) createUser(ctx context.Context, want UserSpec) (string, *User, 
 // for a user that existed before (adopted), whoever made it; never this one.
 func (c *Client) checkPassword(ctx context.Context, u *User, want UserSpec, ownership Ownership) (Registered, bool, error) {
 	reg := Registered{ID: u.ID, Ownership: ownership, Keeper: u.Owner}
+	conflict := &PasswordConflictError{User: want.Name, Owner: u.Owner, Region: ownership == Joined}
 	if u.PasswordFrom == want.PasswordFrom {
 		return reg, false, nil
 	}
@@ -376,7 +467,7 @@ func (c *Client) checkPassword(ctx context.Context, u *User, want UserSpec, owne
 		return Registered{}, false, err
 	}
 	if !works {
-		return reg, false, &PasswordConflictError{User: want.Name, Owner: u.Owner}
+		return reg, false, conflict
 	}
 	return reg, false, nil
 }
@@ -403,17 +494,39 @@ func (c *Client) PasswordWorks(ctx context.Context, userID, password string) (bo
 	return true, nil
 }
 
-// PasswordConflictError tells that a Shared user's password is not the one asked for:
-// Owner, who shares the user and set its password, has another.
+// PasswordConflictError tells that a Shared, Joined or Adopted user's password is not the
+// one asked for: Owner, who shares the user and set its password, has another ("" for a
+// user that existed before); Region, Owner is of another cluster.
 type PasswordConflictError struct {
 	User, Owner string
+	Region      bool
 }
 
 func (e *PasswordConflictError) Error() string {
 	if e.Owner == "" {
 		return fmt.Sprintf("user %s existed before and is not this owner's: its password is never set here, and it is not this one", e.User)
 	}
-	return fmt.Sprintf("user %s has a password set by %s, and it is not this one", e.User, strings.Join(ownerName(e.Owner), "/"))
+	by := strings.Join(ownerName(e.Owner), "/")
+	if _, cluster := splitMark(e.Owner); e.Region && cluster != "" {
+		by += " of the cluster " + cluster
+	}
+	return fmt.Sprintf("user %s has a password set by %s, and it is not this one", e.User, by)
+}
+
+// DefinitionConflictError tells that an entity another region keeps (Keeper) is not
+// defined as this owner's spec says: Have against Want. Neither is changed: no region
+// breaks another.
+type DefinitionConflictError struct {
+	Kind, Name, Keeper string
+	Have, Want         string
+}
+
+func (e *DefinitionConflictError) Error() string {
+	by := strings.Join(ownerName(e.Keeper), "/")
+	if _, cluster := splitMark(e.Keeper); cluster != "" {
+		by += " of the cluster " + cluster
+	}
+	return fmt.Sprintf("%s %s is kept by %s with %s, where this spec says %s", e.Kind, e.Name, by, e.Have, e.Want)
 }
 
 // HandOverUser moves the mark of the user named name from owner (when the user is
@@ -428,8 +541,12 @@ func (c *Client) HandOverUser(ctx context.Context, domainID, name, owner string,
 	if ownership, _ := c.classify(u.Owner, owner, claimUnmarked); ownership != Owned {
 		return false, nil
 	}
-	if err := c.mark(ctx, "users", u.ID, next); err != nil {
-		return false, err
+	if len(u.Owners) == 0 {
+		return true, c.mark(ctx, "users", u.ID, next)
+	}
+	// Other regions own it too: next keeps it among them, and records its roles itself.
+	if err := c.patchEntity(ctx, "users", u.ID, map[string]any{OwnerAttribute: next, OwnersAttribute: u.Owners.without(u.Owner)}); err != nil {
+		return false, fmt.Errorf("handing user %s over to %s: %w", name, next, err)
 	}
 	return true, nil
 }
@@ -502,13 +619,10 @@ func (c *Client) DeleteUserNamed(ctx context.Context, domainID, name, owner stri
 // DeleteOwnedUser deletes u, as read from Keystone, if it is owner's; one already gone
 // is fine.
 func (c *Client) DeleteOwnedUser(ctx context.Context, u *User, owner string, claimUnmarked bool) error {
-	if ownership, _ := c.classify(u.Owner, owner, claimUnmarked); ownership != Owned {
-		return nil
-	}
-	if err := users.Delete(ctx, c.sc, u.ID).ExtractErr(); err != nil && !notFound(err) {
-		return fmt.Errorf("deleting user %s: %w", u.Name, err)
-	}
-	return nil
+	ownership, _ := c.classify(u.Owner, owner, claimUnmarked)
+	return c.giveUpEntity(ctx, "users", u.ID, u.Owner, u.Owners, owner, ownership, func() error {
+		return c.deleteUser(ctx, u.ID)
+	})
 }
 
 // DeleteRegistration deletes what owner registered for a service: the service with ID

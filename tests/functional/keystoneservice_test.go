@@ -306,19 +306,22 @@ var _ = Describe("KeystoneService", func() {
 		Expect(annotations).NotTo(HaveKey("keystone.openstack.org/password-set-from"))
 	})
 
-	It("claims what its predecessor of the same name registered in this cluster, never what another cluster's did", func() {
+	It("claims what its predecessor of the same name registered in this cluster, and joins what another region registered", func() {
 		keystone()
 		By("a user of the same namespace and name, registered by another cluster sharing this Keystone (another region)")
 		other := ks.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "other-region",
 			identity.OwnerAttribute: "KeystoneService/" + ns + "/glance/other-uid@other-cluster-uid"})
 		Expect(k8sClient.Create(ctx, keystoneService(ns))).To(Succeed())
-		expectServiceConditions(key, condition{"ServiceUserReady", "False", "InvalidInput", "Error"})
+		expectServiceConditions(key, condition{"ServiceUserReady", "False", "PasswordConflict", "Warning"})
 		Expect(getService(key)(Default).Status.Conditions.Get("ServiceUserReady").Message).To(ContainSubstring(
-			"user glance is registered by KeystoneService/" + ns + "/glance of the cluster whose kube-system namespace has UID other-cluster-uid"))
+			"user glance has a password set by KeystoneService/" + ns + "/glance of the cluster other-cluster-uid, and it is not this one"))
 		Expect(canAuthenticate(ks.URL, "glance", "other-region")).To(BeTrue(), "its password untouched")
+		Expect(ks.List(fakekeystone.Users, map[string]any{"id": other})[0]).To(HaveKeyWithValue(identity.OwnersAttribute,
+			HaveKey("KeystoneService/"+ns+"/glance/"+string(getService(key)(Default).UID)+"@"+clusterID())), "joined its owners of record")
 		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
-		Expect(ks.List(fakekeystone.Users, map[string]any{"id": other})).To(HaveLen(1), "never deleted by this cluster")
+		Expect(ks.List(fakekeystone.Users, map[string]any{"id": other})).To(HaveLen(1), "never deleted while the other region owns it")
+		Expect(ks.List(fakekeystone.Users, map[string]any{"id": other})[0][identity.OwnersAttribute]).To(BeEmpty(), "left its owners of record")
 
 		By("the same user marked by this cluster's earlier glance: claimed, its password set")
 		ks.Delete(fakekeystone.Users, other)

@@ -46,6 +46,8 @@ const (
 	Projects  = "projects"
 	Users     = "users"
 	Roles     = "roles"
+	// Regions are named by their ID, as Keystone's are.
+	Regions = "regions"
 	// AppCreds are application credentials, under /v3/users/{id}/application_credentials.
 	AppCreds = "application_credentials"
 )
@@ -69,9 +71,11 @@ func NewTLS(admin, password string) *Server {
 func newServer(admin, password string) *Server {
 	s := &Server{tokens: map[string]string{}, assigned: map[string]bool{}, requests: map[string]int{},
 		entities: map[string]map[string]map[string]any{}}
-	for _, k := range []string{Services, Endpoints, Projects, Users, Roles, AppCreds} {
+	for _, k := range []string{Services, Endpoints, Projects, Users, Roles, Regions, AppCreds} {
 		s.entities[k] = map[string]map[string]any{}
 	}
+	// keystone-manage bootstrap's region.
+	s.entities[Regions]["regionOne"] = map[string]any{"id": "regionOne"}
 	s.put(Projects, map[string]any{"name": "admin", "domain_id": "default"})
 	s.adminID = s.put(Users, map[string]any{"name": admin, "domain_id": "default", "password": password, "enabled": true})["id"].(string)
 	s.put(Roles, map[string]any{"name": "admin"})
@@ -88,6 +92,13 @@ func (s *Server) put(kind string, e map[string]any) map[string]any {
 	e["id"] = fmt.Sprintf("%s-%04d", kind[:len(kind)-1], s.nextID)
 	s.entities[kind][e["id"].(string)] = e
 	return e
+}
+
+// CreateRegion adds a region named id, as `openstack region create` does.
+func (s *Server) CreateRegion(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.entities[Regions][id] = map[string]any{"id": id}
 }
 
 // SetPassword sets the password of a user, by name.
