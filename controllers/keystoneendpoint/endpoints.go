@@ -46,7 +46,7 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 	if err != nil {
 		return s.Failed(step, endpointFailed, err)
 	}
-	setStatus(ep, s.service.Status.ServiceID, ids)
+	setStatus(ep, s.service.Status.ServiceID, ids, region)
 	if changedService {
 		// No endpoint of ours is left under the previous service: let it go.
 		if err := r.releaseUnused(ctx, s, s.service); err != nil {
@@ -80,7 +80,7 @@ func knownIDs(ep *keystonev1.KeystoneEndpoint, serviceID string) map[string]stri
 	return ep.Status.EndpointIDs
 }
 
-func setStatus(ep *keystonev1.KeystoneEndpoint, serviceID string, ids map[string]string) {
+func setStatus(ep *keystonev1.KeystoneEndpoint, serviceID string, ids map[string]string, region string) {
 	ep.Status.ServiceID = serviceID
 	ep.Status.EndpointIDs, ep.Status.Endpoints = nil, nil
 	if len(ids) == 0 {
@@ -93,6 +93,7 @@ func setStatus(ep *keystonev1.KeystoneEndpoint, serviceID string, ids map[string
 	}
 	sort.Strings(ifaces)
 	for _, iface := range ifaces {
-		ep.Status.Endpoints = append(ep.Status.Endpoints, keystonev1.Endpoint{Interface: iface, URL: ep.Spec.Endpoints[iface], ID: ids[iface]})
+		ep.Status.Endpoints = append(ep.Status.Endpoints, keystonev1.Endpoint{Interface: iface, URL: ep.Spec.Endpoints[iface],
+			ID: ids[iface], Region: region})
 	}
 }

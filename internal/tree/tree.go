@@ -228,7 +228,7 @@ func (w *world) registrations() []*Node {
 	}
 	for i := range w.endpoints.Items {
 		if ep := &w.endpoints.Items[i]; !w.placed["KeystoneEndpoint/"+ep.Name] {
-			out = append(out, w.node("KeystoneEndpoint", ep.Name, ep.Status.Conditions))
+			out = append(out, w.endpoint(ep))
 		}
 	}
 	for i := range w.creds.Items {
@@ -239,6 +239,15 @@ func (w *world) registrations() []*Node {
 	return out
 }
 
+// endpoint draws a KeystoneEndpoint, with the region its endpoints are in.
+func (w *world) endpoint(ep *keystonev1.KeystoneEndpoint) *Node {
+	n := w.node("KeystoneEndpoint", ep.Name, ep.Status.Conditions)
+	if len(ep.Status.Endpoints) > 0 && ep.Status.Endpoints[0].Region != "" {
+		n.Note = "region " + ep.Status.Endpoints[0].Region
+	}
+	return n
+}
+
 // keystoneService draws a service with its endpoints (spec.serviceName naming it, or
 // its serviceName) and the credentials of its user.
 func (w *world) keystoneService(svc *keystonev1.KeystoneService) *Node {
@@ -247,7 +256,7 @@ func (w *world) keystoneService(svc *keystonev1.KeystoneService) *Node {
 		ep := &w.endpoints.Items[i]
 		if ep.Spec.ServiceName == svc.Name || (svc.Spec.ServiceName != "" && ep.Spec.ServiceName == svc.Spec.ServiceName) {
 			w.placed["KeystoneEndpoint/"+ep.Name] = true
-			n.Children = append(n.Children, w.node("KeystoneEndpoint", ep.Name, ep.Status.Conditions))
+			n.Children = append(n.Children, w.endpoint(ep))
 		}
 	}
 	for i := range w.creds.Items {

@@ -198,6 +198,7 @@ func TestOneFailingRegistration(t *testing.T) {
 		create(g, ns, ep, func() {
 			if svc.name == "glance" {
 				ep.Status.Conditions = lc.Conditions{ok("Ready", "all 3 steps ready")}
+				ep.Status.Endpoints = []keystonev1.Endpoint{{Interface: "public", URL: "https://glance", ID: "e1", Region: "regionTwo"}}
 				return
 			}
 			ep.Status.Conditions = lc.Conditions{

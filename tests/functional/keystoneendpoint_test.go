@@ -132,9 +132,9 @@ var _ = Describe("KeystoneEndpoint", func() {
 		}
 		Expect(urls).To(Equal(glanceEndpoints))
 		Expect(ep.Status.Endpoints).To(Equal([]keystonev1.Endpoint{
-			{Interface: "internal", URL: glanceEndpoints["internal"], ID: ep.Status.EndpointIDs["internal"]},
-			{Interface: "public", URL: glanceEndpoints["public"], ID: ep.Status.EndpointIDs["public"]},
-		}))
+			{Interface: "internal", URL: glanceEndpoints["internal"], ID: ep.Status.EndpointIDs["internal"], Region: "regionOne"},
+			{Interface: "public", URL: glanceEndpoints["public"], ID: ep.Status.EndpointIDs["public"], Region: "regionOne"},
+		}), "each endpoint with the region it is in")
 		Expect(getService(svcKey)(Default).Finalizers).To(ContainElement("keystone.openstack.org/keystoneendpoint-glance"))
 		expectRelated(endpointRelated(key), &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "glance"}})
 		api := getAPI(types.NamespacedName{Namespace: ns, Name: "keystone"})(Default)

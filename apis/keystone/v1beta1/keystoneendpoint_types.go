@@ -60,6 +60,10 @@ type Endpoint struct {
 	URL string `json:"url"`
 	// ID of the endpoint in Keystone.
 	ID string `json:"id"`
+	// Region the endpoint is in: the KeystoneAPI's (an addition of this suite, pruned on
+	// keystone-operator's schema).
+	// +optional
+	Region string `json:"region,omitempty"`
 }
 
 // KeystoneEndpoint registers a service's endpoints in Keystone.
