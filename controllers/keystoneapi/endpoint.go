@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"maps"
 	"net/http"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/regions"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
@@ -70,23 +72,26 @@ func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (c
 	r.verified.Delete(api.UID)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	v := externalVerdict(api, url, r.authenticate(ctx, s, url))
+	v := externalVerdict(api, url, r.checkExternal(ctx, s, url))
 	s.round.Apply(step, v)
 	switch {
 	case v.True:
 		r.verified.Store(api.UID, externalCheck{key: key, at: now})
 		return ctrl.Result{}, r.releaseStale(ctx, api)
-	case v.Reason == condition.ServiceUnavailable:
-		// An unreachable Keystone cannot be watched: tried again.
+	case v.Reason == condition.ServiceUnavailable || v.Reason == condition.DependencyNotFound:
+		// An unreachable Keystone, or a region still to be made there, cannot be watched:
+		// tried again.
 		return ctrl.Result{RequeueAfter: ExternalRecheckInterval}, nil
 	}
 	// Refused credentials wait for the spec or the Secret to change.
 	return ctrl.Result{}, nil
 }
 
-// authenticate authenticates the admin at url, verifying Keystone's certificate
-// against the KeystoneAPI's CA bundle when it names one.
-func (r *Reconciler) authenticate(ctx context.Context, s *scope, url string) error {
+// checkExternal authenticates the admin at url, verifying Keystone's certificate
+// against the KeystoneAPI's CA bundle when it names one, and reads the region the
+// KeystoneAPI registers endpoints in: a *missingRegionError when Keystone has none of
+// that name (its registrations would get a 400 for each endpoint).
+func (r *Reconciler) checkExternal(ctx context.Context, s *scope, url string) error {
 	api := s.api
 	endpoint := strings.TrimRight(url, "/") + "/v3/"
 	provider, err := openstack.NewClient(endpoint)
@@ -98,19 +103,39 @@ func (r *Reconciler) authenticate(ctx context.Context, s *scope, url string) err
 		return err
 	}
 	provider.HTTPClient = http.Client{Transport: transport}
-	return openstack.Authenticate(ctx, provider, gophercloud.AuthOptions{
+	if err := openstack.Authenticate(ctx, provider, gophercloud.AuthOptions{
 		IdentityEndpoint: endpoint, Username: api.Spec.AdminUser, Password: s.adminPassword, DomainName: "Default",
 		Scope: &gophercloud.AuthScope{ProjectName: api.Spec.AdminProject, DomainName: "Default"},
-	})
+	}); err != nil {
+		return err
+	}
+	sc := &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: endpoint, Type: "identity"}
+	_, err = regions.Get(ctx, sc, api.Spec.Region).Extract()
+	if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+		return &missingRegionError{region: api.Spec.Region}
+	}
+	return err
 }
 
+// missingRegionError says Keystone has no region named region.
+type missingRegionError struct{ region string }
+
+func (e *missingRegionError) Error() string { return "no region " + e.region }
+
 // externalVerdict is KeystoneEndpointReady in external mode from authenticating the
-// admin at url (err: how it failed): a Keystone that refuses the credentials is
-// InvalidInput (Error), one that cannot be reached ServiceUnavailable (Warning).
+// admin at url and reading the region (err: how it failed): a Keystone that refuses the
+// credentials is InvalidInput (Error), one without the spec's region DependencyNotFound
+// (Warning: an admin creates it, with the command said), one that cannot be reached
+// ServiceUnavailable (Warning).
 func externalVerdict(api *keystonev1.KeystoneAPI, url string, err error) condition.Verdict {
+	var missing *missingRegionError
 	switch {
 	case err == nil:
-		return condition.TrueVerdict("admin %s authenticated at %s", api.Spec.AdminUser, url)
+		return condition.TrueVerdict("admin %s authenticated at %s, region %s exists", api.Spec.AdminUser, url, api.Spec.Region)
+	case errors.As(err, &missing):
+		return condition.FalseVerdict(condition.DependencyNotFound, "Keystone at %s has no region %s, which this KeystoneAPI's "+
+			"registrations put their endpoints in: create it (openstack region create %s), or set spec.region to one it has",
+			url, missing.region, missing.region)
 	case gophercloud.ResponseCodeIs(err, http.StatusUnauthorized):
 		return condition.FalseVerdict(condition.InvalidInput, "Keystone at %s refused the credentials of admin %s in project %s",
 			url, api.Spec.AdminUser, api.Spec.AdminProject)

@@ -2,12 +2,10 @@ package keystoneapi
 
 import (
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gophercloud/gophercloud/v2"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
@@ -531,18 +529,6 @@ func TestFederationFilesOf(t *testing.T) {
 	files, problem := federationFilesOf("realms", secret(`{"idp.conf": {"a": 1}}`))
 	g.Expect(problem).To(BeNil())
 	g.Expect(files).To(Equal(map[string]string{"idp.conf": `{"a": 1}`}))
-}
-
-func TestExternalVerdict(t *testing.T) {
-	api := &keystonev1.KeystoneAPI{Spec: keystonev1.KeystoneAPISpec{AdminUser: "admin", AdminProject: "admin"}}
-	url := "https://keystone.example:5000"
-	g := NewWithT(t)
-	g.Expect(brief(externalVerdict(api, url, nil))).To(Equal(verdictOf{true, "", "", "admin admin authenticated at " + url}))
-	refused := gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusUnauthorized}
-	g.Expect(brief(externalVerdict(api, url, refused))).To(Equal(verdictOf{false, "InvalidInput", lc.SeverityError,
-		"Keystone at " + url + " refused the credentials of admin admin in project admin"}))
-	g.Expect(brief(externalVerdict(api, url, errors.New("connection refused")))).To(Equal(verdictOf{false, "ServiceUnavailable",
-		lc.SeverityWarning, "Keystone at " + url + ": connection refused"}))
 }
 
 func TestDeletionHeldVerdict(t *testing.T) {
