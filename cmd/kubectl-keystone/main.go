@@ -21,7 +21,9 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/handback"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/tree"
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -126,7 +128,7 @@ back to keystone-operator.`,
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	p.config.AddFlags(root.PersistentFlags())
-	root.AddCommand(p.treeCommand(), p.handbackCommand())
+	root.AddCommand(p.treeCommand(), p.handbackCommand(), p.releaseClusterCommand())
 	return root
 }
 
@@ -331,6 +333,81 @@ func (p *plugin) handBack(ctx context.Context, c client.Client, ns, leaseNamespa
 	}
 	for _, ch := range changes {
 		if _, err := fmt.Fprintln(out, "  "+ch.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *plugin) releaseClusterCommand() *cobra.Command {
+	apply := false
+	keystoneURL := ""
+	cmd := &cobra.Command{
+		Use:   "release-cluster CLUSTER",
+		Short: "Take a cluster gone for good out of what it registered in the namespace's Keystone (a dry run without --apply)",
+		Long: `release-cluster takes CLUSTER, the identity of a control plane gone for good (its
+ConfigMap keystone-operator-cluster-identity, or the @<cluster> of its marks), out of
+every service, user and endpoint it registered in the Keystone of the namespace's
+KeystoneAPI, with that KeystoneAPI's admin credentials: where other regions own an entity
+too, it leaves them (a keeper hands it to the next); its endpoints, and what it owned
+alone, are deleted, as its deletions would have. Nothing unmarked is touched. It prints
+each change; without --apply it changes nothing (a dry run).`,
+		Example: "  kubectl keystone release-cluster 2f1c0d9e-... -n openstack\n" +
+			"  kubectl keystone release-cluster 2f1c0d9e-... -n openstack --apply --keystone-url https://keystone-public.example.com",
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return p.do(func(ctx context.Context, c client.Client, ns string) error {
+				return p.releaseCluster(ctx, c, ns, args[0], keystoneURL, apply)
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&apply, "apply", false, "make the changes (without it, a dry run)")
+	cmd.Flags().StringVar(&keystoneURL, "keystone-url", "", "Keystone's URL as reachable from here (default: the KeystoneAPI's internal endpoint)")
+	return cmd
+}
+
+// releaseCluster prints what releasing cluster from the Keystone of namespace ns's
+// KeystoneAPI changes, and changes it when apply.
+func (p *plugin) releaseCluster(ctx context.Context, c client.Client, ns, cluster, keystoneURL string, apply bool) error {
+	api, err := access.Lookup(ctx, c, ns)
+	if err != nil {
+		return err
+	}
+	if api == nil {
+		return fmt.Errorf("namespace %s has no KeystoneAPI: its Keystone is not known", ns)
+	}
+	creds, ok, err := access.Credentials(ctx, c, api)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s", access.Missing(api))
+	}
+	if keystoneURL != "" {
+		creds.URL = keystoneURL
+	}
+	kc, err := (&identity.Clients{}).Get(ctx, creds)
+	if err != nil {
+		return err
+	}
+	changes, err := kc.ReleaseCluster(ctx, cluster, apply)
+	if err != nil {
+		return err
+	}
+	out := p.streams.Out
+	if len(changes) == 0 {
+		_, err := fmt.Fprintf(out, "Keystone at %s: nothing of cluster %s is left\n", creds.URL, cluster)
+		return err
+	}
+	verb := "would change (dry run; --apply changes it)"
+	if apply {
+		verb = "changed"
+	}
+	if _, err := fmt.Fprintf(out, "Keystone at %s, cluster %s: %s:\n", creds.URL, cluster, verb); err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		if _, err := fmt.Fprintf(out, "  %s: %s\n", ch.Entity, ch.Action); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/handback"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	appsv1 "k8s.io/api/apps/v1"
@@ -397,4 +398,33 @@ func TestHandBackRefusedWhileLeading(t *testing.T) {
 	r = runWith(c, "handback", "--apply", "--lease-namespace", "openstack-operators")
 	g.Expect(r.err).NotTo(HaveOccurred())
 	g.Expect(r.out).To(HavePrefix("namespace openstack: changed:\n"))
+}
+
+// TestReleaseCluster: release-cluster says, then does, what taking a cluster gone for good
+// out of the namespace's Keystone changes, with the KeystoneAPI's admin credentials.
+func TestReleaseCluster(t *testing.T) {
+	kubeconfig(t)
+	g := NewWithT(t)
+	ks := fakekeystone.New("admin", "secret-admin")
+	defer ks.Close()
+	user := ks.Create(fakekeystone.Users, map[string]any{"name": "nova", "domain_id": "default",
+		"keystone_operator_owner": "KeystoneService/openstack/nova/uid-3@gone-cluster"})
+	api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: "openstack"},
+		Spec: keystonev1.KeystoneAPISpec{Secret: "osp-secret", AdminUser: "admin", AdminProject: "admin",
+			PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"}},
+		Status: keystonev1.KeystoneAPIStatus{APIEndpoints: map[string]string{"internal": "http://unreachable.svc:5000"}}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "osp-secret", Namespace: "openstack"},
+		Data: map[string][]byte{"AdminPassword": []byte("secret-admin")}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(api, secret).WithStatusSubresource(api).Build()
+
+	r := runWith(c, "release-cluster", "gone-cluster", "--keystone-url", ks.URL)
+	g.Expect(r.err).NotTo(HaveOccurred())
+	g.Expect(r.out).To(Equal("Keystone at " + ks.URL + ", cluster gone-cluster: would change (dry run; --apply changes it):\n" +
+		"  user nova (" + user + "): deleted\n"))
+	g.Expect(ks.List(fakekeystone.Users, map[string]any{"name": "nova"})).To(HaveLen(1), "a dry run changes nothing")
+	r = runWith(c, "release-cluster", "gone-cluster", "--keystone-url", ks.URL, "--apply")
+	g.Expect(r.err).NotTo(HaveOccurred())
+	g.Expect(ks.List(fakekeystone.Users, map[string]any{"name": "nova"})).To(BeEmpty())
+	r = runWith(c, "release-cluster", "gone-cluster", "--keystone-url", ks.URL)
+	g.Expect(r.out).To(Equal("Keystone at " + ks.URL + ": nothing of cluster gone-cluster is left\n"))
 }
