@@ -23,7 +23,6 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/handback"
-	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/tree"
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -369,24 +368,7 @@ each change; without --apply it changes nothing (a dry run).`,
 // releaseCluster prints what releasing cluster from the Keystone of namespace ns's
 // KeystoneAPI changes, and changes it when apply.
 func (p *plugin) releaseCluster(ctx context.Context, c client.Client, ns, cluster, keystoneURL string, apply bool) error {
-	api, err := access.Lookup(ctx, c, ns)
-	if err != nil {
-		return err
-	}
-	if api == nil {
-		return fmt.Errorf("namespace %s has no KeystoneAPI: its Keystone is not known", ns)
-	}
-	creds, ok, err := access.Credentials(ctx, c, api)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("%s", access.Missing(api))
-	}
-	if keystoneURL != "" {
-		creds.URL = keystoneURL
-	}
-	kc, err := (&identity.Clients{}).Get(ctx, creds)
+	kc, url, err := access.Admin(ctx, c, ns, keystoneURL)
 	if err != nil {
 		return err
 	}
@@ -396,14 +378,14 @@ func (p *plugin) releaseCluster(ctx context.Context, c client.Client, ns, cluste
 	}
 	out := p.streams.Out
 	if len(changes) == 0 {
-		_, err := fmt.Fprintf(out, "Keystone at %s: nothing of cluster %s is left\n", creds.URL, cluster)
+		_, err := fmt.Fprintf(out, "Keystone at %s: nothing of cluster %s is left\n", url, cluster)
 		return err
 	}
 	verb := "would change (dry run; --apply changes it)"
 	if apply {
 		verb = "changed"
 	}
-	if _, err := fmt.Fprintf(out, "Keystone at %s, cluster %s: %s:\n", creds.URL, cluster, verb); err != nil {
+	if _, err := fmt.Fprintf(out, "Keystone at %s, cluster %s: %s:\n", url, cluster, verb); err != nil {
 		return err
 	}
 	for _, ch := range changes {

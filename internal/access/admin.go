@@ -155,3 +155,29 @@ func Missing(api *keystonev1.KeystoneAPI) string {
 	return fmt.Sprintf("admin secret %s with key %s of KeystoneAPI %s not found", api.Spec.Secret,
 		api.Spec.PasswordSelectors.Admin, api.Name)
 }
+
+// Admin returns a client of the Keystone of namespace ns's KeystoneAPI as its admin, at
+// url when given (Keystone as reachable from where this runs) or else the KeystoneAPI's
+// internal endpoint, and the URL used: what an admin's command (kubectl keystone
+// release-cluster) acts with.
+func Admin(ctx context.Context, c client.Reader, ns, url string) (*identity.Client, string, error) {
+	api, err := Lookup(ctx, c, ns)
+	if err != nil {
+		return nil, "", err
+	}
+	if api == nil {
+		return nil, "", fmt.Errorf("namespace %s has no KeystoneAPI: its Keystone is not known", ns)
+	}
+	creds, ok, err := Credentials(ctx, c, api)
+	if err != nil {
+		return nil, "", err
+	}
+	if !ok {
+		return nil, "", errors.New(Missing(api))
+	}
+	if url != "" {
+		creds.URL = url
+	}
+	kc, err := (&identity.Clients{}).Get(ctx, creds)
+	return kc, creds.URL, err
+}

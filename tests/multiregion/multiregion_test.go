@@ -20,6 +20,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/localkeystone"
@@ -491,5 +492,64 @@ func TestKeystoneOperatorRegionJoined(t *testing.T) {
 	two.deregister(t)
 	gone := read(t, kc)
 	g.Expect(gone.services).To(BeEmpty())
+	g.Expect(gone.users).To(BeEmpty())
+}
+
+// TestGoneRegionReleased: a region's cluster gone for good (its operator stopped, its
+// objects never deleted) is released by an admin from the other region with the
+// plugin's command (access.Admin, identity.ReleaseCluster): a dry run changes nothing;
+// then its endpoints go, the service and user are handed to the region left, which
+// keeps working and, as their only owner, deletes them when it goes.
+func TestGoneRegionReleased(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	stack := keystone(t)
+	url := stack.Keystone.URL()
+	kc := admin(t, url)
+	_, err := regions.Create(ctx, kc, regions.CreateOpts{ID: "regionTwo"}).Extract()
+	g.Expect(err).NotTo(HaveOccurred())
+	one := startRegion(t, "regionOne", "cluster-one", url, "placement-pw")
+	two := startRegion(t, "regionTwo", "cluster-two", url, "placement-pw")
+	one.register(t)
+	one.ready(t, ep())
+	two.register(t)
+	two.ready(t, svc())
+	two.ready(t, ep())
+	shared := read(t, kc)
+	g.Expect(shared.endpoints).To(HaveLen(2))
+
+	t.Log("regionOne's cluster is gone for good: nothing of it is deleted")
+	one.stop()
+	release := func(apply bool) []identity.Release {
+		admin, at, err := access.Admin(ctx, two.c, namespace, url)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(at).To(Equal(url))
+		changes, err := admin.ReleaseCluster(ctx, "cluster-one", apply)
+		g.Expect(err).NotTo(HaveOccurred())
+		return changes
+	}
+	planned := release(false)
+	g.Expect(planned).To(HaveLen(4), "two endpoints deleted, the service and the user handed over: %v", planned)
+	g.Expect(read(t, kc)).To(Equal(shared), "a dry run changes nothing")
+
+	t.Log("released: regionOne's endpoints go, the service and user are regionTwo's")
+	g.Expect(release(true)).To(Equal(planned))
+	left := read(t, kc)
+	g.Expect(left.services).To(Equal(shared.services))
+	g.Expect(left.endpoints).To(Equal(map[string]map[string]string{"regionTwo": two.urls()}))
+	g.Expect(left.users).To(HaveLen(1))
+	g.Expect(left.users[0][identity.OwnerAttribute]).To(HaveSuffix("@cluster-two"))
+	g.Expect(left.users[0][identity.OwnersAttribute]).NotTo(HaveKey(HaveSuffix("@cluster-one")))
+	g.Expect(canLogin(url, "placement", "placement-pw")).To(BeTrue())
+	g.Expect(release(false)).To(BeEmpty(), "nothing of cluster-one is left")
+	two.touch(t)
+	two.ready(t, svc())
+	two.ready(t, ep())
+
+	t.Log("regionTwo, the only owner left, deletes everything when it goes")
+	two.deregister(t)
+	gone := read(t, kc)
+	g.Expect(gone.services).To(BeEmpty())
+	g.Expect(gone.endpoints).To(BeEmpty())
 	g.Expect(gone.users).To(BeEmpty())
 }
