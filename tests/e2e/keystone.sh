@@ -206,6 +206,15 @@ sql() {
 	kubectl -n "$NAMESPACE" exec deploy/mariadb-openstack -- sh -c 'mariadb -uroot -p"$MYSQL_ROOT_PASSWORD" -N -e "$0"' "$1"
 }
 
+# lacks PATTERN CMD... succeeds when no line CMD prints matches the extended regular
+# expression PATTERN; it fails when CMD fails.
+lacks() {
+	local pattern=$1 out
+	shift
+	out=$("$@") || fail "failed: $*"
+	! grep -qE -- "$pattern" <<<"$out"
+}
+
 # until SECONDS CMD... retries CMD every second.
 until_() {
 	local deadline=$((SECONDS + $1))
