@@ -30,12 +30,8 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 	var foreign *identity.ForeignError
 	var differs *identity.DefinitionConflictError
 	if errors.As(err, &foreign) || errors.As(err, &differs) {
-		if differs != nil {
-			// Another region's, used as it is: its ID is this one's too.
-			svc.Status.ServiceID = reg.ID
-		}
 		s.Round.Apply(step, serviceVerdict(spec, reg, err))
-		return recheckJoined(reg), nil
+		return ctrl.Result{}, nil
 	}
 	if err != nil {
 		return r.failed(s, step, err)
@@ -50,5 +46,5 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 	s.claimed(upstreamServiceReady, reg.ID, reg.Ownership == identity.Owned)
 	svc.Status.ServiceID = reg.ID
 	s.Mark(ctx, step, changed, serviceVerdict(spec, reg, nil))
-	return recheckJoined(reg), nil
+	return ctrl.Result{}, nil
 }

@@ -37,7 +37,8 @@ func serviceVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered
 		return condition.FalseVerdict(condition.InvalidInput, "%v; choose another serviceType or serviceName", foreign)
 	case errors.As(refused, &differs):
 		return condition.FalseVerdict(condition.InvalidInput, "%v: the regions sharing a service define it alike; "+
-			"make this spec's serviceDescription and enabled the keeper's (nothing was changed)", differs)
+			"make this spec's serviceDescription and enabled the keeper's (nothing is written, and this region is not among the "+
+			"service's owners until it agrees)", differs)
 	}
 	return condition.TrueVerdict("service %s (%s) registered as %s%s", spec.ServiceName, spec.ServiceType, reg.ID, ownershipNote(reg))
 }
@@ -55,6 +56,11 @@ func userVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered, f
 		return condition.FalseVerdict(reasons.Of(keystonev1.PasswordConflictReason),
 			"%v: secret %s key %s holds another password; put the user's password there, or choose another serviceUser "+
 				"(checked again every %v)", conflict, spec.Secret, spec.PasswordSelector, passwordRecheck)
+	case conflict != nil && conflict.Region:
+		return condition.FalseVerdict(reasons.Of(keystonev1.PasswordConflictReason),
+			"%v: secret %s key %s holds another password; the regions sharing a user need its keeper's password, and until "+
+				"this one has it, it is not among the user's owners and asks for no role (checked again every %v)",
+			conflict, spec.Secret, spec.PasswordSelector, passwordRecheck)
 	case conflict != nil:
 		return condition.FalseVerdict(reasons.Of(keystonev1.PasswordConflictReason),
 			"%v: secret %s key %s holds another password; KeystoneServices sharing a user need the same password (checked again every %v)",

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
@@ -77,20 +76,7 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 	s.user = reg
 	s.claimed(upstreamUserReady, svc.Spec.ServiceUser, reg.Ownership == identity.Owned)
 	s.Mark(ctx, step, changed || replaced, userVerdict(svc.Spec, reg, nil, nil))
-	return recheckJoined(reg), nil
-}
-
-// regionRecheck is how soon a KeystoneService sharing a service or user with other
-// regions looks again: what another cluster does (a hand-over, a new password, a
-// region leaving) cannot be watched.
-const regionRecheck = 5 * time.Minute
-
-// recheckJoined asks for a round after regionRecheck when reg is another region's.
-func recheckJoined(reg identity.Registered) ctrl.Result {
-	if reg.Ownership == identity.Joined {
-		return ctrl.Result{RequeueAfter: regionRecheck}
-	}
-	return ctrl.Result{}
+	return ctrl.Result{}, nil
 }
 
 // recordStale tells whether UserAnnotation must be written before a request that may

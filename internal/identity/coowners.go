@@ -27,48 +27,65 @@ const OwnersAttribute = "keystone_operator_owners"
 // the roles it asks for, sorted.
 type Owners map[string][]string
 
-// others are the owners of record but mark, each once, the keeper first, the rest by mark.
-func (o Owners) others(keeper, mark string) []string {
-	var out []string
-	if keeper != "" && keeper != mark {
-		out = append(out, keeper)
+// with returns a copy of o with mark asking for roles, without the marks it supersedes:
+// drop (a keeper's earlier mark, on a claim) and its predecessors' (superseded).
+func (o Owners) with(mark string, roles []string, drop string) Owners {
+	out := Owners{}
+	for m, r := range o {
+		if m != drop && !superseded(m, mark) {
+			out[m] = r
+		}
 	}
-	for _, m := range slices.Sorted(maps.Keys(o)) {
-		if m != mark && m != keeper {
-			out = append(out, m)
+	out[mark] = sortedRoles(roles)
+	return out
+}
+
+// without returns a copy of o without the marks leaving names.
+func (o Owners) without(leaving func(string) bool) Owners {
+	out := Owners{}
+	for m, r := range o {
+		if !leaving(m) {
+			out[m] = r
 		}
 	}
 	return out
 }
 
-// with returns a copy of o with mark asking for roles.
-func (o Owners) with(mark string, roles []string) Owners {
-	out := maps.Clone(o)
-	if out == nil {
-		out = Owners{}
-	}
-	roles = slices.Clone(roles)
-	sort.Strings(roles)
-	if roles == nil {
-		roles = []string{}
-	}
-	out[mark] = roles
-	return out
-}
-
-// without returns a copy of o without mark.
-func (o Owners) without(mark string) Owners {
-	out := maps.Clone(o)
-	delete(out, mark)
-	return out
-}
-
-// has tells whether o lists mark asking for exactly roles.
-func (o Owners) has(mark string, roles []string) bool {
+// has tells whether o lists mark asking for exactly roles, and no mark it supersedes
+// (drop, a predecessor's).
+func (o Owners) has(mark string, roles []string, drop string) bool {
 	have, ok := o[mark]
-	want := slices.Clone(roles)
-	sort.Strings(want)
-	return ok && slices.Equal(have, want) || ok && len(have) == 0 && len(want) == 0
+	if !ok || !slices.Equal(have, sortedRoles(roles)) {
+		return false
+	}
+	for m := range o {
+		if m == drop || superseded(m, mark) {
+			return false
+		}
+	}
+	return true
+}
+
+// sortedRoles is roles sorted, never nil (an owner asking for none is still listed).
+func sortedRoles(roles []string) []string {
+	out := slices.Clone(roles)
+	sort.Strings(out)
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+// superseded tells whether m is the mark of a predecessor of mark's object: the same
+// kind, namespace and name in the same known cluster, another UID (deleted and created
+// again: both cannot live at once).
+func superseded(m, mark string) bool {
+	if m == mark {
+		return false
+	}
+	mObject, mCluster := splitMark(m)
+	object, cluster := splitMark(mark)
+	return cluster != "" && mCluster == cluster && sameObject(mObject, object)
 }
 
 // Roles is the union of the roles every owner of record asks for.
@@ -95,7 +112,6 @@ type entityOwners struct {
 // "users"); found is false when it is gone.
 func (c *Client) readOwners(ctx context.Context, kind, id string) (entityOwners, bool, error) {
 	var got map[string]entityOwners
-	singular := strings.TrimSuffix(kind, "s")
 	resp, err := c.sc.Get(ctx, c.sc.ServiceURL(kind, id), &got, nil)
 	if resp != nil && resp.Body != nil {
 		_ = resp.Body.Close()
@@ -104,66 +120,114 @@ func (c *Client) readOwners(ctx context.Context, kind, id string) (entityOwners,
 		return entityOwners{}, false, nil
 	}
 	if err != nil {
-		return entityOwners{}, false, fmt.Errorf("reading %s %s: %w", singular, id, err)
+		return entityOwners{}, false, fmt.Errorf("reading %s %s: %w", singular(kind), id, err)
 	}
-	return got[singular], true, nil
+	return got[singular(kind)], true, nil
 }
 
-// settleAttempts bounds how often a co-owner writes and reads back its owners of record:
-// Keystone has no optimistic lock, so two regions writing at once may each lose the
-// other's write, which the read back finds and writes again.
+// settleAttempts bounds how often a co-owner writes and reads back its owners of record.
 const settleAttempts = 5
 
 // join records mark as an owner of record of the entity id of kind, asking for roles,
-// and reads it back until it holds (another region's write at the same moment may have
-// dropped it). It tells whether it wrote.
-func (c *Client) join(ctx context.Context, kind, id, mark string, roles []string) (bool, error) {
+// dropping what it supersedes (drop, predecessors' marks), and reads it back, writing
+// again while it does not hold. Keystone has no conditional update: a region writing
+// the same entity's record at the same moment, after this read back, may still drop
+// this entry; each owner looks again every recheck (the KeystoneService controller's
+// --region-recheck) and records itself again. It tells whether it wrote; an entity gone
+// meanwhile is an error (the next round finds, or creates, it again).
+func (c *Client) join(ctx context.Context, kind, id, mark string, roles []string, drop string) (bool, error) {
 	wrote := false
 	for range settleAttempts {
 		e, found, err := c.readOwners(ctx, kind, id)
-		if err != nil || !found {
+		switch {
+		case err != nil:
 			return wrote, err
-		}
-		if e.Owners.has(mark, roles) {
+		case !found:
+			return wrote, fmt.Errorf("joining %s %s as %s: it was deleted meanwhile", singular(kind), id, mark)
+		case e.Owners.has(mark, roles, drop):
 			return wrote, nil
 		}
-		if err := c.patchEntity(ctx, kind, id, map[string]any{OwnersAttribute: e.Owners.with(mark, roles)}); err != nil {
-			return wrote, fmt.Errorf("joining %s %s as %s: %w", strings.TrimSuffix(kind, "s"), id, mark, err)
+		if err := c.patchEntity(ctx, kind, id, map[string]any{OwnersAttribute: e.Owners.with(mark, roles, drop)}); err != nil {
+			return wrote, fmt.Errorf("joining %s %s as %s: %w", singular(kind), id, mark, err)
 		}
 		wrote = true
 	}
-	return wrote, fmt.Errorf("joining %s %s as %s: other owners kept writing; tried %d times", strings.TrimSuffix(kind, "s"), id, mark, settleAttempts)
+	return wrote, fmt.Errorf("joining %s %s as %s: other owners kept writing; tried %d times", singular(kind), id, mark, settleAttempts)
 }
 
-// leave takes mark out of the owners of the entity id of kind: a co-owner leaves the
-// owners of record; the keeper hands the entity to the first other owner (the entity
-// outlives it); the last owner deletes it (remove). It reads back until mark is neither
-// keeper nor listed, as join does. It tells whether the entity is gone (or was).
-func (c *Client) leave(ctx context.Context, kind, id, mark string, remove func() error) (bool, error) {
+// What depart does to an entity.
+const (
+	departLeaves  = "leaves the owners"
+	departDeletes = "deleted"
+	departHands   = "handed to "
+)
+
+// depart takes the owners leaving names out of the entity id of kind, as read now: the
+// owners of record leaving go from the record; a keeper leaving hands the entity to
+// its successor among the others, or, none left, removes it (remove). An entity no
+// owner of which leaves is left as it is; an unmarked one is removed only when leaving
+// says "" leaves (its owner claims it, on keystone-operator's proof). It reads
+// back until none leaving is keeper or listed. It returns what it did ("" for nothing),
+// and with apply false does nothing but say it.
+func (c *Client) depart(ctx context.Context, kind, id string, leaving func(string) bool, remove func() error, apply bool) (string, error) {
+	did := ""
 	for range settleAttempts {
 		e, found, err := c.readOwners(ctx, kind, id)
 		if err != nil || !found {
-			return !found, err
+			return did, err
 		}
-		_, listed := e.Owners[mark]
-		others := e.Owners.others(e.Owner, mark)
-		switch {
-		case e.Owner == mark && len(others) == 0:
-			return true, remove()
-		case e.Owner == mark:
-			next := others[0]
-			err = c.patchEntity(ctx, kind, id, map[string]any{OwnerAttribute: next, OwnersAttribute: e.Owners.without(mark)})
-		case listed:
-			err = c.patchEntity(ctx, kind, id, map[string]any{OwnersAttribute: e.Owners.without(mark)})
+		rest := e.Owners.without(leaving)
+		var action string
+		update := map[string]any{OwnersAttribute: rest}
+		switch next, ok := successor(e.Owner, rest); {
+		case leaving(e.Owner) && !ok:
+			if apply {
+				err = remove()
+			}
+			return departDeletes, err
+		case leaving(e.Owner):
+			action, update[OwnerAttribute] = departHands+OwnerName(next), next
+		case len(rest) < len(e.Owners):
+			action = departLeaves
 		default:
-			return false, nil
+			return did, nil
 		}
-		if err != nil {
-			return false, fmt.Errorf("leaving %s %s as %s: %w", strings.TrimSuffix(kind, "s"), id, mark, err)
+		if !apply {
+			return action, nil
+		}
+		if err := c.patchEntity(ctx, kind, id, update); err != nil {
+			return did, fmt.Errorf("%s %s: %s: %w", singular(kind), id, action, err)
+		}
+		did = action
+	}
+	return did, fmt.Errorf("%s %s: owners leaving: other owners kept writing; tried %d times", singular(kind), id, settleAttempts)
+}
+
+// successor is who keeps an entity its keeper leaves, among the owners left (rest):
+// the first by mark but the keeper (all of them proved the password, or the
+// definition, before they were recorded); false when none is left.
+func successor(keeper string, rest Owners) (string, bool) {
+	for _, m := range slices.Sorted(maps.Keys(rest)) {
+		if m != keeper {
+			return m, true
 		}
 	}
-	return false, fmt.Errorf("leaving %s %s as %s: other owners kept writing; tried %d times", strings.TrimSuffix(kind, "s"), id, mark, settleAttempts)
+	return "", false
 }
+
+// forget takes mark out of the owners of record of the entity id of kind (a joiner or
+// adopter whose password or definition no longer holds): it keeps nothing it has not
+// proved. It never removes the entity: a mark that is its keeper now (handed over
+// meanwhile) is left for the next round, which sees it Owned.
+func (c *Client) forget(ctx context.Context, kind, id, mark string) error {
+	_, err := c.depart(ctx, kind, id, func(m string) bool { return m == mark }, func() error {
+		return fmt.Errorf("%s %s was handed to %s meanwhile", singular(kind), id, mark)
+	}, true)
+	return err
+}
+
+// singular is "service", "user" of a kind of path ("services", "users").
+func singular(kind string) string { return strings.TrimSuffix(kind, "s") }
 
 // Release is what releasing a cluster does to one entity (ReleaseCluster).
 type Release struct {
@@ -194,12 +258,12 @@ func (c *Client) ReleaseCluster(ctx context.Context, cluster string, apply bool)
 		}
 	}
 	for _, s := range all.services {
-		if err := r.entity(ctx, "services", s.Type+"/"+s.Name, s.ID, s.Owner, s.Owners, func() error { return c.deleteService(ctx, s.ID) }); err != nil {
+		if err := r.entity(ctx, "services", s.Type+"/"+s.Name, s.ID, func() error { return c.deleteService(ctx, s.ID) }); err != nil {
 			return r.out, err
 		}
 	}
 	for _, u := range all.users {
-		if err := r.entity(ctx, "users", u.Name, u.ID, u.Owner, u.Owners, func() error { return c.deleteUser(ctx, u.ID) }); err != nil {
+		if err := r.entity(ctx, "users", u.Name, u.ID, func() error { return c.deleteUser(ctx, u.ID) }); err != nil {
 			return r.out, err
 		}
 	}
@@ -232,45 +296,14 @@ func (r *releaser) endpoint(ctx context.Context, e Endpoint) error {
 	return r.c.deleteEndpoint(ctx, e.ID)
 }
 
-// entity takes the cluster's marks out of the owners of the entity id of kind (keeper
-// keeper, owners of record owners): the entity is left to the other owners, or, the
-// cluster's alone, removed.
-func (r *releaser) entity(ctx context.Context, kind, label, id, keeper string, owners Owners, remove func() error) error {
-	var marks []string
-	if r.ofCluster(keeper) {
-		marks = append(marks, keeper)
+// entity takes the cluster's marks out of the entity id of kind (depart): left to the
+// other owners, or, the cluster's alone, removed.
+func (r *releaser) entity(ctx context.Context, kind, label, id string, remove func() error) error {
+	action, err := r.c.depart(ctx, kind, id, r.ofCluster, remove, r.apply)
+	if action != "" {
+		r.out = append(r.out, Release{Entity: fmt.Sprintf("%s %s (%s)", singular(kind), label, id), Action: action})
 	}
-	for m := range owners {
-		if r.ofCluster(m) && m != keeper {
-			marks = append(marks, m)
-		}
-	}
-	if len(marks) == 0 {
-		return nil
-	}
-	var rest []string
-	for _, m := range owners.others(keeper, "") {
-		if !r.ofCluster(m) {
-			rest = append(rest, m)
-		}
-	}
-	action := "leaves the owners"
-	switch {
-	case len(rest) == 0:
-		action = "deleted"
-	case r.ofCluster(keeper):
-		action = "handed to " + OwnerName(rest[0])
-	}
-	r.out = append(r.out, Release{Entity: fmt.Sprintf("%s %s (%s)", strings.TrimSuffix(kind, "s"), label, id), Action: action})
-	if !r.apply {
-		return nil
-	}
-	for _, m := range marks {
-		if _, err := r.c.leave(ctx, kind, id, m, remove); err != nil {
-			return err
-		}
-	}
-	return nil
+	return err
 }
 
 // everything is every service, user of the default domain and endpoint of Keystone.
@@ -283,28 +316,67 @@ type everything struct {
 // listAll lists everything ReleaseCluster looks at.
 func (c *Client) listAll(ctx context.Context) (everything, error) {
 	var all everything
-	for _, l := range []struct {
-		path string
-		key  string
-		into any
-	}{
-		{c.sc.ServiceURL("services"), "services", &all.services},
-		{c.sc.ServiceURL("users") + "?domain_id=default", "users", &all.users},
-		{c.sc.ServiceURL("endpoints"), "endpoints", &all.endpoints},
-	} {
+	err := c.list(ctx, &all, "services", "users", "endpoints")
+	return all, err
+}
+
+// list fills all with the kinds ("services", "users" of the default domain,
+// "endpoints") listed in full: a list Keystone's list_limit truncated is an error.
+func (c *Client) list(ctx context.Context, all *everything, kinds ...string) error {
+	for _, kind := range kinds {
+		path, into := c.sc.ServiceURL(kind), any(nil)
+		switch kind {
+		case "services":
+			into = &all.services
+		case "users":
+			path, into = path+"?domain_id=default", &all.users
+		case "endpoints":
+			into = &all.endpoints
+		}
 		body := map[string]json.RawMessage{}
-		resp, err := c.sc.Get(ctx, l.path, &body, nil)
+		resp, err := c.sc.Get(ctx, path, &body, nil)
 		if resp != nil && resp.Body != nil {
 			_ = resp.Body.Close()
 		}
 		if err != nil {
-			return everything{}, fmt.Errorf("listing %s: %w", l.key, err)
+			return fmt.Errorf("listing %s: %w", kind, err)
 		}
-		if err := json.Unmarshal(body[l.key], l.into); err != nil {
-			return everything{}, fmt.Errorf("reading %s: %w", l.key, err)
+		// Keystone's list_limit cuts a list short and says so: acting on part of it
+		// would leave the rest behind, unsaid.
+		if string(body["truncated"]) == "true" {
+			return fmt.Errorf("listing %s: Keystone truncated the list (its list_limit); raise it", kind)
+		}
+		if err := json.Unmarshal(body[kind], into); err != nil {
+			return fmt.Errorf("reading %s: %w", kind, err)
 		}
 	}
-	return all, nil
+	return nil
+}
+
+// Records are the co-owners' records of Keystone's services (by ID, "service/<id>")
+// and of its users of the default domain (by name, "user/<name>"): each entity's keeper,
+// owners of record and, of a user, its password's source, as one comparable string.
+// Two listings: what an operator compares between two looks to see what another cluster
+// changed (Keystone has no watch).
+func (c *Client) Records(ctx context.Context) (map[string]string, error) {
+	var all everything
+	if err := c.list(ctx, &all, "services", "users"); err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(all.services)+len(all.users))
+	for _, s := range all.services {
+		out["service/"+s.ID] = record(s.Owner, s.Owners, "")
+	}
+	for _, u := range all.users {
+		out["user/"+u.Name] = record(u.Owner, u.Owners, u.PasswordFrom)
+	}
+	return out, nil
+}
+
+// record is an entity's keeper, owners of record and password source as one string.
+func record(keeper string, owners Owners, passwordFrom string) string {
+	recorded, _ := json.Marshal(owners) // a map of strings: keys sorted, never an error
+	return keeper + " " + string(recorded) + " " + passwordFrom
 }
 
 // deleteService deletes the service id; one already gone is fine.

@@ -16,7 +16,8 @@ const (
 )
 
 // TestRegionsShareAService: a service another region registered is joined, never
-// changed, and goes with its last owner; a different definition is said, not written.
+// changed, and goes with its last owner; a different definition is said, not written,
+// and its region is not among the owners of record, so the service is never handed to it.
 func TestRegionsShareAService(t *testing.T) {
 	g := NewWithT(t)
 	keystone, _, kc := adminOfFake(t)
@@ -24,35 +25,48 @@ func TestRegionsShareAService(t *testing.T) {
 	spec := func(owner string) identity.ServiceSpec {
 		return identity.ServiceSpec{Type: "placement", Name: "placement", Description: "Placement", Enabled: true, Owner: owner}
 	}
+	owners := func() any { return keystone.List(fakekeystone.Services, nil)[0][identity.OwnersAttribute] }
 	one, _, err := kc.EnsureService(ctx, "", spec(regionOne))
 	g.Expect(err).NotTo(HaveOccurred())
-	two, changed, err := kc.EnsureService(ctx, "", spec(regionTwo))
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(changed).To(BeTrue(), "joined")
-	g.Expect(two).To(Equal(identity.Registered{ID: one.ID, Ownership: identity.Joined, Keeper: regionOne}))
-	svc := keystone.List(fakekeystone.Services, nil)[0]
-	g.Expect(svc[identity.OwnerAttribute]).To(Equal(regionOne))
-	g.Expect(svc[identity.OwnersAttribute]).To(HaveKey(regionTwo))
 
 	other := spec(regionTwo)
-	other.Description = "Another"
+	other.Enabled = false
 	_, _, err = kc.EnsureService(ctx, "", other)
 	var differs *identity.DefinitionConflictError
 	g.Expect(errors.As(err, &differs)).To(BeTrue())
 	g.Expect(err.Error()).To(Equal(`service placement/placement is kept by KeystoneService/openstack/placement of the cluster ` +
-		`cluster-one with description "Placement", enabled true, where this spec says description "Another", enabled true`))
-	g.Expect(keystone.List(fakekeystone.Services, nil)[0]["description"]).To(Equal("Placement"), "nothing written")
+		`cluster-one with description "Placement", enabled true, where this spec says description "Placement", enabled false`))
+	g.Expect(keystone.List(fakekeystone.Services, nil)[0]["enabled"]).To(BeTrue(), "nothing written")
+	g.Expect(owners()).To(BeNil(), "not recorded: it could otherwise keep the service after regionOne, and disable it")
+
+	two, changed, err := kc.EnsureService(ctx, "", spec(regionTwo))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue(), "joined")
+	g.Expect(two).To(Equal(identity.Registered{ID: one.ID, Ownership: identity.Joined, Keeper: regionOne}))
+	g.Expect(keystone.List(fakekeystone.Services, nil)[0][identity.OwnerAttribute]).To(Equal(regionOne))
+	g.Expect(owners()).To(HaveKey(regionTwo))
+	_, changed, err = kc.EnsureService(ctx, "", spec(regionTwo))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeFalse(), "recorded once")
+
+	_, _, err = kc.EnsureService(ctx, "", other)
+	g.Expect(errors.As(err, &differs)).To(BeTrue())
+	g.Expect(owners()).NotTo(HaveKey(regionTwo), "a definition that no longer agrees takes the region out of the record")
+	_, _, err = kc.EnsureService(ctx, "", spec(regionTwo))
+	g.Expect(err).NotTo(HaveOccurred())
 
 	g.Expect(kc.DeleteService(ctx, one.ID, regionOne, false)).To(Succeed())
-	svc = keystone.List(fakekeystone.Services, nil)[0]
+	svc := keystone.List(fakekeystone.Services, nil)[0]
 	g.Expect(svc[identity.OwnerAttribute]).To(Equal(regionTwo), "handed to the other region")
 	g.Expect(svc[identity.OwnersAttribute]).NotTo(HaveKey(regionOne))
 	g.Expect(kc.DeleteService(ctx, one.ID, regionTwo, false)).To(Succeed())
 	g.Expect(keystone.List(fakekeystone.Services, nil)).To(BeEmpty(), "its last owner deletes it")
 }
 
-// TestRegionsShareAUser: the keeper sets the password, a joining region checks it and
-// never writes it, and the roles each asks for are recorded for their union.
+// TestRegionsShareAUser: the keeper sets the password; a joining region checks it and
+// never writes it, and is recorded, with the roles it asks for, only once it holds it;
+// a region's object created again replaces its predecessor's record; the keeper hands
+// the user to the region left, which deletes it last.
 func TestRegionsShareAUser(t *testing.T) {
 	g := NewWithT(t)
 	keystone, _, kc := adminOfFake(t)
@@ -60,9 +74,12 @@ func TestRegionsShareAUser(t *testing.T) {
 	user := func(owner, password string, roles ...string) identity.UserSpec {
 		return identity.UserSpec{Name: "placement", DomainID: "default", Password: password, PasswordFrom: owner, Owner: owner, Roles: roles}
 	}
+	owners := func() any {
+		return keystone.List(fakekeystone.Users, map[string]any{"name": "placement"})[0][identity.OwnersAttribute]
+	}
 	one, _, err := kc.EnsureUser(ctx, user(regionOne, "pw", "admin", "service"))
 	g.Expect(err).NotTo(HaveOccurred())
-	_, _, err = kc.EnsureUser(ctx, user(regionTwo, "another", "service"))
+	_, _, err = kc.EnsureUser(ctx, user(regionTwo, "another", "service", "admin", "member"))
 	var conflict *identity.PasswordConflictError
 	g.Expect(errors.As(err, &conflict)).To(BeTrue())
 	g.Expect(err.Error()).To(Equal("user placement has a password set by KeystoneService/openstack/placement of the cluster cluster-one, " +
@@ -70,6 +87,7 @@ func TestRegionsShareAUser(t *testing.T) {
 	works, err := kc.PasswordWorks(ctx, one.ID, "pw")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(works).To(BeTrue(), "the keeper's password, never overwritten")
+	g.Expect(owners()).To(BeNil(), "not recorded: it asks for no role, and never keeps the user")
 
 	two, _, err := kc.EnsureUser(ctx, user(regionTwo, "pw", "service", "reader"))
 	g.Expect(err).NotTo(HaveOccurred())
@@ -79,15 +97,63 @@ func TestRegionsShareAUser(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(keeper.Ownership).To(Equal(identity.Owned))
 	g.Expect(keeper.Owners.Roles()).To(Equal([]string{"reader", "service"}), "the other region's roles, for the union")
-	u := keystone.List(fakekeystone.Users, map[string]any{"name": "placement"})[0]
-	g.Expect(u[identity.OwnersAttribute]).To(And(HaveKey(regionOne), HaveKey(regionTwo)), "the keeper records its own roles among them")
+	g.Expect(owners()).To(Equal(map[string]any{regionTwo: []any{"reader", "service"}}))
 
-	g.Expect(kc.DeleteUserNamed(ctx, "default", "placement", regionTwo, false)).To(Succeed())
-	u = keystone.List(fakekeystone.Users, map[string]any{"name": "placement"})[0]
-	g.Expect(u[identity.OwnerAttribute]).To(Equal(regionOne))
-	g.Expect(u[identity.OwnersAttribute]).NotTo(HaveKey(regionTwo), "left the owners of record")
-	g.Expect(kc.DeleteUserNamed(ctx, "default", "placement", regionOne, false)).To(Succeed())
-	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "placement"})).To(BeEmpty())
+	const regionTwoAgain = "KeystoneService/openstack/placement/uid-2b@cluster-two"
+	_, _, err = kc.EnsureUser(ctx, user(regionTwoAgain, "pw", "service"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(owners()).To(Equal(map[string]any{regionTwoAgain: []any{"service"}}), "its predecessor's record replaced")
+	const regionOneAgain = "KeystoneService/openstack/placement/uid-1b@cluster-one"
+	again, _, err := kc.EnsureUser(ctx, user(regionOneAgain, "pw", "admin", "service"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again.Ownership).To(Equal(identity.Owned), "the keeper's predecessor's: claimed")
+	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "placement"})[0][identity.OwnerAttribute]).To(Equal(regionOneAgain))
+
+	_, _, err = kc.EnsureUser(ctx, user(regionTwoAgain, "stale", "service"))
+	g.Expect(errors.As(err, &conflict)).To(BeTrue())
+	g.Expect(owners()).To(BeEmpty(), "a password that no longer holds takes the region out of the record")
+	_, _, err = kc.EnsureUser(ctx, user(regionTwoAgain, "pw", "service"))
+	g.Expect(err).NotTo(HaveOccurred())
+
+	g.Expect(kc.DeleteUserNamed(ctx, "default", "placement", regionOneAgain, false)).To(Succeed())
+	u := keystone.List(fakekeystone.Users, map[string]any{"name": "placement"})[0]
+	g.Expect(u[identity.OwnerAttribute]).To(Equal(regionTwoAgain), "handed to the region left")
+	g.Expect(kc.DeleteUserNamed(ctx, "default", "placement", regionTwoAgain, false)).To(Succeed())
+	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "placement"})).To(BeEmpty(), "its last owner deletes it")
+}
+
+// TestAdoptersRecorded: a region using a user and service nobody marked (keystone-
+// operator's) is recorded as using them, so that whoever claims them later hands them
+// over rather than deleting them; its own deletion takes only its record away.
+func TestAdoptersRecorded(t *testing.T) {
+	g := NewWithT(t)
+	keystone, _, kc := adminOfFake(t)
+	ctx := context.Background()
+	service := keystone.Create(fakekeystone.Services, map[string]any{"type": "placement", "name": "placement",
+		"description": "Placement", "enabled": true})
+	_, _, err := kc.EnsureService(ctx, "", identity.ServiceSpec{Type: "placement", Name: "placement", Description: "Placement",
+		Enabled: true, Owner: regionTwo})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, _, err = kc.EnsureUser(ctx, identity.UserSpec{Name: "nobody-knows", DomainID: "default", Password: "x", Owner: regionTwo})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(keystone.List(fakekeystone.Services, nil)[0][identity.OwnersAttribute]).To(HaveKey(regionTwo))
+
+	claimed, _, err := kc.EnsureService(ctx, service, identity.ServiceSpec{Type: "placement", Name: "placement",
+		Description: "Placement", Enabled: true, Owner: regionOne, ClaimUnmarked: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(claimed.Ownership).To(Equal(identity.Owned))
+	g.Expect(kc.DeleteService(ctx, service, regionOne, false)).To(Succeed())
+	svc := keystone.List(fakekeystone.Services, nil)
+	g.Expect(svc).To(HaveLen(1), "regionTwo still uses it")
+	g.Expect(svc[0][identity.OwnerAttribute]).To(Equal(regionTwo))
+
+	unmarked := keystone.Create(fakekeystone.Services, map[string]any{"type": "compute", "name": "nova", "description": "Nova", "enabled": true})
+	_, _, err = kc.EnsureService(ctx, "", identity.ServiceSpec{Type: "compute", Name: "nova", Description: "Nova", Enabled: true, Owner: regionTwo})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(kc.DeleteService(ctx, unmarked, regionTwo, false)).To(Succeed())
+	nova := keystone.List(fakekeystone.Services, map[string]any{"type": "compute"})
+	g.Expect(nova).To(HaveLen(1), "adopted: never deleted")
+	g.Expect(nova[0][identity.OwnersAttribute]).To(BeEmpty(), "only its record goes")
 }
 
 // TestReleaseCluster: a cluster gone for good is taken out of what it registered: what
@@ -115,10 +181,19 @@ func TestReleaseCluster(t *testing.T) {
 		identity.Release{Entity: "user nova (" + alone + ")", Action: "deleted"}))
 	g.Expect(keystone.List(fakekeystone.Endpoints, nil)).To(HaveLen(2), "a dry run changes nothing")
 
-	_, err = kc.ReleaseCluster(ctx, "cluster-one", true)
+	done, err := kc.ReleaseCluster(ctx, "cluster-one", true)
 	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(Equal(plan), "what the dry run said")
 	g.Expect(keystone.List(fakekeystone.Endpoints, nil)).To(ConsistOf(HaveKeyWithValue("url", "https://placement.two")))
 	g.Expect(keystone.List(fakekeystone.Services, nil)[0][identity.OwnerAttribute]).To(Equal(regionTwo))
 	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "nova"})).To(BeEmpty())
 	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "person"})).To(HaveLen(1), "unmarked: untouched")
+	again, err := kc.ReleaseCluster(ctx, "cluster-one", false)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again).To(BeEmpty(), "nothing of cluster-one left")
+
+	keystone.ListLimit(1)
+	_, err = kc.ReleaseCluster(ctx, "cluster-two", false)
+	g.Expect(err).To(MatchError(ContainSubstring("Keystone truncated the list (its list_limit)")),
+		"a release from part of the lists would leave the rest, unsaid")
 }

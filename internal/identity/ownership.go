@@ -16,6 +16,14 @@ import (
 // create and a status write loses nothing: ownership is read from Keystone, not
 // remembered. Only what its owner marked is deleted.
 
+// ClusterConfigMap is the ConfigMap, in the operator's namespace, that keeps the
+// cluster's identity once it is made (ClusterKey): the name a cluster goes by in the
+// marks of what it registers in Keystone (OwnerMark).
+const ClusterConfigMap = "keystone-operator-cluster-identity"
+
+// ClusterKey is the key of ClusterConfigMap holding the identity.
+const ClusterKey = "clusterID"
+
 // OwnerMark is the mark of obj, of kind, living in cluster (the UID of its kube-system
 // namespace, which names a cluster as long as it lives; "" when unknown).
 func OwnerMark(kind string, obj metav1.Object, cluster string) string {

@@ -80,7 +80,7 @@ func (c *Client) EnsureService(ctx context.Context, knownID string, want Service
 	}
 	changed := false
 	if claim {
-		if err := c.mark(ctx, "services", svc.ID, want.Owner); err != nil {
+		if err := c.claim(ctx, "services", svc.ID, svc.Owner, svc.Owners, want.Owner); err != nil {
 			return Registered{}, false, err
 		}
 		changed = true
@@ -92,7 +92,30 @@ func (c *Client) EnsureService(ctx context.Context, knownID string, want Service
 		}
 		changed = true
 	}
-	return Registered{ID: svc.ID, Ownership: ownership}, changed, nil
+	if ownership == Adopted {
+		// Recorded as a user of it, so that whoever claims it later (a region switching
+		// from keystone-operator) knows this one still uses it.
+		joined, err := c.join(ctx, "services", svc.ID, want.Owner, nil, "")
+		if err != nil {
+			return Registered{}, false, err
+		}
+		changed = changed || joined
+	}
+	return Registered{ID: svc.ID, Ownership: ownership, Keeper: svc.Owner}, changed, nil
+}
+
+// claim marks the entity id of kind, marked mark (its predecessor's, an earlier form of
+// owner's, or none) and with owners of record owners, as owner's, dropping from the record
+// the marks owner supersedes (mark, its predecessors').
+func (c *Client) claim(ctx context.Context, kind, id, mark string, owners Owners, owner string) error {
+	update := map[string]any{OwnerAttribute: owner}
+	if pruned := owners.without(func(m string) bool { return m == mark || superseded(m, owner) }); len(pruned) < len(owners) {
+		update[OwnersAttribute] = pruned
+	}
+	if err := c.patchEntity(ctx, kind, id, update); err != nil {
+		return fmt.Errorf("marking %s %s as %s's: %w", singular(kind), id, owner, err)
+	}
+	return nil
 }
 
 // findOrCreateService returns the service want names (see findService), or creates it
@@ -118,16 +141,21 @@ func (c *Client) findOrCreateService(ctx context.Context, knownID string, want S
 	return nil, created.ID, nil
 }
 
-// joinService joins svc, another region's (Joined), as want's owner: used, and checked
-// against want, never changed (a DefinitionConflictError when it differs).
+// joinService joins svc, another region's (Joined), as want's owner once it is as want
+// defines it: used, never changed. One defined otherwise is a DefinitionConflictError,
+// and want's owner is not (or no longer) among its owners of record: only an owner that
+// agrees with the keeper may keep it after the keeper.
 func (c *Client) joinService(ctx context.Context, svc *Service, want ServiceSpec) (Registered, bool, error) {
-	changed, err := c.join(ctx, "services", svc.ID, want.Owner, nil)
 	reg := Registered{ID: svc.ID, Ownership: Joined, Keeper: svc.Owner}
-	if err == nil && (svc.Description != want.Description || svc.Enabled != want.Enabled) {
-		err = &DefinitionConflictError{Kind: "service", Name: want.Type + "/" + want.Name, Keeper: svc.Owner,
+	if svc.Description != want.Description || svc.Enabled != want.Enabled {
+		if err := c.forget(ctx, "services", svc.ID, want.Owner); err != nil {
+			return Registered{}, false, err
+		}
+		return reg, false, &DefinitionConflictError{Kind: "service", Name: want.Type + "/" + want.Name, Keeper: svc.Owner,
 			Have: fmt.Sprintf("description %q, enabled %t", svc.Description, svc.Enabled),
 			Want: fmt.Sprintf("description %q, enabled %t", want.Description, want.Enabled)}
 	}
+	changed, err := c.join(ctx, "services", svc.ID, want.Owner, nil, "")
 	return reg, changed, err
 }
 
@@ -224,31 +252,30 @@ func (c *Client) DeleteService(ctx context.Context, id, owner string, claimUnmar
 		return err
 	}
 	ownership, _ := c.classify(svc.Owner, owner, claimUnmarked)
-	return c.giveUpEntity(ctx, "services", svc.ID, svc.Owner, svc.Owners, owner, ownership, func() error {
+	return c.giveUpEntity(ctx, "services", svc.ID, svc.Owner, owner, ownership, func() error {
 		return c.deleteService(ctx, id)
 	})
 }
 
-// giveUpEntity ends owner's part in the entity id of kind, marked keeper and with
-// owners of record owners, as owner relates to it (ownership): one of its own with no
-// other owner is removed (remove); one other regions own too is left to them (the
-// keeper hands it over, a co-owner leaves the owners of record: leave); another's,
-// shared or adopted, is left as it is.
-func (c *Client) giveUpEntity(ctx context.Context, kind, id, keeper string, owners Owners, owner string, ownership Ownership,
-	remove func() error) error {
-	switch {
-	case ownership == Owned && len(owners.others(keeper, keeper)) == 0:
-		return remove()
-	case ownership == Owned:
+// giveUpEntity ends owner's part in the entity id of kind, marked keeper, as owner
+// relates to it (ownership), reading its owners of record afresh (depart): one of its
+// own with no other owner is removed (remove); one other regions own or use too is left
+// to them (the keeper hands it over, a co-owner or adopter leaves the record); a shared
+// user is left as it is.
+func (c *Client) giveUpEntity(ctx context.Context, kind, id, keeper, owner string, ownership Ownership, remove func() error) error {
+	var leaving func(string) bool
+	switch ownership {
+	case Owned:
 		// Its mark may be an earlier form of owner's (a predecessor's, or without the
-		// cluster): the keeper as recorded leaves.
-		_, err := c.leave(ctx, kind, id, keeper, remove)
-		return err
-	case ownership == Joined:
-		_, err := c.leave(ctx, kind, id, owner, remove)
-		return err
+		// cluster), or none (claimed): the keeper as recorded leaves with owner.
+		leaving = func(m string) bool { return m == owner || m == keeper }
+	case Joined, Adopted:
+		leaving = func(m string) bool { return m == owner }
+	default:
+		return nil
 	}
-	return nil
+	_, err := c.depart(ctx, kind, id, leaving, remove, true)
+	return err
 }
 
 // EnsureProject returns the ID of a project, creating it when missing.
@@ -357,36 +384,39 @@ func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, boo
 	switch ownership {
 	case Foreign:
 		return Registered{}, false, foreign("user", want.Name, u.Owner, want.Owner)
-	case Joined:
-		return c.joinUser(ctx, u, want)
-	case Shared, Adopted:
-		// Another's password, or a user that existed before: checked, never set. Setting
-		// it would hand whoever writes the Secret a user that is not this owner's.
+	case Shared:
+		// Another's password: checked, never set. Setting it would hand whoever writes
+		// the Secret a user that is not this owner's.
 		return c.checkPassword(ctx, u, want, ownership)
+	case Joined, Adopted:
+		// Another region's, or a user that existed before: its password checked, never
+		// set, and this owner recorded as one using it.
+		return c.joinUser(ctx, u, want, ownership)
 	}
 	return c.updateOwnedUser(ctx, u, want, ownership, claim)
 }
 
-// updateOwnedUser brings u, this owner's (Owned, or claimed), to want: the keeper's
-// roles recorded among other regions', the claim's mark, the password when set from
-// another source.
+// updateOwnedUser brings u, this owner's (Owned, or claimed), to want: the claim's mark,
+// the password when set from another source. Reported with the other owners of record
+// and the roles they ask for.
 func (c *Client) updateOwnedUser(ctx context.Context, u *User, want UserSpec, ownership Ownership, claim bool) (Registered, bool, error) {
-	joined, err := c.recordKeeper(ctx, u, want)
-	if err != nil {
-		return Registered{}, false, err
-	}
-	// A claim writes the mark alone (an earlier version's mark gaining the cluster at an
-	// upgrade), and the password only when it was set from another source.
+	// A claim writes the mark (an earlier version's mark gaining the cluster at an
+	// upgrade, a predecessor's replaced) and drops the marks it supersedes from the
+	// record; the password only when it was set from another source.
 	update := map[string]any{}
 	if !sameSource(u.PasswordFrom, want.PasswordFrom) {
 		update["password"], update[PasswordFromAttribute] = want.Password, want.PasswordFrom
 	}
+	own := func(m string) bool { return m == want.Owner || m == u.Owner || superseded(m, want.Owner) }
 	if claim {
 		update[OwnerAttribute] = want.Owner
+		if pruned := u.Owners.without(own); len(pruned) < len(u.Owners) {
+			update[OwnersAttribute] = pruned
+		}
 	}
-	reg := Registered{ID: u.ID, Ownership: ownership, Owners: u.Owners.without(u.Owner)}
+	reg := Registered{ID: u.ID, Ownership: ownership, Owners: u.Owners.without(own)}
 	if len(update) == 0 {
-		return reg, joined, nil
+		return reg, false, nil
 	}
 	if err := c.patchEntity(ctx, "users", u.ID, update); err != nil {
 		return Registered{}, false, fmt.Errorf("updating user %s: %w", want.Name, err)
@@ -394,25 +424,26 @@ func (c *Client) updateOwnedUser(ctx context.Context, u *User, want UserSpec, ow
 	return reg, true, nil
 }
 
-// joinUser joins u, another region's (Joined), as want's owner, asking for want's roles,
-// and checks want's password against it (never set).
-func (c *Client) joinUser(ctx context.Context, u *User, want UserSpec) (Registered, bool, error) {
-	changed, err := c.join(ctx, "users", u.ID, want.Owner, want.Roles)
+// joinUser checks want's password against u, another region's (Joined) or unmarked
+// (Adopted), never setting it, and once it holds records want's owner among u's owners
+// of record, asking for want's roles: the keeper gives the user their union, and only
+// an owner that proved the password may keep the user after its keeper. Without the
+// password (a PasswordConflictError) the owner is not (or no longer) recorded, and asks
+// for no role.
+func (c *Client) joinUser(ctx context.Context, u *User, want UserSpec, ownership Ownership) (Registered, bool, error) {
+	reg, _, err := c.checkPassword(ctx, u, want, ownership)
+	var conflict *PasswordConflictError
+	if errors.As(err, &conflict) {
+		if err := c.forget(ctx, "users", u.ID, want.Owner); err != nil {
+			return Registered{}, false, err
+		}
+		return reg, false, conflict
+	}
 	if err != nil {
 		return Registered{}, false, err
 	}
-	reg, _, err := c.checkPassword(ctx, u, want, Joined)
-	reg.Owners = u.Owners.with(want.Owner, want.Roles)
+	changed, err := c.join(ctx, "users", u.ID, want.Owner, want.Roles, "")
 	return reg, changed, err
-}
-
-// recordKeeper records, on a user other regions own too, the roles its keeper asks for
-// among theirs, so that their union is known whoever leaves. It tells whether it wrote.
-func (c *Client) recordKeeper(ctx context.Context, u *User, want UserSpec) (bool, error) {
-	if len(u.Owners.others(u.Owner, u.Owner)) == 0 {
-		return false, nil
-	}
-	return c.join(ctx, "users", u.ID, u.Owner, want.Roles)
 }
 
 // shareOrTake is the ownership of a user marked by another owner (mark), as sharing
@@ -545,7 +576,8 @@ func (c *Client) HandOverUser(ctx context.Context, domainID, name, owner string,
 		return true, c.mark(ctx, "users", u.ID, next)
 	}
 	// Other regions own it too: next keeps it among them, and records its roles itself.
-	if err := c.patchEntity(ctx, "users", u.ID, map[string]any{OwnerAttribute: next, OwnersAttribute: u.Owners.without(u.Owner)}); err != nil {
+	if err := c.patchEntity(ctx, "users", u.ID, map[string]any{OwnerAttribute: next,
+		OwnersAttribute: u.Owners.without(func(m string) bool { return m == u.Owner })}); err != nil {
 		return false, fmt.Errorf("handing user %s over to %s: %w", name, next, err)
 	}
 	return true, nil
@@ -620,7 +652,7 @@ func (c *Client) DeleteUserNamed(ctx context.Context, domainID, name, owner stri
 // is fine.
 func (c *Client) DeleteOwnedUser(ctx context.Context, u *User, owner string, claimUnmarked bool) error {
 	ownership, _ := c.classify(u.Owner, owner, claimUnmarked)
-	return c.giveUpEntity(ctx, "users", u.ID, u.Owner, u.Owners, owner, ownership, func() error {
+	return c.giveUpEntity(ctx, "users", u.ID, u.Owner, owner, ownership, func() error {
 		return c.deleteUser(ctx, u.ID)
 	})
 }

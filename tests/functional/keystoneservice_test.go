@@ -316,6 +316,11 @@ var _ = Describe("KeystoneService", func() {
 		Expect(getService(key)(Default).Status.Conditions.Get("ServiceUserReady").Message).To(ContainSubstring(
 			"user glance has a password set by KeystoneService/" + ns + "/glance of the cluster other-cluster-uid, and it is not this one"))
 		Expect(canAuthenticate(ks.URL, "glance", "other-region")).To(BeTrue(), "its password untouched")
+		Expect(ks.List(fakekeystone.Users, map[string]any{"id": other})[0]).NotTo(HaveKey(identity.OwnersAttribute),
+			"not among its owners without the password: it could otherwise keep the user after the other region")
+		By("the Secret holds the other region's password: joined, recorded among the owners")
+		setSecretKey(ns, "osp-secret", "GlancePassword", "other-region")
+		expectServiceConditions(key, condition{"ServiceUserReady", "True", "Ready", ""})
 		Expect(ks.List(fakekeystone.Users, map[string]any{"id": other})[0]).To(HaveKeyWithValue(identity.OwnersAttribute,
 			HaveKey("KeystoneService/"+ns+"/glance/"+string(getService(key)(Default).UID)+"@"+clusterID())), "joined its owners of record")
 		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
@@ -327,6 +332,7 @@ var _ = Describe("KeystoneService", func() {
 		ks.Delete(fakekeystone.Users, other)
 		mine := ks.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "old",
 			identity.OwnerAttribute: "KeystoneService/" + ns + "/glance/earlier-uid@" + clusterID()})
+		setSecretKey(ns, "osp-secret", "GlancePassword", "glance-1")
 		register()
 		Expect(canAuthenticate(ks.URL, "glance", "glance-1")).To(BeTrue())
 		Expect(ks.List(fakekeystone.Users, map[string]any{"id": mine})[0]).To(HaveKeyWithValue(identity.OwnerAttribute,

@@ -34,6 +34,7 @@ type Server struct {
 	requests map[string]int  // "METHOD /v3/kind" -> count
 	fault    func(http.ResponseWriter, *http.Request) bool
 	delay    time.Duration
+	limit    int
 
 	// Authentications counts successful POST /v3/auth/tokens.
 	Authentications atomic.Int64
@@ -345,29 +346,47 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, parts []string) {
 	}
 }
 
+// ListLimit cuts every list to its first n entries, saying "truncated": true, as
+// Keystone's list_limit does; 0 lists everything.
+func (s *Server) ListLimit(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limit = n
+}
+
 // unique lists the fields that must be unique per kind (Keystone answers 409).
 var unique = map[string][]string{Projects: {"name", "domain_id"}, Users: {"name", "domain_id"}, Roles: {"name"}}
+
+// list answers a GET of a collection: the entities matching the query's filters.
+func (s *Server) list(w http.ResponseWriter, r *http.Request, kind string) {
+	q := r.URL.Query()
+	match := map[string]any{}
+	for _, f := range []string{"name", "type", "domain_id", "service_id", "interface", "region_id"} {
+		if v := q.Get(f); v != "" {
+			field := f
+			if f == "region_id" {
+				field = "region"
+			}
+			match[field] = v
+		}
+	}
+	found := s.find(kind, match)
+	if found == nil {
+		found = []map[string]any{} // Keystone answers an empty list, never null
+	}
+	body := map[string]any{kind: found, "links": map[string]any{"next": nil}}
+	if limit := s.limit; limit > 0 && len(found) > limit {
+		// As Keystone's [DEFAULT] list_limit cuts a list: the first entries, and a flag.
+		body[kind], body["truncated"] = found[:limit], true
+	}
+	writeJSON(w, http.StatusOK, body)
+}
 
 func (s *Server) collection(w http.ResponseWriter, r *http.Request, kind string) {
 	singular := kind[:len(kind)-1]
 	switch r.Method {
 	case http.MethodGet:
-		q := r.URL.Query()
-		match := map[string]any{}
-		for _, f := range []string{"name", "type", "domain_id", "service_id", "interface", "region_id"} {
-			if v := q.Get(f); v != "" {
-				field := f
-				if f == "region_id" {
-					field = "region"
-				}
-				match[field] = v
-			}
-		}
-		found := s.find(kind, match)
-		if found == nil {
-			found = []map[string]any{} // Keystone answers an empty list, never null
-		}
-		writeJSON(w, http.StatusOK, map[string]any{kind: found, "links": map[string]any{"next": nil}})
+		s.list(w, r, kind)
 	case http.MethodPost:
 		var body map[string]map[string]any
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body[singular] == nil {
