@@ -23,8 +23,10 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/handback"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/tree"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -368,6 +370,9 @@ each change; without --apply it changes nothing (a dry run).`,
 // releaseCluster prints what releasing cluster from the Keystone of namespace ns's
 // KeystoneAPI changes, and changes it when apply.
 func (p *plugin) releaseCluster(ctx context.Context, c client.Client, ns, cluster, keystoneURL string, apply bool) error {
+	if err := p.notThisCluster(ctx, c, cluster); err != nil {
+		return err
+	}
 	kc, url, err := access.Admin(ctx, c, ns, keystoneURL)
 	if err != nil {
 		return err
@@ -391,6 +396,28 @@ func (p *plugin) releaseCluster(ctx context.Context, c client.Client, ns, cluste
 	for _, ch := range changes {
 		if _, err := fmt.Fprintf(out, "  %s: %s\n", ch.Entity, ch.Action); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// notThisCluster refuses to release cluster when it is the identity of the cluster the
+// plugin talks to (an operator's ConfigMap identity.ClusterConfigMap says so): that
+// cluster is alive, and its registrations would be taken from under it. A cluster whose
+// ConfigMaps cannot be read is said, not refused: the admin checks the identity.
+func (p *plugin) notThisCluster(ctx context.Context, c client.Client, cluster string) error {
+	list := &corev1.ConfigMapList{}
+	err := c.List(ctx, list, client.MatchingFields{"metadata.name": identity.ClusterConfigMap})
+	if err != nil {
+		_, werr := fmt.Fprintf(p.streams.ErrOut, "warning: cannot read this cluster's identity (ConfigMaps %s: %v); "+
+			"make sure %s is not this cluster\n", identity.ClusterConfigMap, err, cluster)
+		return werr
+	}
+	for _, cm := range list.Items {
+		if cm.Data[identity.ClusterKey] == cluster {
+			return fmt.Errorf("%s is this cluster's identity (ConfigMap %s/%s): release-cluster is for a cluster gone for good, "+
+				"run from another region's cluster; a live region leaves by deleting its KeystoneServices and KeystoneEndpoints",
+				cluster, cm.Namespace, cm.Name)
 		}
 	}
 	return nil

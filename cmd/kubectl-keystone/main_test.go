@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"os"
 	"path/filepath"
 	"strings"
@@ -415,9 +416,15 @@ func TestReleaseCluster(t *testing.T) {
 		Status: keystonev1.KeystoneAPIStatus{APIEndpoints: map[string]string{"internal": "http://unreachable.svc:5000"}}}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "osp-secret", Namespace: "openstack"},
 		Data: map[string][]byte{"AdminPassword": []byte("secret-admin")}}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(api, secret).WithStatusSubresource(api).Build()
+	here := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: identity.ClusterConfigMap, Namespace: "openstack-operators"},
+		Data: map[string]string{identity.ClusterKey: "this-cluster"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(api, secret, here).WithStatusSubresource(api).
+		WithIndex(&corev1.ConfigMap{}, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} }).Build()
 
-	r := runWith(c, "release-cluster", "gone-cluster", "--keystone-url", ks.URL)
+	r := runWith(c, "release-cluster", "this-cluster", "--keystone-url", ks.URL, "--apply")
+	g.Expect(r.err).To(MatchError(HavePrefix("this-cluster is this cluster's identity (ConfigMap openstack-operators/"+
+		identity.ClusterConfigMap+")")), "a live cluster is never released")
+	r = runWith(c, "release-cluster", "gone-cluster", "--keystone-url", ks.URL)
 	g.Expect(r.err).NotTo(HaveOccurred())
 	g.Expect(r.out).To(Equal("Keystone at " + ks.URL + ", cluster gone-cluster: would change (dry run; --apply changes it):\n" +
 		"  user nova (" + user + "): deleted\n"))

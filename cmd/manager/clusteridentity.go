@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"os"
 	"strings"
 	"time"
@@ -16,23 +17,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// IdentityConfigMap is the ConfigMap, in the operator's namespace, that keeps the
-// cluster's identity once it is made (IdentityKey): the name a cluster goes by in the
-// marks of what it registers in Keystone (identity.OwnerMark).
-const IdentityConfigMap = "keystone-operator-cluster-identity"
-
-// IdentityKey is the key of IdentityConfigMap holding the identity.
-const IdentityKey = "clusterID"
-
 // clusterIdentityWait bounds how long a read of the identity that fails is tried again.
 const clusterIdentityWait = 30 * time.Second
 
 // IdentitySource is where ClusterIdentity reads and keeps the cluster's identity.
 type IdentitySource struct {
-	// Reader reads the API server itself; Writer creates IdentityConfigMap.
+	// Reader reads the API server itself; Writer creates identity.ClusterConfigMap.
 	Reader client.Reader
 	Writer client.Writer
-	// Namespace is the operator's, which holds IdentityConfigMap; "" when unknown
+	// Namespace is the operator's, which holds identity.ClusterConfigMap; "" when unknown
 	// (run outside a cluster without a lease namespace).
 	Namespace string
 	// Rules say what the operator may do there (and cluster-wide).
@@ -40,7 +33,7 @@ type IdentitySource struct {
 }
 
 // ClusterIdentity names this cluster in the marks of what it registers in Keystone.
-// It is kept in IdentityConfigMap of the operator's namespace, made once: with the UID
+// It is kept in identity.ClusterConfigMap of the operator's namespace, made once: with the UID
 // of the kube-system namespace where the operator may read it (what earlier versions
 // named the cluster by, so no mark becomes another cluster's at the upgrade), else a new
 // random one (openstack-operator's RBAC grants ConfigMaps, not namespaces). Nothing is
@@ -73,12 +66,12 @@ func ClusterIdentity(ctx context.Context, src IdentitySource) string {
 	return kubeSystem
 }
 
-// key is IdentityConfigMap's key.
+// key is identity.ClusterConfigMap's key.
 func (src IdentitySource) key() client.ObjectKey {
-	return client.ObjectKey{Namespace: src.Namespace, Name: IdentityConfigMap}
+	return client.ObjectKey{Namespace: src.Namespace, Name: identity.ClusterConfigMap}
 }
 
-// kept is the identity IdentityConfigMap holds; "" when there is none, or it may not be read.
+// kept is the identity identity.ClusterConfigMap holds; "" when there is none, or it may not be read.
 func (src IdentitySource) kept(ctx context.Context) string {
 	if src.Namespace == "" || !src.Rules.Allows("get", "", "configmaps") {
 		return ""
@@ -88,7 +81,7 @@ func (src IdentitySource) kept(ctx context.Context) string {
 	if err != nil && !apierrors.IsNotFound(err) {
 		ctrl.Log.WithName("setup").Info("the cluster's identity cannot be read", "configmap", src.key().String(), "error", err.Error())
 	}
-	return cm.Data[IdentityKey]
+	return cm.Data[identity.ClusterKey]
 }
 
 // kubeSystemUID is the UID of the kube-system namespace; "" when it may not be read.
@@ -107,16 +100,16 @@ func (src IdentitySource) kubeSystemUID(ctx context.Context) string {
 	return string(n.UID)
 }
 
-// keep makes IdentityConfigMap with id and returns the identity it holds: id, or the one
+// keep makes identity.ClusterConfigMap with id and returns the identity it holds: id, or the one
 // another replica made meanwhile; "" when it cannot be made.
 func (src IdentitySource) keep(ctx context.Context, id string) string {
 	log := ctrl.Log.WithName("setup")
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: src.Namespace, Name: IdentityConfigMap,
+		ObjectMeta: metav1.ObjectMeta{Namespace: src.Namespace, Name: identity.ClusterConfigMap,
 			Labels: map[string]string{"app.kubernetes.io/part-of": "keystone-operator"},
 			Annotations: map[string]string{"keystone.openstack.org/about": "The name this cluster goes by in the marks of what " +
 				"the Keystone operator registers in Keystone. Deleting it makes every registration of this cluster another's."}},
-		Data: map[string]string{IdentityKey: id},
+		Data: map[string]string{identity.ClusterKey: id},
 	}
 	err := src.Writer.Create(ctx, cm)
 	if apierrors.IsAlreadyExists(err) {

@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"errors"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"os"
 	"testing"
 
@@ -66,14 +67,14 @@ func TestClusterIdentity(t *testing.T) {
 	ctx := context.Background()
 	all := permissions.Rules{}
 	identityCM := func(id string) *corev1.ConfigMap {
-		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "operators", Name: IdentityConfigMap}, Data: map[string]string{IdentityKey: id}}
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "operators", Name: identity.ClusterConfigMap}, Data: map[string]string{identity.ClusterKey: id}}
 	}
 
 	t.Run("kept: the ConfigMap's, nothing else asked", func(t *testing.T) {
 		g := NewWithT(t)
 		r := newRecording(nil, kubeSystem, identityCM("kept-id"))
 		g.Expect(ClusterIdentity(ctx, r.source("operators", all))).To(Equal("kept-id"))
-		g.Expect(r.asked).To(Equal([]string{"get configmap operators/" + IdentityConfigMap}))
+		g.Expect(r.asked).To(Equal([]string{"get configmap operators/" + identity.ClusterConfigMap}))
 	})
 
 	t.Run("made from kube-system's UID where readable: earlier versions' marks stay this cluster's", func(t *testing.T) {
@@ -81,8 +82,8 @@ func TestClusterIdentity(t *testing.T) {
 		r := newRecording(nil, kubeSystem)
 		g.Expect(ClusterIdentity(ctx, r.source("operators", all))).To(Equal("cluster-a"))
 		cm := &corev1.ConfigMap{}
-		g.Expect(r.Get(ctx, client.ObjectKey{Namespace: "operators", Name: IdentityConfigMap}, cm)).To(Succeed())
-		g.Expect(cm.Data).To(Equal(map[string]string{IdentityKey: "cluster-a"}))
+		g.Expect(r.Get(ctx, client.ObjectKey{Namespace: "operators", Name: identity.ClusterConfigMap}, cm)).To(Succeed())
+		g.Expect(cm.Data).To(Equal(map[string]string{identity.ClusterKey: "cluster-a"}))
 	})
 
 	t.Run("on openstack-operator's RBAC: a new identity, kept, and kube-system never asked", func(t *testing.T) {

@@ -68,7 +68,7 @@ type Options struct {
 	LeaderElection bool
 	// LeaderElectionNamespace holds the lease when running outside a cluster, and is
 	// then the operator's namespace (where it keeps the cluster's identity,
-	// IdentityConfigMap); in a pod, the pod's namespace is.
+	// identity.ClusterConfigMap); in a pod, the pod's namespace is.
 	LeaderElectionNamespace string
 	// KeystoneTransport carries the requests to Keystone; http.DefaultTransport when nil.
 	KeystoneTransport http.RoundTripper

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"io"
 	"slices"
 	"sort"
@@ -23,7 +24,7 @@ import (
 // that needs it fails with the API server's 403 in its message.
 var degraded = map[string]string{
 	"get /namespaces": "the kube-system namespace is not read: a new cluster identity is made once and kept in " +
-		"ConfigMap " + IdentityConfigMap + " of the operator's namespace",
+		"ConfigMap " + identity.ClusterConfigMap + " of the operator's namespace",
 	"patch topology.openstack.org/topologies": "the finalizer on a KeystoneAPI's Topology is added with an update instead",
 }
 

@@ -1,6 +1,7 @@
 package namespaced
 
 import (
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"testing"
 	"time"
 
@@ -94,11 +95,11 @@ func TestOpenStackOperatorRBAC(t *testing.T) {
 	g.Expect(said[0]).To(ContainSubstring(`"msg"="optional permission missing" "permission"="get /namespaces"`))
 
 	// The cluster's identity, made once and kept in the operators' namespace.
-	identity := &corev1.ConfigMap{}
+	identityConfigMap := &corev1.ConfigMap{}
 	g.Eventually(func() error {
-		return admin.Get(ctx, client.ObjectKey{Namespace: operatorsNamespace, Name: manager.IdentityConfigMap}, identity)
+		return admin.Get(ctx, client.ObjectKey{Namespace: operatorsNamespace, Name: identity.ClusterConfigMap}, identityConfigMap)
 	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
-	cluster := identity.Data[manager.IdentityKey]
+	cluster := identityConfigMap.Data[identity.ClusterKey]
 	g.Expect(cluster).To(MatchRegexp(`^[0-9a-f-]{36}$`), "a new identity: kube-system is not readable here")
 
 	// A deployed KeystoneAPI with a topologyRef holds its Topology, whose unknown field stays.
