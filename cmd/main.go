@@ -7,6 +7,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
+	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -75,6 +76,9 @@ func (c *commandLine) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&o.OrphanGrace, "orphan-grace", registration.DefaultOrphanGrace,
 		"How long Keystone must have been unreachable or refusing the operator's credentials before a deletion\n"+
 			"annotated keystone.openstack.org/orphan-on-delete=true gives up and leaves its registration in Keystone.")
+	fs.DurationVar(&o.RegionRecheck, "region-recheck", keystoneservice.DefaultRegionRecheck,
+		"How often the owners' records of the services and users in each Keystone are read (two requests per\n"+
+			"Keystone), to reconcile the KeystoneServices whose records other clusters sharing that Keystone changed.")
 	c.zap.BindFlags(fs)
 }
 

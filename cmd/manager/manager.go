@@ -97,6 +97,10 @@ type Options struct {
 	// OrphanGrace is how long Keystone must have been unreachable or refusing before a
 	// deletion annotated orphan-on-delete gives up; registration.DefaultOrphanGrace when 0.
 	OrphanGrace time.Duration
+	// RegionRecheck is how often the owners' records of the services and users in each
+	// Keystone are read, to reconcile the KeystoneServices whose records other clusters
+	// sharing it changed; keystoneservice.DefaultRegionRecheck when 0.
+	RegionRecheck time.Duration
 	// ClaimUnclusteredMarks claims what an object of the same kind, namespace and name
 	// left in Keystone under an earlier version's mark, which names no cluster: for a
 	// Keystone no two clusters shared before the upgrade.
@@ -276,7 +280,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			Keystone: keystoneClients, Concurrency: opts.RegistrationConcurrency, ClusterID: cluster,
 			Reader: mgr.GetAPIReader(), OrphanGrace: opts.OrphanGrace, Failures: registration.NewKeystoneFailures()}
 	}
-	if err := (&keystoneservice.Reconciler{Base: base(keystoneservice.Kind)}).SetupWithManager(mgr); err != nil {
+	if err := (&keystoneservice.Reconciler{Base: base(keystoneservice.Kind), RegionRecheck: opts.RegionRecheck}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneService controller: %w", err)
 	}
 	if err := (&keystoneendpoint.Reconciler{Base: base(keystoneendpoint.Kind)}).SetupWithManager(mgr); err != nil {

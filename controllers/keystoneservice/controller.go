@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 // Kind is the reported kind.
@@ -38,6 +40,9 @@ var steps = condition.Steps(keystonev1.KeystoneServiceSteps)
 // Reconciler reconciles a KeystoneService.
 type Reconciler struct {
 	registration.Base
+	// RegionRecheck is how often the owners' records in each Keystone are read for what
+	// other clusters changed (regionWatch); DefaultRegionRecheck when 0.
+	RegionRecheck time.Duration
 }
 
 // scope is what one reconcile of a KeystoneService has seen so far.
@@ -71,6 +76,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &keystonev1.KeystoneService{}, userIndex, usersNamed); err != nil {
 		return fmt.Errorf("indexing KeystoneService by user: %w", err)
 	}
+	// Keystone, which other clusters share, cannot be watched: read for their changes.
+	regions := newRegionWatch(r)
+	if err := mgr.Add(regions); err != nil {
+		return fmt.Errorf("adding the regions' watch: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		// The annotations a round records (recordUser) are its own writes, like its status.
 		For(&keystonev1.KeystoneService{}, builder.WithPredicates(predicate.Or[client.Object](
@@ -80,6 +90,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(registration.KeystoneAPIChanged)).
 		// The KeystoneServices sharing a user (shared.go).
 		Watches(&keystonev1.KeystoneService{}, r.wakeSharers()).
+		WatchesRawSource(source.Channel(regions.events, &handler.EnqueueRequestForObject{})).
 		// A KeystoneEndpoint gone, whatever it released: one waiting for it goes on.
 		Watches(&keystonev1.KeystoneEndpoint{}, r.wakeHeld()).
 		Watches(&corev1.Secret{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneServiceList{},

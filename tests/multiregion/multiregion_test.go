@@ -16,6 +16,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/endpoints"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/regions"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/roles"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/services"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -41,6 +42,9 @@ const (
 	namespace     = "openstack"
 	wait          = time.Minute
 	poll          = 200 * time.Millisecond
+	// recheck is each operator's --region-recheck: what the other cluster does is seen
+	// by that periodic read of Keystone alone, as in production (a minute there).
+	recheck = 2 * time.Second
 )
 
 // keystone starts the one real Keystone both regions share (regionOne made by its
@@ -95,7 +99,8 @@ func startRegion(t *testing.T, name, cluster, keystoneURL, password string) *reg
 	t.Cleanup(cancel)
 	opCfg, err := controlplane.AsOperator(ctx, cfg, root)
 	g.Expect(err).NotTo(HaveOccurred())
-	mgr, err := manager.New(opCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0", Isolated: true, ClusterID: cluster})
+	mgr, err := manager.New(opCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0", Isolated: true, ClusterID: cluster,
+		RegionRecheck: recheck})
 	g.Expect(err).NotTo(HaveOccurred())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -127,16 +132,20 @@ func startRegion(t *testing.T, name, cluster, keystoneURL, password string) *reg
 	return r
 }
 
-// register creates placement's KeystoneService and KeystoneEndpoint, as
-// placement-operator does, with this region's URLs.
+// register creates placement's KeystoneService and KeystoneEndpoint with this region's
+// URLs, as placement-operator's PlacementAPI controller writes them (its ksSvcSpec:
+// type and name placement, "Placement Service", enabled, the spec's serviceUser, secret
+// and service password selector; labelled service: placement; the endpoints named
+// after the PlacementAPI).
 func (r *region) register(t *testing.T) {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
-	g.Expect(r.c.Create(ctx, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "placement"},
+	labels := map[string]string{"service": "placement"}
+	g.Expect(r.c.Create(ctx, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "placement", Labels: labels},
 		Spec: keystonev1.KeystoneServiceSpec{ServiceType: "placement", ServiceName: "placement", ServiceDescription: "Placement Service",
-			ServiceUser: "placement", Secret: "osp-secret", PasswordSelector: "PlacementPassword"}})).To(Succeed())
-	g.Expect(r.c.Create(ctx, &keystonev1.KeystoneEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "placement"},
+			Enabled: ptr.To(true), ServiceUser: "placement", Secret: "osp-secret", PasswordSelector: "PlacementPassword"}})).To(Succeed())
+	g.Expect(r.c.Create(ctx, &keystonev1.KeystoneEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "placement", Labels: labels},
 		Spec: keystonev1.KeystoneEndpointSpec{ServiceName: "placement", Endpoints: r.urls()}})).To(Succeed())
 }
 
@@ -205,19 +214,45 @@ func (r *region) deregister(t *testing.T) {
 	}
 }
 
-// touch has the region's KeystoneService reconcile now (another cluster's change cannot
-// be watched: it would otherwise be seen at its next recheck).
-func (r *region) touch(t *testing.T) {
+// setRoles sets the roles the region's KeystoneService asks for (none: the default).
+func (r *region) setRoles(t *testing.T, roles ...string) {
 	t.Helper()
 	NewWithT(t).Eventually(func(g Gomega) {
 		s := &keystonev1.KeystoneService{}
 		g.Expect(r.c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "placement"}, s)).To(Succeed())
-		if s.Annotations == nil {
-			s.Annotations = map[string]string{}
-		}
-		s.Annotations["test.keystone.openstack.org/touch"] = time.Now().String()
+		s.Spec.Roles = roles
 		g.Expect(r.c.Update(context.Background(), s)).To(Succeed())
 	}, wait, poll).Should(Succeed())
+}
+
+// assigned are the names of the roles the user placement has on the project service.
+func assigned(t *testing.T, kc *gophercloud.ServiceClient) []string {
+	t.Helper()
+	ctx := context.Background()
+	pages, err := users.List(kc, users.ListOpts{DomainID: "default", Name: "placement"}).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := users.ExtractUsers(pages)
+	if err != nil || len(found) != 1 {
+		t.Fatalf("user placement: %v (%d found)", err, len(found))
+	}
+	yes := true
+	pages, err = roles.ListAssignments(kc, roles.ListAssignmentsOpts{UserID: found[0].ID, IncludeNames: &yes}).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := roles.ExtractRoleAssignments(pages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, a := range list {
+		if a.Scope.Project.Name == "service" {
+			names = append(names, a.Role.Name)
+		}
+	}
+	return names
 }
 
 // admin is an identity client of the shared Keystone as its admin.
@@ -346,6 +381,8 @@ func TestTwoRegionsShareOneKeystone(t *testing.T) {
 	g.Expect(msg).To(ContainSubstring("user placement has a password set by KeystoneService/openstack/placement of the cluster cluster-one"))
 	g.Expect(canLogin(url, "placement", "placement-pw")).To(BeTrue(), "regionOne's login still works")
 	g.Expect(canLogin(url, "placement", "another-pw")).To(BeFalse(), "regionTwo's password was never written")
+	g.Expect(read(t, kc).users[0][identity.OwnersAttribute]).To(Or(BeNil(), Not(HaveKey(HaveSuffix("@cluster-two")))),
+		"without the password, regionTwo is not among the owners: it could otherwise keep the user after regionOne")
 
 	t.Log("regionTwo's Secret holds the shared password: both Ready, one service, each region's endpoints")
 	g.Eventually(func(gg Gomega) {
@@ -372,6 +409,16 @@ func TestTwoRegionsShareOneKeystone(t *testing.T) {
 		g.Expect(e.Status.Endpoints).To(HaveEach(HaveField("Region", r.name)), "the status says which region")
 	}
 
+	t.Log("regionTwo asks for one more role: the user has the union, which regionOne, its keeper, keeps")
+	g.Expect(assigned(t, kc)).To(ConsistOf("admin", "service"))
+	two.setRoles(t, "admin", "service", "reader")
+	g.Eventually(func() []string { return assigned(t, kc) }, wait, poll).Should(ConsistOf("admin", "service", "reader"))
+	g.Consistently(func() []string { return assigned(t, kc) }, 3*recheck, poll).Should(ConsistOf("admin", "service", "reader"),
+		"regionOne's rechecks keep the role regionTwo asks for")
+	t.Log("regionTwo no longer asks for it: regionOne revokes it at its next look")
+	two.setRoles(t)
+	g.Eventually(func() []string { return assigned(t, kc) }, wait, poll).Should(ConsistOf("admin", "service"))
+
 	t.Log("regionOne goes: regionTwo keeps working, its endpoints and the user stay")
 	one.deregister(t)
 	left := read(t, kc)
@@ -381,12 +428,11 @@ func TestTwoRegionsShareOneKeystone(t *testing.T) {
 	g.Expect(left.users[0][identity.OwnerAttribute]).To(HaveSuffix("@cluster-two"), "handed to regionTwo")
 	g.Expect(canLogin(url, "placement", "placement-pw")).To(BeTrue())
 	g.Expect(located(t, url, "placement-pw", "regionTwo")).To(Equal(two.urls()["public"]))
-	two.touch(t)
-	two.ready(t, svc())
 	g.Eventually(func(gg Gomega) {
 		conditions := two.conditions(gg, svc())
 		gg.Expect(conditions.Get(keystonev1.KeystoneServiceServiceReady).Message).NotTo(ContainSubstring("shared"))
-	}, wait, poll).Should(Succeed(), "regionTwo keeps it now")
+	}, wait, poll).Should(Succeed(), "regionTwo sees, at its next look, that it keeps it now")
+	two.ready(t, svc())
 
 	t.Log("the last region goes: everything goes")
 	two.deregister(t)
@@ -432,6 +478,8 @@ func TestKeystoneOperatorRegionJoined(t *testing.T) {
 	now := read(t, kc)
 	g.Expect(now.services).To(Equal([]string{service.ID}))
 	g.Expect(now.endpoints).To(Equal(map[string]map[string]string{"regionOne": one.urls(), "regionTwo": two.urls()}))
+	g.Expect(now.users[0]).NotTo(HaveKey(identity.OwnerAttribute), "adopted: never marked")
+	g.Expect(now.users[0][identity.OwnersAttribute]).To(HaveKey(HaveSuffix("@cluster-two")), "regionTwo recorded as using it")
 
 	t.Log("regionOne switches to this suite: it claims what keystone-operator registered, on its proof")
 	oneCluster := startRegion(t, "regionOne", "cluster-one", url, "placement-pw")
@@ -439,7 +487,7 @@ func TestKeystoneOperatorRegionJoined(t *testing.T) {
 	placement := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "placement",
 		Finalizers: []string{"openstack.org/keystoneservice"}},
 		Spec: keystonev1.KeystoneServiceSpec{ServiceType: "placement", ServiceName: "placement", ServiceDescription: "Placement Service",
-			ServiceUser: "placement", Secret: "osp-secret", PasswordSelector: "PendingPassword"}}
+			Enabled: ptr.To(true), ServiceUser: "placement", Secret: "osp-secret", PasswordSelector: "PendingPassword"}}
 	g.Expect(one.c.Create(ctx, placement)).To(Succeed())
 	// keystone-operator's status (its KeystoneService controller's messages), written
 	// until this operator carries it; the password it waits for comes after.
@@ -469,15 +517,14 @@ func TestKeystoneOperatorRegionJoined(t *testing.T) {
 	g.Expect(claimed.users).To(HaveLen(1))
 	g.Expect(claimed.users[0]["id"]).To(Equal(user.ID), "the same user")
 	g.Expect(claimed.users[0][identity.OwnerAttribute]).To(HaveSuffix("@cluster-one"), "claimed by regionOne")
+	g.Expect(claimed.users[0][identity.OwnersAttribute]).To(HaveKey(HaveSuffix("@cluster-two")),
+		"regionTwo, recorded as using it since it adopted it, stays on the record: regionOne going would hand it over")
 
-	t.Log("regionTwo, told, joins it: the two share it")
-	two.touch(t)
+	t.Log("regionTwo sees at its next look that it joins what regionOne keeps")
 	g.Eventually(func(gg Gomega) {
 		conditions := two.conditions(gg, svc())
 		gg.Expect(conditions.Get(keystonev1.KeystoneServiceServiceReady).Message).To(ContainSubstring("shared with the other regions"))
 	}, wait, poll).Should(Succeed())
-	g.Eventually(func() any { return read(t, kc).users[0][identity.OwnersAttribute] }, wait, poll).Should(
-		HaveKey(HaveSuffix("@cluster-two")))
 
 	t.Log("regionOne goes: regionTwo keeps it; regionTwo goes: everything goes")
 	g.Expect(one.c.Delete(ctx, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "placement"}})).To(Succeed())
@@ -542,7 +589,10 @@ func TestGoneRegionReleased(t *testing.T) {
 	g.Expect(left.users[0][identity.OwnersAttribute]).NotTo(HaveKey(HaveSuffix("@cluster-one")))
 	g.Expect(canLogin(url, "placement", "placement-pw")).To(BeTrue())
 	g.Expect(release(false)).To(BeEmpty(), "nothing of cluster-one is left")
-	two.touch(t)
+	g.Eventually(func(gg Gomega) {
+		conditions := two.conditions(gg, svc())
+		gg.Expect(conditions.Get(keystonev1.KeystoneServiceServiceReady).Message).NotTo(ContainSubstring("shared"))
+	}, wait, poll).Should(Succeed(), "regionTwo sees, at its next look, that it keeps them")
 	two.ready(t, svc())
 	two.ready(t, ep())
 

@@ -1,0 +1,115 @@
+package keystoneservice
+
+import (
+	"context"
+	"time"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+)
+
+// DefaultRegionRecheck is how often, by default, the operator reads in each Keystone
+// the owners' records of its services and users (regionWatch).
+const DefaultRegionRecheck = time.Minute
+
+// regionWatch stands in for a watch of Keystone, which has none: every interval it reads
+// the co-owners' records in the Keystone of each namespace with KeystoneServices (two
+// listings, identity.Records), and wakes each KeystoneService whose service's or user's
+// record changed since its previous look. That is what other clusters sharing the
+// Keystone do: another region joining, leaving, handing over, changing its roles or the
+// password, or a record lost to two regions writing at once. A KeystoneService it sees
+// for the first time is woken too: what changed between its round and that look is not
+// known.
+type regionWatch struct {
+	r        *Reconciler
+	interval time.Duration
+	events   chan event.GenericEvent
+	seen     map[types.UID]string
+}
+
+func newRegionWatch(r *Reconciler) *regionWatch {
+	interval := r.RegionRecheck
+	if interval <= 0 {
+		interval = DefaultRegionRecheck
+	}
+	return &regionWatch{r: r, interval: interval, events: make(chan event.GenericEvent), seen: map[types.UID]string{}}
+}
+
+// Start looks every interval until ctx ends (a manager Runnable; it runs on the leader).
+func (w *regionWatch) Start(ctx context.Context) error {
+	ticker := time.NewTicker(w.interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+			w.look(ctx)
+		}
+	}
+}
+
+// look reads each namespace's Keystone once and wakes the KeystoneServices whose
+// records changed. A Keystone it cannot read now is read at the next look; the
+// KeystoneServices' own rounds say why (their steps reach the same Keystone).
+func (w *regionWatch) look(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx).WithName("regions")
+	list := &keystonev1.KeystoneServiceList{}
+	if err := w.r.List(ctx, list); err != nil {
+		log.V(1).Info("listing KeystoneServices", "error", err.Error())
+		return
+	}
+	byNamespace := map[string][]*keystonev1.KeystoneService{}
+	for i := range list.Items {
+		svc := &list.Items[i]
+		byNamespace[svc.Namespace] = append(byNamespace[svc.Namespace], svc)
+	}
+	alive := map[types.UID]bool{}
+	for ns, services := range byNamespace {
+		records, err := w.records(ctx, ns)
+		if err != nil {
+			log.V(1).Info("reading the owners' records", "namespace", ns, "error", err.Error())
+		}
+		for _, svc := range services {
+			alive[svc.UID] = true
+			if records == nil {
+				continue
+			}
+			now := records["service/"+svc.Status.ServiceID] + "\n" + records["user/"+svc.Spec.ServiceUser]
+			if before, looked := w.seen[svc.UID]; !looked || before != now {
+				select {
+				case w.events <- event.GenericEvent{Object: svc}:
+				case <-ctx.Done():
+					return
+				}
+			}
+			w.seen[svc.UID] = now
+		}
+	}
+	for uid := range w.seen {
+		if !alive[uid] {
+			delete(w.seen, uid)
+		}
+	}
+}
+
+// records reads the co-owners' records in the Keystone of namespace ns's KeystoneAPI;
+// nil when it has none, or no admin password yet.
+func (w *regionWatch) records(ctx context.Context, ns string) (map[string]string, error) {
+	api, err := access.Lookup(ctx, w.r.Client, ns)
+	if err != nil || api == nil {
+		return nil, err
+	}
+	creds, ok, err := access.Credentials(ctx, w.r.Client, api)
+	if err != nil || !ok {
+		return nil, err
+	}
+	kc, err := w.r.Keystone.Get(ctx, creds)
+	if err != nil {
+		return nil, err
+	}
+	return kc.Records(ctx)
+}
