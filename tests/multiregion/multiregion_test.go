@@ -74,6 +74,20 @@ func keystone(t *testing.T) *localkeystone.Stack {
 	return stack
 }
 
+// sharedKeystone starts the Keystone both regions share, makes the regions named there
+// (regionOne exists), and returns its URL and an admin's client of it.
+func sharedKeystone(t *testing.T, regionNames ...string) (string, *gophercloud.ServiceClient) {
+	t.Helper()
+	url := keystone(t).Keystone.URL()
+	kc := admin(t, url)
+	for _, name := range regionNames {
+		if _, err := regions.Create(context.Background(), kc, regions.CreateOpts{ID: name}).Extract(); err != nil {
+			t.Fatalf("creating region %s: %v", name, err)
+		}
+	}
+	return url, kc
+}
+
 // region is one control plane: an API server, this operator running there with the
 // permissions config/rbac generates and the cluster identity cluster, and, in namespace
 // openstack, an external KeystoneAPI in the region name.
@@ -212,6 +226,28 @@ func (r *region) deregister(t *testing.T) {
 			return apierrors.IsNotFound(r.c.Get(ctx, client.ObjectKeyFromObject(obj), obj))
 		}, wait, poll).Should(BeTrue(), "%s %T gone", r.name, obj)
 	}
+}
+
+// lastGoes deregisters the region, the last owner of placement: its service, endpoints
+// and user are gone from Keystone.
+func (r *region) lastGoes(t *testing.T, kc *gophercloud.ServiceClient) {
+	t.Helper()
+	r.deregister(t)
+	gone := read(t, kc)
+	g := NewWithT(t)
+	g.Expect(gone.services).To(BeEmpty(), "the last owner deletes the service")
+	g.Expect(gone.endpoints).To(BeEmpty())
+	g.Expect(gone.users).To(BeEmpty(), "the last owner deletes the user")
+}
+
+// keepsAlone waits until the region sees, at its next read of Keystone, that it keeps
+// placement's service alone (another region's departure cannot be watched).
+func (r *region) keepsAlone(t *testing.T) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) {
+		conditions := r.conditions(g, svc())
+		g.Expect(conditions.Get(keystonev1.KeystoneServiceServiceReady).Message).NotTo(ContainSubstring("shared"))
+	}, wait, poll).Should(Succeed(), "%s sees at its next read that it keeps placement", r.name)
 }
 
 // setRoles sets the roles the region's KeystoneService asks for (none: the default).
@@ -356,9 +392,7 @@ func located(t *testing.T, url, password, regionName string) string {
 // and the last removes everything.
 func TestTwoRegionsShareOneKeystone(t *testing.T) {
 	g := NewWithT(t)
-	stack := keystone(t)
-	url := stack.Keystone.URL()
-	kc := admin(t, url)
+	url, kc := sharedKeystone(t)
 
 	one := startRegion(t, "regionOne", "cluster-one", url, "placement-pw")
 	two := startRegion(t, "regionTwo", "cluster-two", url, "another-pw")
@@ -428,18 +462,11 @@ func TestTwoRegionsShareOneKeystone(t *testing.T) {
 	g.Expect(left.users[0][identity.OwnerAttribute]).To(HaveSuffix("@cluster-two"), "handed to regionTwo")
 	g.Expect(canLogin(url, "placement", "placement-pw")).To(BeTrue())
 	g.Expect(located(t, url, "placement-pw", "regionTwo")).To(Equal(two.urls()["public"]))
-	g.Eventually(func(gg Gomega) {
-		conditions := two.conditions(gg, svc())
-		gg.Expect(conditions.Get(keystonev1.KeystoneServiceServiceReady).Message).NotTo(ContainSubstring("shared"))
-	}, wait, poll).Should(Succeed(), "regionTwo sees, at its next look, that it keeps it now")
+	two.keepsAlone(t)
 	two.ready(t, svc())
 
 	t.Log("the last region goes: everything goes")
-	two.deregister(t)
-	gone := read(t, kc)
-	g.Expect(gone.services).To(BeEmpty())
-	g.Expect(gone.endpoints).To(BeEmpty())
-	g.Expect(gone.users).To(BeEmpty())
+	two.lastGoes(t, kc)
 }
 
 // TestKeystoneOperatorRegionJoined: a region keystone-operator registered (its
@@ -450,11 +477,7 @@ func TestTwoRegionsShareOneKeystone(t *testing.T) {
 func TestKeystoneOperatorRegionJoined(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	stack := keystone(t)
-	url := stack.Keystone.URL()
-	kc := admin(t, url)
-	_, err := regions.Create(ctx, kc, regions.CreateOpts{ID: "regionTwo"}).Extract()
-	g.Expect(err).NotTo(HaveOccurred())
+	url, kc := sharedKeystone(t, "regionTwo")
 
 	t.Log("regionOne as keystone-operator registered it: service, user and endpoints, none marked")
 	one := &region{name: "regionOne"}
@@ -536,10 +559,7 @@ func TestKeystoneOperatorRegionJoined(t *testing.T) {
 	g.Expect(left.endpoints).To(HaveKey("regionTwo"))
 	g.Expect(left.users).To(HaveLen(1))
 	g.Expect(canLogin(url, "placement", "placement-pw")).To(BeTrue())
-	two.deregister(t)
-	gone := read(t, kc)
-	g.Expect(gone.services).To(BeEmpty())
-	g.Expect(gone.users).To(BeEmpty())
+	two.lastGoes(t, kc)
 }
 
 // TestGoneRegionReleased: a region's cluster gone for good (its operator stopped, its
@@ -550,11 +570,7 @@ func TestKeystoneOperatorRegionJoined(t *testing.T) {
 func TestGoneRegionReleased(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	stack := keystone(t)
-	url := stack.Keystone.URL()
-	kc := admin(t, url)
-	_, err := regions.Create(ctx, kc, regions.CreateOpts{ID: "regionTwo"}).Extract()
-	g.Expect(err).NotTo(HaveOccurred())
+	url, kc := sharedKeystone(t, "regionTwo")
 	one := startRegion(t, "regionOne", "cluster-one", url, "placement-pw")
 	two := startRegion(t, "regionTwo", "cluster-two", url, "placement-pw")
 	one.register(t)
@@ -589,17 +605,10 @@ func TestGoneRegionReleased(t *testing.T) {
 	g.Expect(left.users[0][identity.OwnersAttribute]).NotTo(HaveKey(HaveSuffix("@cluster-one")))
 	g.Expect(canLogin(url, "placement", "placement-pw")).To(BeTrue())
 	g.Expect(release(false)).To(BeEmpty(), "nothing of cluster-one is left")
-	g.Eventually(func(gg Gomega) {
-		conditions := two.conditions(gg, svc())
-		gg.Expect(conditions.Get(keystonev1.KeystoneServiceServiceReady).Message).NotTo(ContainSubstring("shared"))
-	}, wait, poll).Should(Succeed(), "regionTwo sees, at its next look, that it keeps them")
+	two.keepsAlone(t)
 	two.ready(t, svc())
 	two.ready(t, ep())
 
 	t.Log("regionTwo, the only owner left, deletes everything when it goes")
-	two.deregister(t)
-	gone := read(t, kc)
-	g.Expect(gone.services).To(BeEmpty())
-	g.Expect(gone.endpoints).To(BeEmpty())
-	g.Expect(gone.users).To(BeEmpty())
+	two.lastGoes(t, kc)
 }
