@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
@@ -155,10 +154,6 @@ func (r *Reconciler) handOver(ctx context.Context, kc *identity.Client, api *key
 // reconciles of every manager of this process: a hashed set of locks, so two users may
 // share one.
 var userTurns = keymutex.NewHashed(0)
-
-// passwordRecheck is how soon a KeystoneService whose password is not its shared
-// user's checks again: the keeper may set another, which no watch tells.
-const passwordRecheck = 30 * time.Second
 
 // wakeSharers wakes the other KeystoneServices naming the users of one that was
 // created, deleted or changed: the keeper revokes the roles no sharer asks for any

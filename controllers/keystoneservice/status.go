@@ -55,16 +55,16 @@ func userVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered, f
 	case conflict != nil && conflict.Owner == "":
 		return condition.FalseVerdict(reasons.Of(keystonev1.PasswordConflictReason),
 			"%v: secret %s key %s holds another password; put the user's password there, or choose another serviceUser "+
-				"(checked again every %v)", conflict, spec.Secret, spec.PasswordSelector, passwordRecheck)
+				"(checked again when the secret changes)", conflict, spec.Secret, spec.PasswordSelector)
 	case conflict != nil && conflict.Region:
 		return condition.FalseVerdict(reasons.Of(keystonev1.PasswordConflictReason),
 			"%v: secret %s key %s holds another password; the regions sharing a user need its keeper's password, and until "+
-				"this one has it, it is not among the user's owners and asks for no role (checked again every %v)",
-			conflict, spec.Secret, spec.PasswordSelector, passwordRecheck)
+				"this one has it, it is not among the user's owners and asks for no role (checked again when the secret "+
+				"changes or the keeper sets another password)", conflict, spec.Secret, spec.PasswordSelector)
 	case conflict != nil:
 		return condition.FalseVerdict(reasons.Of(keystonev1.PasswordConflictReason),
-			"%v: secret %s key %s holds another password; KeystoneServices sharing a user need the same password (checked again every %v)",
-			conflict, spec.Secret, spec.PasswordSelector, passwordRecheck)
+			"%v: secret %s key %s holds another password; KeystoneServices sharing a user need the same password (checked "+
+				"again when the secret changes or the keeper sets another password)", conflict, spec.Secret, spec.PasswordSelector)
 	}
 	if reg.Ownership == identity.Adopted {
 		return condition.TrueVerdict("user %s (%s) has the password of secret %s (adopted: it existed before, its password is "+

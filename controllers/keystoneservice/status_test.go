@@ -59,7 +59,14 @@ func TestVerdicts(t *testing.T) {
 			Ownership: identity.Shared}, nil, &identity.PasswordConflictError{User: "heat", Owner: "KeystoneService/openstack/heat-cfn/u2@c1"}),
 			verdictOf{false, "PasswordConflict", lc.SeverityWarning, "user heat has a password set by KeystoneService/openstack/heat-cfn, " +
 				"and it is not this one: secret osp-secret key HeatPassword holds another password; KeystoneServices sharing a user need " +
-				"the same password (checked again every 30s)"}},
+				"the same password (checked again when the secret changes or the keeper sets another password)"}},
+		{"user: another region's, with another password", userVerdict(withPassword(svc("heat"), "HeatPassword").Spec,
+			identity.Registered{ID: "u1", Ownership: identity.Joined}, nil, &identity.PasswordConflictError{User: "heat",
+				Owner: "KeystoneService/openstack/heat/u2@c2", Region: true}),
+			verdictOf{false, "PasswordConflict", lc.SeverityWarning, "user heat has a password set by KeystoneService/openstack/heat " +
+				"of the cluster c2, and it is not this one: secret osp-secret key HeatPassword holds another password; the regions " +
+				"sharing a user need its keeper's password, and until this one has it, it is not among the user's owners and asks " +
+				"for no role (checked again when the secret changes or the keeper sets another password)"}},
 		{"user: adopted, its password checked", userVerdict(svc("glance").Spec, identity.Registered{ID: "u1", Ownership: identity.Adopted},
 			nil, nil), verdictOf{true, "", "", "user glance (u1) has the password of secret osp-secret (adopted: it existed before, " +
 			"its password is checked, never set, and it stays when this KeystoneService goes)"}},
@@ -67,7 +74,7 @@ func TestVerdicts(t *testing.T) {
 			Ownership: identity.Adopted}, nil, &identity.PasswordConflictError{User: "glance"}), verdictOf{false, "PasswordConflict",
 			lc.SeverityWarning, "user glance existed before and is not this owner's: its password is never set here, and it is not " +
 				"this one: secret osp-secret key GlancePassword holds another password; put the user's password there, or choose " +
-				"another serviceUser (checked again every 30s)"}},
+				"another serviceUser (checked again when the secret changes)"}},
 		{"roles of a user of ours", assignmentVerdict(spec, true), verdictOf{true, "", "",
 			"user glance has roles [admin service] (and no other) on project service"}},
 		{"deleting while endpoints hold it", endpointsHoldVerdict("deleting", []string{"glance", "glance-admin"}), verdictOf{false,

@@ -68,8 +68,11 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 		s.Round.Apply(step, userVerdict(svc.Spec, reg, foreign, nil))
 		return ctrl.Result{}, nil
 	case errors.As(err, &conflict):
+		// Woken when the Secret changes (watched) or the keeper sets another password
+		// (the regions' watch reads the user's record): a refused password is not tried
+		// again before, as every refusal counts towards Keystone's lockout.
 		s.Round.Apply(step, userVerdict(svc.Spec, reg, nil, conflict))
-		return ctrl.Result{RequeueAfter: passwordRecheck}, nil
+		return ctrl.Result{}, nil
 	case err != nil:
 		return r.failed(s, step, err)
 	}

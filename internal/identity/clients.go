@@ -188,6 +188,9 @@ type Client struct {
 	// them (ForgetIDs) and the next lookup reads them again.
 	projectIDs sync.Map
 	roleIDs    sync.Map
+	// refused holds, by user ID, the password check Keystone last refused (the
+	// Secret's version and the user's password source): not tried again (checkPassword).
+	refused sync.Map
 }
 
 // ForgetIDs drops the cached project and role IDs: one of them turned out stale.

@@ -161,7 +161,8 @@ var _ = Describe("A service user shared by KeystoneServices of one namespace", f
 			condition{"ServiceUserReady", "False", "PasswordConflict", "Warning"})
 		Expect(getService(keyOf("heat-cfn"))(Default).Status.Conditions.Get("ServiceUserReady").Message).To(Equal(
 			"user heat has a password set by KeystoneService/" + ns + "/heat, and it is not this one: secret osp-secret key " +
-				"HeatCfnPassword holds another password; KeystoneServices sharing a user need the same password (checked again every 30s)"))
+				"HeatCfnPassword holds another password; KeystoneServices sharing a user need the same password (checked again when " +
+				"the secret changes or the keeper sets another password)"))
 		Expect(canAuthenticate(ks.URL, "heat", "heat-1")).To(BeTrue(), "the keeper's password stays")
 		Expect(eventReasons(ns, "heat-cfn")).To(ContainElement("PasswordConflict"))
 
