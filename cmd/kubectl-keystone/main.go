@@ -402,22 +402,36 @@ func (p *plugin) releaseCluster(ctx context.Context, c client.Client, ns, cluste
 }
 
 // notThisCluster refuses to release cluster when it is the identity of the cluster the
-// plugin talks to (an operator's ConfigMap identity.ClusterConfigMap says so): that
-// cluster is alive, and its registrations would be taken from under it. A cluster whose
-// ConfigMaps cannot be read is said, not refused: the admin checks the identity.
+// plugin talks to, as an operator there would have made it: the identity an operator's
+// ConfigMap identity.ClusterConfigMap keeps, or the UID of kube-system (the identity
+// without that ConfigMap). That cluster is alive, and its registrations would be taken
+// from under it. What cannot be read is said, not refused; an operator run with
+// --cluster-id names its cluster itself, which the admin checks.
 func (p *plugin) notThisCluster(ctx context.Context, c client.Client, cluster string) error {
+	here := map[string]string{} // identity -> where it is kept
+	var unread []string
 	list := &corev1.ConfigMapList{}
-	err := c.List(ctx, list, client.MatchingFields{"metadata.name": identity.ClusterConfigMap})
-	if err != nil {
-		_, werr := fmt.Fprintf(p.streams.ErrOut, "warning: cannot read this cluster's identity (ConfigMaps %s: %v); "+
-			"make sure %s is not this cluster\n", identity.ClusterConfigMap, err, cluster)
-		return werr
+	if err := c.List(ctx, list, client.MatchingFields{"metadata.name": identity.ClusterConfigMap}); err != nil {
+		unread = append(unread, fmt.Sprintf("ConfigMaps %s: %v", identity.ClusterConfigMap, err))
 	}
 	for _, cm := range list.Items {
-		if cm.Data[identity.ClusterKey] == cluster {
-			return fmt.Errorf("%s is this cluster's identity (ConfigMap %s/%s): release-cluster is for a cluster gone for good, "+
-				"run from another region's cluster; a live region leaves by deleting its KeystoneServices and KeystoneEndpoints",
-				cluster, cm.Namespace, cm.Name)
+		here[cm.Data[identity.ClusterKey]] = "ConfigMap " + cm.Namespace + "/" + cm.Name
+	}
+	kubeSystem := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "kube-system"}, kubeSystem); err != nil {
+		unread = append(unread, fmt.Sprintf("namespace kube-system: %v", err))
+	} else {
+		here[string(kubeSystem.UID)] = "the UID of namespace kube-system"
+	}
+	if where, ok := here[cluster]; ok && cluster != "" {
+		return fmt.Errorf("%s is this cluster's identity (%s): release-cluster is for a cluster gone for good, "+
+			"run from another region's cluster; a live region leaves by deleting its KeystoneServices and KeystoneEndpoints",
+			cluster, where)
+	}
+	for _, u := range unread {
+		if _, err := fmt.Fprintf(p.streams.ErrOut, "warning: cannot read this cluster's identity (%s); make sure %s is not this cluster\n",
+			u, cluster); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -418,12 +418,16 @@ func TestReleaseCluster(t *testing.T) {
 		Data: map[string][]byte{"AdminPassword": []byte("secret-admin")}}
 	here := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: identity.ClusterConfigMap, Namespace: "openstack-operators"},
 		Data: map[string]string{identity.ClusterKey: "this-cluster"}}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(api, secret, here).WithStatusSubresource(api).
+	kubeSystem := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system", UID: "kube-system-uid"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(api, secret, here, kubeSystem).WithStatusSubresource(api).
 		WithIndex(&corev1.ConfigMap{}, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} }).Build()
 
 	r := runWith(c, "release-cluster", "this-cluster", "--keystone-url", ks.URL, "--apply")
 	g.Expect(r.err).To(MatchError(HavePrefix("this-cluster is this cluster's identity (ConfigMap openstack-operators/"+
 		identity.ClusterConfigMap+")")), "a live cluster is never released")
+	r = runWith(c, "release-cluster", "kube-system-uid", "--keystone-url", ks.URL, "--apply")
+	g.Expect(r.err).To(MatchError(HavePrefix("kube-system-uid is this cluster's identity (the UID of namespace kube-system)")),
+		"nor by the identity an operator without its ConfigMap goes by")
 	r = runWith(c, "release-cluster", "gone-cluster", "--keystone-url", ks.URL)
 	g.Expect(r.err).NotTo(HaveOccurred())
 	g.Expect(r.out).To(Equal("Keystone at " + ks.URL + ", cluster gone-cluster: would change (dry run; --apply changes it):\n" +

@@ -16,9 +16,9 @@ import (
 const DefaultRegionRecheck = time.Minute
 
 // regionWatch stands in for a watch of Keystone, which has none: every interval it reads
-// the co-owners' records in the Keystone of each namespace with KeystoneServices (two
-// listings, identity.Records), and wakes each KeystoneService whose service's or user's
-// record changed since its previous look. That is what other clusters sharing the
+// the co-owners' records in each Keystone the namespaces with KeystoneServices register
+// in (two listings per Keystone, identity.Records), and wakes each KeystoneService whose
+// service's (by type and name) or user's record changed since its previous look. That is what other clusters sharing the
 // Keystone do: another region joining, leaving, handing over, changing its roles or the
 // password, or a record lost to two regions writing at once. A KeystoneService it sees
 // for the first time is woken too: what changed between its round and that look is not
@@ -28,6 +28,8 @@ type regionWatch struct {
 	interval time.Duration
 	events   chan event.GenericEvent
 	seen     map[types.UID]string
+	// failed is, by namespace, why its Keystone could not be read at the last look.
+	failed map[string]string
 }
 
 func newRegionWatch(r *Reconciler) *regionWatch {
@@ -35,7 +37,8 @@ func newRegionWatch(r *Reconciler) *regionWatch {
 	if interval <= 0 {
 		interval = DefaultRegionRecheck
 	}
-	return &regionWatch{r: r, interval: interval, events: make(chan event.GenericEvent), seen: map[types.UID]string{}}
+	return &regionWatch{r: r, interval: interval, events: make(chan event.GenericEvent), seen: map[types.UID]string{},
+		failed: map[string]string{}}
 }
 
 // Start looks every interval until ctx ends (a manager Runnable; it runs on the leader).
@@ -52,14 +55,15 @@ func (w *regionWatch) Start(ctx context.Context) error {
 	}
 }
 
-// look reads each namespace's Keystone once and wakes the KeystoneServices whose
-// records changed. A Keystone it cannot read now is read at the next look; the
-// KeystoneServices' own rounds say why (their steps reach the same Keystone).
+// look reads each Keystone once and wakes the KeystoneServices whose records changed.
+// A Keystone it cannot read now is read at the next look; the failure is logged when it
+// starts and when it changes (the KeystoneServices' own rounds reach the same Keystone
+// and say in their conditions why they cannot).
 func (w *regionWatch) look(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx).WithName("regions")
 	list := &keystonev1.KeystoneServiceList{}
 	if err := w.r.List(ctx, list); err != nil {
-		log.V(1).Info("listing KeystoneServices", "error", err.Error())
+		log.Info("cannot list KeystoneServices; looking again later", "error", err.Error())
 		return
 	}
 	byNamespace := map[string][]*keystonev1.KeystoneService{}
@@ -67,18 +71,24 @@ func (w *regionWatch) look(ctx context.Context) {
 		svc := &list.Items[i]
 		byNamespace[svc.Namespace] = append(byNamespace[svc.Namespace], svc)
 	}
+	read := map[string]map[string]string{} // by Keystone and admin: one read each per look
 	alive := map[types.UID]bool{}
 	for ns, services := range byNamespace {
-		records, err := w.records(ctx, ns)
-		if err != nil {
-			log.V(1).Info("reading the owners' records", "namespace", ns, "error", err.Error())
+		records, err := w.records(ctx, ns, read)
+		if msg := errorText(err); msg != w.failed[ns] {
+			if msg != "" {
+				log.Info("cannot read the owners' records in Keystone; what other clusters change waits for the next look",
+					"namespace", ns, "error", msg)
+			}
+			w.failed[ns] = msg
 		}
 		for _, svc := range services {
 			alive[svc.UID] = true
 			if records == nil {
 				continue
 			}
-			now := records["service/"+svc.Status.ServiceID] + "\n" + records["user/"+svc.Spec.ServiceUser]
+			spec := svc.Spec
+			now := records["service/"+spec.ServiceType+"/"+spec.ServiceName] + "\n" + records["user/"+spec.ServiceUser]
 			if before, looked := w.seen[svc.UID]; !looked || before != now {
 				select {
 				case w.events <- event.GenericEvent{Object: svc}:
@@ -96,9 +106,18 @@ func (w *regionWatch) look(ctx context.Context) {
 	}
 }
 
-// records reads the co-owners' records in the Keystone of namespace ns's KeystoneAPI;
-// nil when it has none, or no admin password yet.
-func (w *regionWatch) records(ctx context.Context, ns string) (map[string]string, error) {
+// errorText is err's message, "" for none.
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// records reads the co-owners' records in the Keystone of namespace ns's KeystoneAPI,
+// once per Keystone and admin in a look (read); nil when it has none, or no admin
+// password yet.
+func (w *regionWatch) records(ctx context.Context, ns string, read map[string]map[string]string) (map[string]string, error) {
 	api, err := access.Lookup(ctx, w.r.Client, ns)
 	if err != nil || api == nil {
 		return nil, err
@@ -107,9 +126,18 @@ func (w *regionWatch) records(ctx context.Context, ns string) (map[string]string
 	if err != nil || !ok {
 		return nil, err
 	}
+	key := creds.URL + " " + creds.User
+	if records, done := read[key]; done {
+		return records, nil
+	}
 	kc, err := w.r.Keystone.Get(ctx, creds)
 	if err != nil {
 		return nil, err
 	}
-	return kc.Records(ctx)
+	records, err := kc.Records(ctx)
+	if err != nil {
+		return nil, err
+	}
+	read[key] = records
+	return records, nil
 }

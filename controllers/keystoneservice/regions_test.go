@@ -43,10 +43,11 @@ func TestRegionWatch(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	_, _, err = kc.EnsureUser(ctx, identity.UserSpec{Name: "placement", DomainID: "default", Password: "pw", PasswordFrom: "s", Owner: here})
 	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(service.ID).NotTo(BeEmpty())
+	// Found by its type and name: a KeystoneService refused another's definition knows no ID.
 	svc := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "placement", Namespace: "openstack", UID: "uid-1"},
-		Spec:   keystonev1.KeystoneServiceSpec{ServiceType: "placement", ServiceName: "placement", ServiceUser: "placement"},
-		Status: keystonev1.KeystoneServiceStatus{ServiceID: service.ID}}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(api, secret, svc).WithStatusSubresource(api, svc).Build()
+		Spec: keystonev1.KeystoneServiceSpec{ServiceType: "placement", ServiceName: "placement", ServiceUser: "placement"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(api, secret, svc).WithStatusSubresource(api).Build()
 	w := newRegionWatch(&Reconciler{Base: registration.Base{Client: c, Keystone: clients}})
 	woken := func() []string {
 		var names []string
@@ -79,6 +80,11 @@ func TestRegionWatch(t *testing.T) {
 	_, _, err = kc.EnsureUser(ctx, identity.UserSpec{Name: "nova", DomainID: "default", Password: "pw", Owner: there})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(woken()).To(BeEmpty(), "another user's record is not this KeystoneService's")
+
+	_, _, err = kc.EnsureService(ctx, "", identity.ServiceSpec{Type: "placement", Name: "placement", Description: "Placement",
+		Enabled: true, Owner: here})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(woken()).To(Equal([]string{"placement"}), "the keeper defined the service otherwise")
 
 	g.Expect(kc.DeleteUserNamed(ctx, "default", "placement", here, false)).To(Succeed())
 	g.Expect(woken()).To(Equal([]string{"placement"}), "handed over")

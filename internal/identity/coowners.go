@@ -162,38 +162,46 @@ const (
 	departHands   = "handed to "
 )
 
-// depart takes the owners leaving names out of the entity id of kind, as read now: the
-// owners of record leaving go from the record; a keeper leaving hands the entity to
-// its successor among the others, or, none left, removes it (remove). An entity no
-// owner of which leaves is left as it is; an unmarked one is removed only when leaving
-// says "" leaves (its owner claims it, on keystone-operator's proof). It reads
-// back until none leaving is keeper or listed. It returns what it did ("" for nothing),
-// and with apply false does nothing but say it.
-func (c *Client) depart(ctx context.Context, kind, id string, leaving func(string) bool, remove func() error, apply bool) (string, error) {
+// departure is what depart does to an entity's record.
+type departure struct {
+	// leaving tells the marks that leave.
+	leaving func(string) bool
+	// ref is the mark whose kind and namespace a successor shares ("": the keeper's).
+	ref string
+	// remove deletes the entity when its keeper leaves and no successor is left; nil
+	// when the keeper never leaves by this departure (forget).
+	remove func() error
+	// apply: without it, depart only says what it would do.
+	apply bool
+}
+
+// depart takes the owners d.leaving names out of the entity id of kind, as read now:
+// the owners of record leaving go from the record; a keeper leaving hands the entity to
+// its successor, or, none left, removes it (d.remove). An entity no owner of which
+// leaves is left as it is; an unmarked one is removed only when d.leaving says ""
+// leaves (its owner claims it, on keystone-operator's proof). It reads back until none
+// leaving is keeper or listed, and reads once more right before a removal (Keystone has
+// no conditional delete: a region recording itself between that read and the delete
+// loses the entity, and sees so at its next look). It returns what it did ("" for
+// nothing), and with d.apply false does nothing but say it.
+func (c *Client) depart(ctx context.Context, kind, id string, d departure) (string, error) {
 	did := ""
 	for range settleAttempts {
 		e, found, err := c.readOwners(ctx, kind, id)
 		if err != nil || !found {
 			return did, err
 		}
-		rest := e.Owners.without(leaving)
-		var action string
-		update := map[string]any{OwnersAttribute: rest}
-		switch next, ok := successor(e.Owner, rest); {
-		case leaving(e.Owner) && !ok:
-			if apply {
-				err = remove()
-			}
-			return departDeletes, err
-		case leaving(e.Owner):
-			action, update[OwnerAttribute] = departHands+OwnerName(next), next
-		case len(rest) < len(e.Owners):
-			action = departLeaves
-		default:
+		action, update := d.plan(e)
+		switch {
+		case action == "":
 			return did, nil
-		}
-		if !apply {
+		case !d.apply:
 			return action, nil
+		case action == departDeletes:
+			if again, found, err := c.readOwners(ctx, kind, id); err != nil || !found || !sameRecord(again, e) {
+				continue // gone, unreadable (said on the next try) or changed meanwhile: decided again
+			}
+			return action, d.remove()
 		}
 		if err := c.patchEntity(ctx, kind, id, update); err != nil {
 			return did, fmt.Errorf("%s %s: %s: %w", singular(kind), id, action, err)
@@ -203,27 +211,80 @@ func (c *Client) depart(ctx context.Context, kind, id string, leaving func(strin
 	return did, fmt.Errorf("%s %s: owners leaving: other owners kept writing; tried %d times", singular(kind), id, settleAttempts)
 }
 
-// successor is who keeps an entity its keeper leaves, among the owners left (rest):
-// the first by mark but the keeper (all of them proved the password, or the
-// definition, before they were recorded); false when none is left.
-func successor(keeper string, rest Owners) (string, bool) {
+// plan is what d does to an entity recorded as e: the action ("" for none) and, but
+// for a removal, the update of its record.
+func (d departure) plan(e entityOwners) (string, map[string]any) {
+	keeperLeaves := d.remove != nil && d.leaving(e.Owner)
+	rest := e.Owners.without(d.leaving)
+	ref := d.ref
+	if ref == "" {
+		ref = e.Owner
+	}
+	next, ok := successor(ref, rest)
+	switch {
+	case keeperLeaves && !ok:
+		return departDeletes, nil
+	case keeperLeaves:
+		return departHands + OwnerName(next), map[string]any{OwnerAttribute: next, OwnersAttribute: rest}
+	case len(rest) < len(e.Owners):
+		return departLeaves, map[string]any{OwnersAttribute: rest}
+	}
+	return "", nil
+}
+
+// sameRecord tells whether two reads of an entity's record agree.
+func sameRecord(a, b entityOwners) bool {
+	return a.Owner == b.Owner && record(a.Owner, a.Owners, "") == record(b.Owner, b.Owners, "")
+}
+
+// successor is who keeps an entity whose keeper leaves, among the owners left (rest):
+// the first by mark of those that could have joined ref, the leaving keeper (an object
+// of its kind and namespace in another known cluster: another region; coOwner), all of
+// which proved the password or the definition before they were recorded. Another
+// namespace's record (an adopter of an unmarked entity) never keeps it. False when none
+// is left.
+func successor(ref string, rest Owners) (string, bool) {
+	refObject, refCluster := splitMark(ref)
 	for _, m := range slices.Sorted(maps.Keys(rest)) {
-		if m != keeper {
+		object, cluster := splitMark(m)
+		if coOwner(object, cluster, refObject, refCluster) {
 			return m, true
 		}
 	}
 	return "", false
 }
 
-// forget takes mark out of the owners of record of the entity id of kind (a joiner or
-// adopter whose password or definition no longer holds): it keeps nothing it has not
-// proved. It never removes the entity: a mark that is its keeper now (handed over
-// meanwhile) is left for the next round, which sees it Owned.
+// coOwners are the owners of record in o that could have joined owner's entity: objects
+// of its kind and namespace in other known clusters (coOwner), with what they ask for.
+func (o Owners) coOwners(owner string) Owners {
+	ownerObject, ownerCluster := splitMark(owner)
+	out := Owners{}
+	for m, roles := range o {
+		if object, cluster := splitMark(m); coOwner(object, cluster, ownerObject, ownerCluster) {
+			out[m] = roles
+		}
+	}
+	return out
+}
+
+// forget takes mark, and its predecessors' marks, out of the owners of record of the
+// entity id of kind: a joiner or adopter whose password or definition no longer holds
+// keeps nothing it has not proved, and an object refused it (another's) or sharing it
+// within its cluster stays on no record. The keeper is never touched: a mark that is the
+// keeper now (handed over meanwhile) is for the next round, which sees it Owned.
 func (c *Client) forget(ctx context.Context, kind, id, mark string) error {
-	_, err := c.depart(ctx, kind, id, func(m string) bool { return m == mark }, func() error {
-		return fmt.Errorf("%s %s was handed to %s meanwhile", singular(kind), id, mark)
-	}, true)
+	_, err := c.depart(ctx, kind, id, departure{leaving: func(m string) bool { return m == mark || superseded(m, mark) }, apply: true})
 	return err
+}
+
+// recorded tells whether owners list mark or one of its predecessors' marks.
+func (o Owners) recorded(mark string) bool {
+	for m := range o {
+		if m == mark || superseded(m, mark) {
+			return true
+		}
+	}
+	return false
 }
 
 // singular is "service", "user" of a kind of path ("services", "users").
@@ -299,7 +360,7 @@ func (r *releaser) endpoint(ctx context.Context, e Endpoint) error {
 // entity takes the cluster's marks out of the entity id of kind (depart): left to the
 // other owners, or, the cluster's alone, removed.
 func (r *releaser) entity(ctx context.Context, kind, label, id string, remove func() error) error {
-	action, err := r.c.depart(ctx, kind, id, r.ofCluster, remove, r.apply)
+	action, err := r.c.depart(ctx, kind, id, departure{leaving: r.ofCluster, remove: remove, apply: r.apply})
 	if action != "" {
 		r.out = append(r.out, Release{Entity: fmt.Sprintf("%s %s (%s)", singular(kind), label, id), Action: action})
 	}
@@ -353,19 +414,22 @@ func (c *Client) list(ctx context.Context, all *everything, kinds ...string) err
 	return nil
 }
 
-// Records are the co-owners' records of Keystone's services (by ID, "service/<id>")
-// and of its users of the default domain (by name, "user/<name>"): each entity's keeper,
-// owners of record and, of a user, its password's source, as one comparable string.
-// Two listings: what an operator compares between two looks to see what another cluster
-// changed (Keystone has no watch).
+// Records are the co-owners' records of Keystone's services (by type and name,
+// "service/<type>/<name>": several of one type and name in ID order) and of its users of
+// the default domain (by name, "user/<name>"): each entity's keeper, owners of record
+// and, of a service, its definition (description, enabled), of a user, its password's
+// source, as one comparable string. Two listings: what an operator compares between two
+// looks to see what another cluster changed (Keystone has no watch).
 func (c *Client) Records(ctx context.Context) (map[string]string, error) {
 	var all everything
 	if err := c.list(ctx, &all, "services", "users"); err != nil {
 		return nil, err
 	}
+	slices.SortFunc(all.services, func(a, b Service) int { return strings.Compare(a.ID, b.ID) })
 	out := make(map[string]string, len(all.services)+len(all.users))
 	for _, s := range all.services {
-		out["service/"+s.ID] = record(s.Owner, s.Owners, "")
+		key := "service/" + s.Type + "/" + s.Name
+		out[key] += record(s.Owner, s.Owners, fmt.Sprintf("%s %q %t", s.ID, s.Description, s.Enabled)) + "\n"
 	}
 	for _, u := range all.users {
 		out["user/"+u.Name] = record(u.Owner, u.Owners, u.PasswordFrom)
@@ -373,10 +437,11 @@ func (c *Client) Records(ctx context.Context) (map[string]string, error) {
 	return out, nil
 }
 
-// record is an entity's keeper, owners of record and password source as one string.
-func record(keeper string, owners Owners, passwordFrom string) string {
+// record is an entity's keeper, owners of record and what else tells a change (a
+// service's definition, a user's password source) as one string.
+func record(keeper string, owners Owners, more string) string {
 	recorded, _ := json.Marshal(owners) // a map of strings: keys sorted, never an error
-	return keeper + " " + string(recorded) + " " + passwordFrom
+	return keeper + " " + string(recorded) + " " + more
 }
 
 // deleteService deletes the service id; one already gone is fine.

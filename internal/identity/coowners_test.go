@@ -72,7 +72,9 @@ func TestRegionsShareAUser(t *testing.T) {
 	keystone, _, kc := adminOfFake(t)
 	ctx := context.Background()
 	user := func(owner, password string, roles ...string) identity.UserSpec {
-		return identity.UserSpec{Name: "placement", DomainID: "default", Password: password, PasswordFrom: owner, Owner: owner, Roles: roles}
+		// The source names the Secret's version, which changes with the password.
+		return identity.UserSpec{Name: "placement", DomainID: "default", Password: password, PasswordFrom: owner + "#" + password,
+			Owner: owner, Roles: roles}
 	}
 	owners := func() any {
 		return keystone.List(fakekeystone.Users, map[string]any{"name": "placement"})[0][identity.OwnersAttribute]
@@ -124,36 +126,73 @@ func TestRegionsShareAUser(t *testing.T) {
 
 // TestAdoptersRecorded: a region using a user and service nobody marked (keystone-
 // operator's) is recorded as using them, so that whoever claims them later hands them
-// over rather than deleting them; its own deletion takes only its record away.
+// over rather than deleting them; its own deletion takes only its record away. An
+// adopter of another namespace never keeps them: refused once they are claimed, it goes
+// off the record, and no hand-over ever goes to it.
 func TestAdoptersRecorded(t *testing.T) {
 	g := NewWithT(t)
 	keystone, _, kc := adminOfFake(t)
 	ctx := context.Background()
 	service := keystone.Create(fakekeystone.Services, map[string]any{"type": "placement", "name": "placement",
 		"description": "Placement", "enabled": true})
-	_, _, err := kc.EnsureService(ctx, "", identity.ServiceSpec{Type: "placement", Name: "placement", Description: "Placement",
-		Enabled: true, Owner: regionTwo})
-	g.Expect(err).NotTo(HaveOccurred())
-	_, _, err = kc.EnsureUser(ctx, identity.UserSpec{Name: "nobody-knows", DomainID: "default", Password: "x", Owner: regionTwo})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(keystone.List(fakekeystone.Services, nil)[0][identity.OwnersAttribute]).To(HaveKey(regionTwo))
+	user := keystone.Create(fakekeystone.Users, map[string]any{"name": "placement", "domain_id": "default", "password": "pw"})
+	placement := func(owner string, claim bool) identity.ServiceSpec {
+		return identity.ServiceSpec{Type: "placement", Name: "placement", Description: "Placement", Enabled: true, Owner: owner,
+			ClaimUnmarked: claim}
+	}
+	userOf := func(owner string, claim bool) identity.UserSpec {
+		return identity.UserSpec{Name: "placement", DomainID: "default", Password: "pw", PasswordFrom: owner, Owner: owner,
+			ClaimUnmarked: claim, Roles: []string{"service"}}
+	}
+	const tenant = "KeystoneService/tenant/placement/uid-9@cluster-one"
+	for _, owner := range []string{regionTwo, tenant} {
+		_, _, err := kc.EnsureService(ctx, "", placement(owner, false))
+		g.Expect(err).NotTo(HaveOccurred())
+		adopted, _, err := kc.EnsureUser(ctx, userOf(owner, false))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(adopted.Ownership).To(Equal(identity.Adopted))
+	}
+	u := keystone.List(fakekeystone.Users, map[string]any{"id": user})[0]
+	g.Expect(u).NotTo(HaveKey(identity.OwnerAttribute), "adopted: never marked")
+	g.Expect(u[identity.OwnersAttribute]).To(And(HaveKey(regionTwo), HaveKey(tenant)), "each recorded as using it")
 
-	claimed, _, err := kc.EnsureService(ctx, service, identity.ServiceSpec{Type: "placement", Name: "placement",
-		Description: "Placement", Enabled: true, Owner: regionOne, ClaimUnmarked: true})
+	t.Log("regionOne claims them on keystone-operator's proof: the tenant, refused now, goes off the record")
+	claimed, _, err := kc.EnsureService(ctx, service, placement(regionOne, true))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(claimed.Ownership).To(Equal(identity.Owned))
-	g.Expect(kc.DeleteService(ctx, service, regionOne, false)).To(Succeed())
-	svc := keystone.List(fakekeystone.Services, nil)
-	g.Expect(svc).To(HaveLen(1), "regionTwo still uses it")
-	g.Expect(svc[0][identity.OwnerAttribute]).To(Equal(regionTwo))
+	keeper, _, err := kc.EnsureUser(ctx, userOf(regionOne, true))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(keeper.Owners).To(Equal(identity.Owners{regionTwo: {"service"}}), "only another region's roles count")
+	_, _, err = kc.EnsureUser(ctx, userOf(tenant, false))
+	var foreign *identity.ForeignError
+	g.Expect(errors.As(err, &foreign)).To(BeTrue())
+	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"id": user})[0][identity.OwnersAttribute]).NotTo(HaveKey(tenant))
 
-	unmarked := keystone.Create(fakekeystone.Services, map[string]any{"type": "compute", "name": "nova", "description": "Nova", "enabled": true})
-	_, _, err = kc.EnsureService(ctx, "", identity.ServiceSpec{Type: "compute", Name: "nova", Description: "Nova", Enabled: true, Owner: regionTwo})
+	t.Log("regionOne goes: regionTwo, on the record since it adopted them, keeps them")
+	g.Expect(kc.DeleteService(ctx, service, regionOne, true)).To(Succeed())
+	g.Expect(kc.DeleteUserNamed(ctx, "default", "placement", regionOne, true)).To(Succeed())
+	g.Expect(keystone.List(fakekeystone.Services, nil)[0][identity.OwnerAttribute]).To(Equal(regionTwo))
+	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"id": user})[0][identity.OwnerAttribute]).To(Equal(regionTwo))
+
+	t.Log("an unmarked service a tenant adopted: claimed and deleted, never handed to the tenant")
+	nova := keystone.Create(fakekeystone.Services, map[string]any{"type": "compute", "name": "nova", "description": "Nova", "enabled": true})
+	novaSpec := identity.ServiceSpec{Type: "compute", Name: "nova", Description: "Nova", Enabled: true, Owner: tenant}
+	_, _, err = kc.EnsureService(ctx, "", novaSpec)
+	g.Expect(err).NotTo(HaveOccurred())
+	novaSpec.Owner, novaSpec.ClaimUnmarked = regionOne, true
+	_, _, err = kc.EnsureService(ctx, nova, novaSpec)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(kc.DeleteService(ctx, nova, regionOne, true)).To(Succeed())
+	g.Expect(keystone.List(fakekeystone.Services, map[string]any{"type": "compute"})).To(BeEmpty(), "no region left to keep it")
+
+	t.Log("an adopter going takes only its record away")
+	unmarked := keystone.Create(fakekeystone.Services, map[string]any{"type": "image", "name": "glance", "description": "Glance", "enabled": true})
+	_, _, err = kc.EnsureService(ctx, "", identity.ServiceSpec{Type: "image", Name: "glance", Description: "Glance", Enabled: true, Owner: regionTwo})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(kc.DeleteService(ctx, unmarked, regionTwo, false)).To(Succeed())
-	nova := keystone.List(fakekeystone.Services, map[string]any{"type": "compute"})
-	g.Expect(nova).To(HaveLen(1), "adopted: never deleted")
-	g.Expect(nova[0][identity.OwnersAttribute]).To(BeEmpty(), "only its record goes")
+	glance := keystone.List(fakekeystone.Services, map[string]any{"type": "image"})
+	g.Expect(glance).To(HaveLen(1), "adopted: never deleted")
+	g.Expect(glance[0][identity.OwnersAttribute]).To(BeEmpty(), "only its record goes")
 }
 
 // TestReleaseCluster: a cluster gone for good is taken out of what it registered: what
@@ -196,4 +235,36 @@ func TestReleaseCluster(t *testing.T) {
 	_, err = kc.ReleaseCluster(ctx, "cluster-two", false)
 	g.Expect(err).To(MatchError(ContainSubstring("Keystone truncated the list (its list_limit)")),
 		"a release from part of the lists would leave the rest, unsaid")
+}
+
+// TestRefusedPasswordNotRetried: a password Keystone refused for a user another owner
+// keeps is not tried again, every refusal counting towards Keystone's lockout of that
+// user for everyone, until the Secret's version or the user's password changes.
+func TestRefusedPasswordNotRetried(t *testing.T) {
+	g := NewWithT(t)
+	keystone, _, kc := adminOfFake(t)
+	ctx := context.Background()
+	_, _, err := kc.EnsureUser(ctx, identity.UserSpec{Name: "placement", DomainID: "default", Password: "pw", PasswordFrom: "one#1", Owner: regionOne})
+	g.Expect(err).NotTo(HaveOccurred())
+	tokens := func() int { return keystone.Requests()["POST /v3/auth"] }
+	joiner := identity.UserSpec{Name: "placement", DomainID: "default", Password: "stale", PasswordFrom: "two#1", Owner: regionTwo}
+	var conflict *identity.PasswordConflictError
+	_, _, err = kc.EnsureUser(ctx, joiner)
+	g.Expect(errors.As(err, &conflict)).To(BeTrue())
+	before := tokens()
+	for range 3 {
+		_, _, err = kc.EnsureUser(ctx, joiner)
+		g.Expect(errors.As(err, &conflict)).To(BeTrue())
+	}
+	g.Expect(tokens()).To(Equal(before), "the same refused password is not tried again")
+
+	_, _, err = kc.EnsureUser(ctx, identity.UserSpec{Name: "placement", DomainID: "default", Password: "stale", PasswordFrom: "one#2", Owner: regionOne})
+	g.Expect(err).NotTo(HaveOccurred(), "the keeper sets another password")
+	_, _, err = kc.EnsureUser(ctx, joiner)
+	g.Expect(err).NotTo(HaveOccurred(), "tried again once the user's password changed: it is the joiner's now")
+	g.Expect(tokens()).To(BeNumerically(">", before))
+
+	joiner.Password, joiner.PasswordFrom = "other", "two#2"
+	_, _, err = kc.EnsureUser(ctx, joiner)
+	g.Expect(errors.As(err, &conflict)).To(BeTrue(), "a new Secret version is tried")
 }

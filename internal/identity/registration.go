@@ -71,9 +71,7 @@ func (c *Client) EnsureService(ctx context.Context, knownID string, want Service
 	}
 	ownership, claim := c.classify(svc.Owner, want.Owner, want.ClaimUnmarked && svc.ID == knownID)
 	if ownership == Foreign {
-		// Another owner's: changing it, or putting endpoints under it, would be undone
-		// (and the endpoints deleted) when that owner goes.
-		return Registered{}, false, foreign("service", want.Type+"/"+want.Name, svc.Owner, want.Owner)
+		return Registered{}, false, c.refuseService(ctx, svc, want)
 	}
 	if ownership == Joined {
 		return c.joinService(ctx, svc, want)
@@ -102,6 +100,19 @@ func (c *Client) EnsureService(ctx context.Context, knownID string, want Service
 		changed = changed || joined
 	}
 	return Registered{ID: svc.ID, Ownership: ownership, Keeper: svc.Owner}, changed, nil
+}
+
+// refuseService is the ForeignError of svc, another owner's, refused to want's owner:
+// changing it, or putting endpoints under it, would be undone (and the endpoints
+// deleted) when that owner goes. A record of want's owner as its adopter (before
+// another claimed it) goes.
+func (c *Client) refuseService(ctx context.Context, svc *Service, want ServiceSpec) error {
+	if svc.Owners.recorded(want.Owner) {
+		if err := c.forget(ctx, "services", svc.ID, want.Owner); err != nil {
+			return err
+		}
+	}
+	return foreign("service", want.Type+"/"+want.Name, svc.Owner, want.Owner)
 }
 
 // claim marks the entity id of kind, marked mark (its predecessor's, an earlier form of
@@ -260,21 +271,21 @@ func (c *Client) DeleteService(ctx context.Context, id, owner string, claimUnmar
 // giveUpEntity ends owner's part in the entity id of kind, marked keeper, as owner
 // relates to it (ownership), reading its owners of record afresh (depart): one of its
 // own with no other owner is removed (remove); one other regions own or use too is left
-// to them (the keeper hands it over, a co-owner or adopter leaves the record); a shared
-// user is left as it is.
+// to them (the keeper hands it over, a co-owner or adopter leaves the record); a user
+// shared within the cluster or another's loses only owner's record, if any.
 func (c *Client) giveUpEntity(ctx context.Context, kind, id, keeper, owner string, ownership Ownership, remove func() error) error {
-	var leaving func(string) bool
+	d := departure{ref: owner, remove: remove, apply: true}
 	switch ownership {
 	case Owned:
 		// Its mark may be an earlier form of owner's (a predecessor's, or without the
 		// cluster), or none (claimed): the keeper as recorded leaves with owner.
-		leaving = func(m string) bool { return m == owner || m == keeper }
+		d.leaving = func(m string) bool { return m == owner || m == keeper }
 	case Joined, Adopted:
-		leaving = func(m string) bool { return m == owner }
+		d.leaving = func(m string) bool { return m == owner || superseded(m, owner) }
 	default:
-		return nil
+		return c.forget(ctx, kind, id, owner)
 	}
-	_, err := c.depart(ctx, kind, id, leaving, remove, true)
+	_, err := c.depart(ctx, kind, id, d)
 	return err
 }
 
@@ -381,6 +392,13 @@ func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, boo
 			return Registered{}, false, err
 		}
 	}
+	if (ownership == Foreign || ownership == Shared) && u.Owners.recorded(want.Owner) {
+		// Recorded as an adopter before another claimed it: another's now, or shared
+		// within the cluster (whose sharers keep it among them), on no record.
+		if err := c.forget(ctx, "users", u.ID, want.Owner); err != nil {
+			return Registered{}, false, err
+		}
+	}
 	switch ownership {
 	case Foreign:
 		return Registered{}, false, foreign("user", want.Name, u.Owner, want.Owner)
@@ -414,7 +432,7 @@ func (c *Client) updateOwnedUser(ctx context.Context, u *User, want UserSpec, ow
 			update[OwnersAttribute] = pruned
 		}
 	}
-	reg := Registered{ID: u.ID, Ownership: ownership, Owners: u.Owners.without(own)}
+	reg := Registered{ID: u.ID, Ownership: ownership, Owners: u.Owners.without(own).coOwners(want.Owner)}
 	if len(update) == 0 {
 		return reg, false, nil
 	}
@@ -493,13 +511,23 @@ func (c *Client) checkPassword(ctx context.Context, u *User, want UserSpec, owne
 	if u.PasswordFrom == want.PasswordFrom {
 		return reg, false, nil
 	}
+	// A password Keystone refused is not tried again until the Secret's version (in
+	// want.PasswordFrom) or the password the user has (its recorded source) changes:
+	// every refusal counts towards Keystone's lockout ([security_compliance]
+	// lockout_failure_attempts), which would lock the user out for everyone using it.
+	tried := want.PasswordFrom + "\x00" + u.PasswordFrom
+	if last, ok := c.refused.Load(u.ID); ok && last == tried {
+		return reg, false, conflict
+	}
 	works, err := c.PasswordWorks(ctx, u.ID, want.Password)
 	if err != nil {
 		return Registered{}, false, err
 	}
 	if !works {
+		c.refused.Store(u.ID, tried)
 		return reg, false, conflict
 	}
+	c.refused.Delete(u.ID)
 	return reg, false, nil
 }
 
