@@ -210,7 +210,7 @@ func (a *actor) database(ctx context.Context, req reconcile.Request) (reconcile.
 	if !db.DeletionTimestamp.IsZero() {
 		return reconcile.Result{}, a.release(ctx, db, func() error {
 			return a.exec(ctx, db.Namespace, instance, fmt.Sprintf("DROP DATABASE IF EXISTS %s", ident(db.Spec.Name)))
-		})
+		}, nil)
 	}
 	if err := a.addFinalizer(ctx, db); err != nil {
 		return reconcile.Result{}, err
@@ -242,12 +242,20 @@ func (a *actor) account(ctx context.Context, req reconcile.Request) (reconcile.R
 	dbName := acc.Labels["mariaDBDatabaseName"]
 	err := a.Get(ctx, types.NamespacedName{Namespace: acc.Namespace, Name: dbName}, db)
 	if !acc.DeletionTimestamp.IsZero() {
+		if err != nil {
+			// Without its database, the account's server is unknown: nothing to drop.
+			return reconcile.Result{}, a.release(ctx, acc, func() error { return client.IgnoreNotFound(err) }, nil)
+		}
 		return reconcile.Result{}, a.release(ctx, acc, func() error {
-			if err != nil {
-				// Without its database, the account's server is unknown: nothing to drop.
-				return client.IgnoreNotFound(err)
-			}
 			return a.exec(ctx, acc.Namespace, db.Labels["dbName"], fmt.Sprintf("DROP USER IF EXISTS %s@'%%'", quote(acc.Spec.UserName)))
+		}, func() error {
+			// Then the database may go (mariadb-operator's reconcileDelete: the user
+			// dropped, or the namespace going with its server, its finalizer off the
+			// MariaDBDatabase before the account's own).
+			if controllerutil.RemoveFinalizer(db, accountFinalizer(acc)) {
+				return client.IgnoreNotFound(a.Update(ctx, db))
+			}
+			return nil
 		})
 	}
 	if err != nil {
@@ -269,6 +277,13 @@ func (a *actor) account(ctx context.Context, req reconcile.Request) (reconcile.R
 	}
 	if err := a.addFinalizer(ctx, acc); err != nil {
 		return reconcile.Result{}, err
+	}
+	// As mariadb-operator holds an account's database until the account's user is
+	// dropped: deleted together, the database cannot go first and leave the user behind.
+	if controllerutil.AddFinalizer(db, accountFinalizer(acc)) {
+		if err := a.Update(ctx, db); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
 	user := quote(acc.Spec.UserName) + "@'%'"
 	err = a.exec(ctx, acc.Namespace, db.Labels["dbName"],
@@ -510,6 +525,12 @@ func (a *actor) setReady(ctx context.Context, obj client.Object, conds *conditio
 	return a.Status().Update(ctx, obj)
 }
 
+// accountFinalizer is what an account holds its MariaDBDatabase with, named as
+// mariadb-operator names it ("<its finalizer>-<account>").
+func accountFinalizer(acc *mariadbv1.MariaDBAccount) string {
+	return "openstack.org/mariadbaccount-" + acc.Name
+}
+
 func (a *actor) addFinalizer(ctx context.Context, obj client.Object) error {
 	if controllerutil.AddFinalizer(obj, finalizer) {
 		return a.Update(ctx, obj)
@@ -517,9 +538,10 @@ func (a *actor) addFinalizer(ctx context.Context, obj client.Object) error {
 	return nil
 }
 
-// release removes the actor's finalizer once cleanup succeeded; when the namespace is
-// being deleted, the server goes with it and nothing is cleaned.
-func (a *actor) release(ctx context.Context, obj client.Object, cleanup func() error) error {
+// release removes the actor's finalizer once cleanup succeeded, and then (when given)
+// let, which lets go of what obj held; when the namespace is being deleted, the server
+// goes with it and nothing is cleaned, but what obj held is let go.
+func (a *actor) release(ctx context.Context, obj client.Object, cleanup, let func() error) error {
 	if !controllerutil.ContainsFinalizer(obj, finalizer) {
 		return nil
 	}
@@ -529,6 +551,11 @@ func (a *actor) release(ctx context.Context, obj client.Object, cleanup func() e
 	}
 	if ns.DeletionTimestamp.IsZero() {
 		if err := cleanup(); err != nil {
+			return err
+		}
+	}
+	if let != nil {
+		if err := let(); err != nil {
 			return err
 		}
 	}
