@@ -15,6 +15,9 @@ fail() { echo "krew-check: $*" >&2; exit 1; }
 os=$(go env GOOS) arch=$(go env GOARCH)
 "$root/hack/krew.sh" 0.0.0-check "$work/dist" "$os/$arch"
 "$KREW_BIN/validate-krew-manifest" -manifest "$work/dist/keystone.yaml" -skip-install
+# krew-index takes a plugin whose archive carries its licence.
+contents=$(tar -tzf "$work/dist/kubectl-keystone_${os}_${arch}.tar.gz") || fail "cannot list the archive"
+grep -qx LICENSE <<<"$contents" || fail "the archive carries no LICENSE: $contents"
 
 export KREW_ROOT=$work/krew PATH=$work/krew/bin:$KUBECTL_BIN:$PATH
 "$KREW_BIN/krew" install --manifest="$work/dist/keystone.yaml" --archive="$work/dist/kubectl-keystone_${os}_${arch}.tar.gz" </dev/null
@@ -22,4 +25,5 @@ plugins=$(kubectl plugin list 2>&1) || fail "kubectl plugin list failed: $plugin
 grep -qF "$KREW_ROOT/bin/kubectl-keystone" <<<"$plugins" || fail "kubectl does not find the installed plugin: $plugins"
 help=$(kubectl keystone tree --help) || fail "kubectl keystone tree --help failed"
 grep -qF -- "-A, --all-namespaces" <<<"$help" || fail "kubectl keystone tree --help does not show kubectl's flags: $help"
-echo "krew-check: the manifest is valid; krew installed the plugin from it and kubectl ran it"
+test -f "$KREW_ROOT/store/keystone/v0.0.0-check/LICENSE" || fail "krew did not install the LICENSE: $(ls -R "$KREW_ROOT/store")"
+echo "krew-check: the manifest is valid; krew installed the plugin and its LICENSE from it and kubectl ran it"

@@ -24,9 +24,9 @@ for platform in "${platforms[@]}"; do
 	rm -rf "${stage:?}/$platform" && mkdir -p "$stage/$platform"
 	(cd "$root" && CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "-s -w" \
 		-o "$stage/$platform/kubectl-keystone" ./cmd/kubectl-keystone)
-	cp "$root/README.md" "$stage/$platform/"
+	cp "$root/README.md" "$root/LICENSE" "$stage/$platform/"
 	# Reproducible archives: fixed owner, order and times.
-	tar -C "$stage/$platform" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - kubectl-keystone README.md |
+	tar -C "$stage/$platform" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - kubectl-keystone README.md LICENSE |
 		gzip -n >"$out/$archive"
 	sha=$(sha256sum "$out/$archive" | cut -d' ' -f1)
 	entries+="  - selector:
@@ -40,6 +40,8 @@ for platform in "${platforms[@]}"; do
       - from: kubectl-keystone
         to: .
       - from: README.md
+        to: .
+      - from: LICENSE
         to: .
 "
 	echo "krew: $out/$archive ($sha)"
