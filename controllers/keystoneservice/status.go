@@ -55,7 +55,7 @@ func userVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered, f
 	case conflict != nil && conflict.Owner == "":
 		return condition.FalseVerdict(reasons.Of(keystonev1.PasswordConflictReason),
 			"%v: secret %s key %s holds another password; put the user's password there, or choose another serviceUser "+
-				"(checked again when the secret changes)", conflict, spec.Secret, spec.PasswordSelector)
+				"(checked again when the secret or this KeystoneService changes)", conflict, spec.Secret, spec.PasswordSelector)
 	case conflict != nil && conflict.Region:
 		return condition.FalseVerdict(reasons.Of(keystonev1.PasswordConflictReason),
 			"%v: secret %s key %s holds another password; the regions sharing a user need its keeper's password, and until "+

@@ -74,7 +74,7 @@ func TestVerdicts(t *testing.T) {
 			Ownership: identity.Adopted}, nil, &identity.PasswordConflictError{User: "glance"}), verdictOf{false, "PasswordConflict",
 			lc.SeverityWarning, "user glance existed before and is not this owner's: its password is never set here, and it is not " +
 				"this one: secret osp-secret key GlancePassword holds another password; put the user's password there, or choose " +
-				"another serviceUser (checked again when the secret changes)"}},
+				"another serviceUser (checked again when the secret or this KeystoneService changes)"}},
 		{"roles of a user of ours", assignmentVerdict(spec, true), verdictOf{true, "", "",
 			"user glance has roles [admin service] (and no other) on project service"}},
 		{"deleting while endpoints hold it", endpointsHoldVerdict("deleting", []string{"glance", "glance-admin"}), verdictOf{false,

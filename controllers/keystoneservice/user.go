@@ -58,6 +58,9 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 		Name: svc.Spec.ServiceUser, DomainID: defaultDomainID, ProjectID: projectID, Password: s.password,
 		PasswordFrom: s.passwordVersion, Owner: r.owner(svc), ClaimUnmarked: s.claimsUser(s.API, svc.Spec.ServiceUser),
 		Roles: svc.Spec.ServiceRoles(),
+		// A user's touch of the object has a refused password tried again: after the round
+		// that said the conflict, at most once more per change of the object.
+		Retry: svc.ResourceVersion,
 		// Another KeystoneService of this namespace registered it: shared (shared.go).
 		Sharing: func(ctx context.Context, mark string) (bool, bool, error) { return r.sharing(ctx, svc, mark) },
 	})

@@ -257,6 +257,11 @@ func TestRefusedPasswordNotRetried(t *testing.T) {
 		g.Expect(errors.As(err, &conflict)).To(BeTrue())
 	}
 	g.Expect(tokens()).To(Equal(before), "the same refused password is not tried again")
+	joiner.Retry = "touched"
+	_, _, err = kc.EnsureUser(ctx, joiner)
+	g.Expect(errors.As(err, &conflict)).To(BeTrue())
+	g.Expect(tokens()).To(Equal(before+1), "tried once more when its owner is touched")
+	before = tokens()
 
 	_, _, err = kc.EnsureUser(ctx, identity.UserSpec{Name: "placement", DomainID: "default", Password: "stale", PasswordFrom: "one#2", Owner: regionOne})
 	g.Expect(err).NotTo(HaveOccurred(), "the keeper sets another password")

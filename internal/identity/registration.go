@@ -353,6 +353,10 @@ type UserSpec struct {
 	// that differs is a PasswordConflictError); takeOver, that owner is gone and the user
 	// becomes this one's (claimed, its password set); neither, it stays Foreign.
 	Sharing func(ctx context.Context, mark string) (shared, takeOver bool, err error)
+	// Retry, when it changes, has a password Keystone refused tried again though its
+	// source did not change (the owner's resourceVersion: an admin who set the user's
+	// password by hand touches the object).
+	Retry string
 }
 
 // User is a user as Keystone lists it, with the owner mark.
@@ -512,10 +516,10 @@ func (c *Client) checkPassword(ctx context.Context, u *User, want UserSpec, owne
 		return reg, false, nil
 	}
 	// A password Keystone refused is not tried again until the Secret's version (in
-	// want.PasswordFrom) or the password the user has (its recorded source) changes:
-	// every refusal counts towards Keystone's lockout ([security_compliance]
+	// want.PasswordFrom), the password the user has (its recorded source) or want.Retry
+	// changes: every refusal counts towards Keystone's lockout ([security_compliance]
 	// lockout_failure_attempts), which would lock the user out for everyone using it.
-	tried := want.PasswordFrom + "\x00" + u.PasswordFrom
+	tried := want.PasswordFrom + "\x00" + u.PasswordFrom + "\x00" + want.Retry
 	if last, ok := c.refused.Load(u.ID); ok && last == tried {
 		return reg, false, conflict
 	}
