@@ -3,9 +3,8 @@
 // namespace's KeystoneAPI, its steps (the blocking one marked) and the Jobs or
 // Deployment that step waits on, its registrations and their credentials' Secrets. It
 // only reads the API, so it shows keystone-operator's objects too.
-// `kubectl keystone handback [-n NS] [--apply]` hands a namespace back to keystone-operator
-// once this operator is stopped (internal/handback); without --apply it only says what
-// it would change.
+// `kubectl keystone handback [-n NS] [--dry-run=none|client|server]` hands a namespace
+// back to keystone-operator once this operator is stopped (internal/handback).
 //
 // It takes kubectl's connection flags (k8s.io/cli-runtime's genericclioptions:
 // --kubeconfig, --context, -n, --as, --server, ...) and kubectl's output formats
@@ -17,7 +16,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -30,45 +32,73 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func main() {
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	if err := newCommand(streams, connect).Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "kubectl keystone:", explain(err))
-		os.Exit(1)
+	if err := newCommand(streams, connect, mapper).Execute(); err != nil {
+		// Said, and exited with, as kubectl says and exits with it.
+		cmdutil.CheckErr(asKubectl(err))
 	}
 }
 
-// requestTimeout bounds a whole command's requests when --request-timeout is not given.
-const requestTimeout = 30 * time.Second
+// requestTimeout bounds each request to the cluster (and to Keystone) unless
+// --request-timeout says otherwise (0: no bound, as kubectl's help says).
+const requestTimeout = "30s"
 
-// explain is err as a user can act on it: no cluster configured, a cluster that does not
-// answer, the Keystone CRDs missing from the cluster (client-go's "no matches for
-// kind"), or a request the user may not make.
-func explain(err error) string {
+// asKubectl is err as kubectl's own commands hand it to cmdutil.CheckErr, so that it is
+// worded as kubectl words it: the API server's status (Forbidden, NotFound: "Error from
+// server (...)"), a server that cannot be reached ("The connection to the server ... was
+// refused", "Unable to connect to the server: ..."), a kind the server does not serve
+// ("the server doesn't have a resource type ..."), a missing configuration; the context
+// this plugin adds (what it was listing) gives way to those words.
+func asKubectl(err error) error {
+	var status apierrors.APIStatus
+	var unreachable *url.Error
+	var noKind *meta.NoKindMatchError
+	var noResource *meta.NoResourceMatchError
 	switch {
-	case clientcmd.IsEmptyConfig(err):
-		return "no cluster configured: no kubeconfig found; set KUBECONFIG, or give --kubeconfig or --server"
-	case utilnet.IsConnectionRefused(err) || errors.Is(err, context.DeadlineExceeded):
-		return "the cluster does not answer (kubectl cluster-info shows where it is looked for): " + err.Error()
-	case meta.IsNoMatchError(err):
-		return "the Keystone CRDs are not installed in this cluster (kubectl get crd keystoneapis.keystone.openstack.org): " + err.Error()
-	case apierrors.IsForbidden(err):
-		return "forbidden: your user may not read this (kubectl auth can-i list keystoneapis -n <namespace>): " + err.Error()
+	case errors.As(err, &status):
+		return status.(error)
+	case errors.As(err, &unreachable):
+		return unreachable
+	case errors.As(err, &noResource):
+		return noSuchType(noResource.PartialResource.Resource)
+	case errors.As(err, &noKind):
+		// A list of one of the Keystone kinds, whose CRD the cluster lacks.
+		return noSuchType(strings.ToLower(noKind.GroupKind.Kind) + "s")
 	}
-	return err.Error()
+	return err
+}
+
+// noSuchType is kubectl get's error for a type the server does not serve.
+func noSuchType(resource string) error {
+	return fmt.Errorf("the server doesn't have a resource type %q", resource)
 }
 
 // connector makes the client for kubectl's connection flags; tests give a fake one.
 type connector func(*genericclioptions.ConfigFlags) (client.Client, error)
+
+// mapperFor resolves the types kubectl's names stand for, through the cluster's
+// discovery (short names, singulars, kinds, group-qualified names); tests give a fixed one.
+type mapperFor func(*genericclioptions.ConfigFlags) (meta.RESTMapper, error)
+
+// mapper is the cluster's, as kubectl reads it (cached discovery, short names expanded).
+func mapper(config *genericclioptions.ConfigFlags) (meta.RESTMapper, error) {
+	if err := configured(config); err != nil {
+		return nil, err
+	}
+	return config.ToRESTMapper()
+}
 
 // connect is the client of the cluster the flags name, as kubectl would reach it.
 func connect(config *genericclioptions.ConfigFlags) (client.Client, error) {
@@ -112,11 +142,24 @@ type plugin struct {
 	streams genericiooptions.IOStreams
 	config  *genericclioptions.ConfigFlags
 	connect connector
+	mapper  mapperFor
 }
 
-// newCommand is `kubectl keystone` with its commands tree and handback.
-func newCommand(streams genericiooptions.IOStreams, connect connector) *cobra.Command {
-	p := &plugin{streams: streams, config: genericclioptions.NewConfigFlags(true), connect: connect}
+// newCommand is `kubectl keystone` with its commands tree, handback and release-cluster.
+func newCommand(streams genericiooptions.IOStreams, connect connector, mapper mapperFor) *cobra.Command {
+	return newPlugin(streams, connect, mapper).command()
+}
+
+// newPlugin is the plugin's state before its flags are read.
+func newPlugin(streams genericiooptions.IOStreams, connect connector, mapper mapperFor) *plugin {
+	p := &plugin{streams: streams, config: genericclioptions.NewConfigFlags(true), connect: connect, mapper: mapper}
+	// A default bound on every command's requests, shown in the flag's help.
+	p.config.Timeout = ptr.To(requestTimeout)
+	return p
+}
+
+// command is `kubectl keystone` with its commands, bound to p.
+func (p *plugin) command() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "kubectl-keystone",
 		Short: "The Keystone objects of a namespace at a glance",
@@ -126,8 +169,8 @@ back to keystone-operator.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetOut(streams.Out)
-	root.SetErr(streams.ErrOut)
+	root.SetOut(p.streams.Out)
+	root.SetErr(p.streams.ErrOut)
 	p.config.AddFlags(root.PersistentFlags())
 	root.AddCommand(p.treeCommand(), p.handbackCommand(), p.releaseClusterCommand())
 	return root
@@ -144,19 +187,9 @@ func (p *plugin) do(work func(ctx context.Context, c client.Client, ns string) e
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), p.timeout())
-	defer cancel()
-	return work(ctx, c, ns)
-}
-
-// timeout bounds the command's requests: --request-timeout, else requestTimeout.
-func (p *plugin) timeout() time.Duration {
-	if t := p.config.Timeout; t != nil && *t != "" && *t != "0" {
-		if d, err := time.ParseDuration(*t); err == nil && d > 0 {
-			return d
-		}
-	}
-	return requestTimeout
+	// Each request is bounded by --request-timeout, which the client carries, as
+	// kubectl's are.
+	return work(context.Background(), c, ns)
 }
 
 // treeOptions are tree's own flags.
@@ -170,8 +203,9 @@ type treeOptions struct {
 const treeExample = `  # The KeystoneAPI of namespace openstack, its blocking step and what that step waits on
   kubectl keystone tree -n openstack
 
-  # One registration's subtree, every condition drawn
-  kubectl keystone tree keystoneservice/glance -n openstack --show-conditions all
+  # One registration's subtree, every condition drawn (any name kubectl takes for the type:
+  # keystoneservice glance, keystoneservices.keystone.openstack.org/glance, appcred/ac-glance)
+  kubectl keystone tree keystoneservice glance -n openstack --show-conditions all
 
   # Every namespace; every condition, Job, Deployment and pod
   kubectl keystone tree -A -o wide
@@ -182,26 +216,24 @@ const treeExample = `  # The KeystoneAPI of namespace openstack, its blocking st
 func (p *plugin) treeCommand() *cobra.Command {
 	o := &treeOptions{jsonYaml: genericclioptions.NewJSONYamlPrintFlags(), template: genericclioptions.NewKubeTemplatePrintFlags()}
 	cmd := &cobra.Command{
-		Use:   "tree [KIND/NAME]",
+		Use:   "tree [TYPE NAME | TYPE/NAME]",
 		Short: "Draw the KeystoneAPI, its steps, the workloads it waits on and its registrations",
 		Long: `tree draws each KeystoneAPI, its steps (the one it waits on marked), the Job or
 Deployment that step waits on (a Job with its last failed pod's reason, a Deployment with
 its ready and desired pods), its KeystoneServices, their KeystoneEndpoints and application
 credentials, and the credentials' Secrets with the consumers whose finalizers hold them.
 
-KIND/NAME (keystoneservice/glance, ...) draws that object's subtree alone.
+TYPE NAME or TYPE/NAME draws that object's subtree alone, TYPE named as kubectl takes it
+(resource, singular, short name or kind, optionally with its group: keystoneservice,
+keystoneservices.keystone.openstack.org, appcred, KeystoneApplicationCredential).
 --show-conditions blocking (the default) draws the step each object waits on and every
 condition failing with a Warning or Error; all draws every one. -o wide draws every
 condition and every Job, Deployment and pod the KeystoneAPI owns. -o json, yaml, jsonpath
 and go-template print the tree as a v1 List of its top nodes.`,
 		Example: treeExample,
-		Args:    cobra.MaximumNArgs(1),
+		Args:    cobra.MaximumNArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			target := ""
-			if len(args) == 1 {
-				target = args[0]
-			}
-			return p.tree(o, target)
+			return p.tree(o, args)
 		},
 	}
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "draw every namespace holding a Keystone object")
@@ -220,12 +252,12 @@ func (o *treeOptions) textual() bool {
 }
 
 // check refuses what tree cannot do before it reads anything.
-func (o *treeOptions) check(target string) error {
+func (o *treeOptions) check(args []string) error {
 	switch {
 	case o.show != string(tree.ShowBlocking) && o.show != string(tree.ShowAll):
 		return fmt.Errorf("--show-conditions %q: blocking or all", o.show)
-	case o.allNamespaces && target != "":
-		return fmt.Errorf("%s names one object: give its namespace with -n, not -A", target)
+	case o.allNamespaces && len(args) > 0:
+		return fmt.Errorf("%s names one object: give its namespace with -n, not -A", strings.Join(args, " "))
 	case o.textual():
 		return nil
 	}
@@ -233,15 +265,84 @@ func (o *treeOptions) check(target string) error {
 	return err
 }
 
-func (p *plugin) tree(o *treeOptions, target string) error {
-	if err := o.check(target); err != nil {
+func (p *plugin) tree(o *treeOptions, args []string) error {
+	if err := o.check(args); err != nil {
+		return err
+	}
+	target, err := p.target(args)
+	if err != nil {
 		return err
 	}
 	return p.do(func(ctx context.Context, c client.Client, ns string) error { return p.drawTree(ctx, c, ns, o, target) })
 }
 
-// drawTree prints namespace ns's tree, or every namespace's (-A), as o asks.
-func (p *plugin) drawTree(ctx context.Context, c client.Client, ns string, o *treeOptions, target string) error {
+// target is the object args name (TYPE NAME or TYPE/NAME; none for no args), its type
+// resolved as kubectl resolves it (kindOf).
+func (p *plugin) target(args []string) (*tree.Target, error) {
+	var typ, name string
+	switch len(args) {
+	case 0:
+		return nil, nil
+	case 1:
+		var named bool
+		if typ, name, named = strings.Cut(args[0], "/"); !named || name == "" {
+			return nil, fmt.Errorf("%s: give TYPE NAME or TYPE/NAME, for example keystoneservice glance", args[0])
+		}
+	default:
+		if strings.Contains(args[0], "/") {
+			return nil, fmt.Errorf("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl keystone tree resource/<resource_name>' instead of 'kubectl keystone tree resource resource/<resource_name>')")
+		}
+		typ, name = args[0], args[1]
+	}
+	m, err := p.mapper(p.config)
+	if err != nil {
+		return nil, err
+	}
+	gvk, err := kindOf(m, typ)
+	if err != nil {
+		return nil, err
+	}
+	if gvk.Group != keystonev1.GroupVersion.Group || !slices.Contains(tree.Kinds, gvk.Kind) {
+		return nil, fmt.Errorf("tree draws Keystone objects, and %s is a %s: give one of %s", typ, gvk.Kind, strings.Join(tree.Kinds, ", "))
+	}
+	return &tree.Target{Kind: gvk.Kind, Name: name}, nil
+}
+
+// kindOf is the kind typ names, as kubectl reads a type: a resource (plural, singular or
+// short name, which mapper's discovery expands), or a kind; either with its version and
+// group (keystoneservices.v1beta1.keystone.openstack.org) or group alone. Unknown, the
+// mapper's NoResourceMatchError, which kubectl words "the server doesn't have a
+// resource type".
+func kindOf(mapper meta.RESTMapper, typ string) (schema.GroupVersionKind, error) {
+	full, partial := schema.ParseResourceArg(typ)
+	if full != nil {
+		if gvk, err := mapper.KindFor(*full); err == nil {
+			return gvk, nil
+		}
+	}
+	gvk, byResource := mapper.KindFor(partial.WithVersion(""))
+	if byResource == nil {
+		return gvk, nil
+	}
+	fullKind, partialKind := schema.ParseKindArg(typ)
+	for _, k := range []*schema.GroupVersionKind{fullKind, ptr.To(partialKind.WithVersion(""))} {
+		if k == nil || k.Kind == "" {
+			continue
+		}
+		var versions []string
+		if k.Version != "" {
+			versions = append(versions, k.Version)
+		}
+		if mapping, err := mapper.RESTMapping(k.GroupKind(), versions...); err == nil {
+			return mapping.GroupVersionKind, nil
+		}
+	}
+	return schema.GroupVersionKind{}, byResource
+}
+
+// drawTree prints namespace ns's tree, or every namespace's (-A), as o asks; nothing to
+// draw is said on stderr, as kubectl get says it.
+func (p *plugin) drawTree(ctx context.Context, c client.Client, ns string, o *treeOptions, target *tree.Target) error {
 	opts := tree.Options{Show: tree.Show(o.show), Wide: o.output == "wide"}
 	var nodes []*tree.Node
 	var err error
@@ -258,59 +359,65 @@ func (p *plugin) drawTree(ctx context.Context, c client.Client, ns string, o *tr
 	case !o.textual():
 		return o.print(p.streams.Out, nodes)
 	case len(nodes) == 0 && o.allNamespaces:
-		_, err := fmt.Fprintln(out, "no Keystone objects in any namespace")
+		_, err := fmt.Fprintln(p.streams.ErrOut, "No resources found")
 		return err
 	case len(nodes) == 0:
-		_, err := fmt.Fprintf(out, "no Keystone objects in namespace %s\n", ns)
+		_, err := fmt.Fprintf(p.streams.ErrOut, "No resources found in %s namespace.\n", ns)
 		return err
 	}
 	return tree.Render(out, nodes, time.Now())
 }
 
 func (p *plugin) handbackCommand() *cobra.Command {
-	apply := false
 	leaseNamespace := ""
 	cmd := &cobra.Command{
 		Use:   "handback",
-		Short: "Hand a namespace back to keystone-operator (a dry run without --apply)",
+		Short: "Hand a namespace back to keystone-operator",
 		Long: `handback, run once this operator is stopped and before keystone-operator runs again,
 removes this operator's finalizers and annotations from the namespace's objects and puts
 keystone-operator's own finalizers where its controllers keep them, so that
 keystone-operator deletes everything as if it had never been replaced. It prints each
-change; without --apply it changes nothing (a dry run). It refuses to apply while an
-operator holds the leader election lease 6012128b.openstack.org (this one, or
-keystone-operator already started): that operator would undo it. A registration being
-deleted loses this operator's finalizer and goes without leaving Keystone: each change
-says what it leaves valid there.`,
-		Example: "  kubectl keystone handback -n openstack\n  kubectl keystone handback -n openstack --apply",
+change. With --dry-run=client it changes nothing; with --dry-run=server the API server
+checks every change without keeping it. It refuses to change anything while an operator
+holds the leader election lease 6012128b.openstack.org (this one, or keystone-operator
+already started): that operator would undo it. A registration being deleted loses this
+operator's finalizer and goes without leaving Keystone: each change says what it leaves
+valid there.`,
+		Example: "  kubectl keystone handback -n openstack --dry-run=client   # what it would change\n" +
+			"  kubectl keystone handback -n openstack",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return fmt.Errorf("handback takes no KIND/NAME, not %v: it hands back the whole namespace", args)
+				return fmt.Errorf("handback takes no TYPE NAME, not %v: it hands back the whole namespace", args)
 			}
 			return nil
 		},
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dryRun, err := cmdutil.GetDryRunStrategy(cmd)
+			if err != nil {
+				return err
+			}
 			return p.do(func(ctx context.Context, c client.Client, ns string) error {
-				return p.handBack(ctx, c, ns, leaseNamespace, apply)
+				return p.handBack(ctx, c, ns, leaseNamespace, dryRun)
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&apply, "apply", false, "make the changes (without it, a dry run)")
+	cmdutil.AddDryRunFlag(cmd)
 	cmd.Flags().StringVar(&leaseNamespace, "lease-namespace", "", "the operator's namespace, where its leader election lease is "+
 		"(default: looked for in every namespace)")
 	return cmd
 }
 
 // handBack prints what handing namespace ns back to keystone-operator changes, and
-// changes it when apply, unless an operator holds the leader election lease (looked for
-// in leaseNamespace, every namespace when "").
-func (p *plugin) handBack(ctx context.Context, c client.Client, ns, leaseNamespace string, apply bool) error {
+// changes it (dryRun none; server: the API server checks each change and keeps none),
+// unless an operator holds the leader election lease (looked for in leaseNamespace,
+// every namespace when "").
+func (p *plugin) handBack(ctx context.Context, c client.Client, ns, leaseNamespace string, dryRun cmdutil.DryRunStrategy) error {
 	out := p.streams.Out
 	if leaseErr := handback.CheckLease(ctx, c, leaseNamespace, time.Now()); leaseErr != nil {
-		if apply {
+		if dryRun != cmdutil.DryRunClient {
 			return leaseErr
 		}
-		if _, err := fmt.Fprintf(p.streams.ErrOut, "warning: %v; --apply refuses until then\n", leaseErr); err != nil {
+		if _, err := fmt.Fprintf(p.streams.ErrOut, "warning: %v; handback refuses to change anything until then\n", leaseErr); err != nil {
 			return err
 		}
 	}
@@ -322,12 +429,18 @@ func (p *plugin) handBack(ctx context.Context, c client.Client, ns, leaseNamespa
 		_, err := fmt.Fprintf(out, "namespace %s: nothing of this operator's is left; keystone-operator can run\n", ns)
 		return err
 	}
-	verb := "would change (dry run; --apply changes it)"
-	if apply {
+	verb := "would change (dry run)"
+	switch dryRun {
+	case cmdutil.DryRunNone:
 		if err := handback.Apply(ctx, c, changes); err != nil {
 			return err
 		}
 		verb = "changed"
+	case cmdutil.DryRunServer:
+		if err := handback.Apply(ctx, client.NewDryRunClient(c), changes); err != nil {
+			return err
+		}
+		verb = "would change (server dry run: the API server accepted each change, and kept none)"
 	}
 	if _, err := fmt.Fprintf(out, "namespace %s: %s:\n", ns, verb); err != nil {
 		return err
@@ -373,7 +486,11 @@ func (p *plugin) releaseCluster(ctx context.Context, c client.Client, ns, cluste
 	if err := p.notThisCluster(ctx, c, cluster); err != nil {
 		return err
 	}
-	kc, url, err := access.Admin(ctx, c, ns, keystoneURL)
+	timeout, err := p.keystoneTimeout()
+	if err != nil {
+		return err
+	}
+	kc, url, err := access.Admin(ctx, c, ns, keystoneURL, timeout)
 	if err != nil {
 		return err
 	}
@@ -399,6 +516,16 @@ func (p *plugin) releaseCluster(ctx context.Context, c client.Client, ns, cluste
 		}
 	}
 	return nil
+}
+
+// keystoneTimeout bounds each request to Keystone as --request-timeout bounds those to
+// the cluster.
+func (p *plugin) keystoneTimeout() (time.Duration, error) {
+	cfg, err := p.config.ToRESTConfig()
+	if err != nil {
+		return 0, err
+	}
+	return cfg.Timeout, nil
 }
 
 // notThisCluster refuses to release cluster when it is the identity of the cluster the

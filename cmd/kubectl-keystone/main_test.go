@@ -5,15 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/handback"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
@@ -21,16 +24,22 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	"k8s.io/client-go/restmapper"
+	clienttesting "k8s.io/client-go/testing"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/yaml"
 )
 
 // kubeconfig writes a kubeconfig whose context names namespace openstack, and points
@@ -52,6 +61,51 @@ current-context: x
 	return path
 }
 
+// crdMapper resolves types as a cluster with this suite's CRDs (config/crd/bases: their
+// plurals, singulars, short names and kinds) and Kubernetes' pods and deployments would,
+// through discovery with kubectl's short-name expansion.
+func crdMapper(*genericclioptions.ConfigFlags) (meta.RESTMapper, error) {
+	lists := []*metav1.APIResourceList{
+		{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "pods", SingularName: "pod", Namespaced: true, Kind: "Pod",
+			ShortNames: []string{"po"}, Verbs: metav1.Verbs{"get", "list"}}}},
+		{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{{Name: "deployments", SingularName: "deployment", Namespaced: true,
+			Kind: "Deployment", ShortNames: []string{"deploy"}, Verbs: metav1.Verbs{"get", "list"}}}},
+	}
+	paths, err := filepath.Glob(filepath.Join("..", "..", "config", "crd", "bases", "*.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the CRDs: %w", err)
+	}
+	if len(paths) == 0 {
+		return nil, errors.New("no CRD in config/crd/bases")
+	}
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(data, crd); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		names := crd.Spec.Names
+		for _, v := range crd.Spec.Versions {
+			gv := crd.Spec.Group + "/" + v.Name
+			i := slices.IndexFunc(lists, func(l *metav1.APIResourceList) bool { return l.GroupVersion == gv })
+			if i < 0 {
+				lists, i = append(lists, &metav1.APIResourceList{GroupVersion: gv}), len(lists)
+			}
+			lists[i].APIResources = append(lists[i].APIResources, metav1.APIResource{Name: names.Plural, SingularName: names.Singular,
+				Namespaced: true, Kind: names.Kind, ShortNames: names.ShortNames, Categories: names.Categories, Verbs: metav1.Verbs{"get", "list"}})
+		}
+	}
+	discovery := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: lists}}
+	groups, err := restmapper.GetAPIGroupResources(discovery)
+	if err != nil {
+		return nil, err
+	}
+	return restmapper.NewShortcutExpander(restmapper.NewDiscoveryRESTMapper(groups), discovery, func(string) {}), nil
+}
+
 // result is what a command printed and returned, with the connection flags it was
 // given.
 type result struct {
@@ -67,17 +121,19 @@ func runWith(c client.Client, args ...string) result {
 	cmd := newCommand(genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, func(cf *genericclioptions.ConfigFlags) (client.Client, error) {
 		r.config = cf
 		return c, nil
-	})
+	}, crdMapper)
 	cmd.SetArgs(args)
 	r.err = cmd.Execute()
 	r.out, r.errOut = out.String(), errOut.String()
 	return r
 }
 
-var changed = metav1.NewTime(time.Now().Add(-5 * time.Minute))
+// changed is five minutes before now, when the cloud is made: the age drawn is 5m
+// whatever ran before.
+func changed() metav1.Time { return metav1.NewTime(time.Now().Add(-5 * time.Minute)) }
 
 func cond(t lc.Type, status corev1.ConditionStatus, reason lc.Reason, severity lc.Severity, msg string) lc.Condition {
-	return lc.Condition{Type: t, Status: status, Reason: reason, Severity: severity, Message: msg, LastTransitionTime: changed}
+	return lc.Condition{Type: t, Status: status, Reason: reason, Severity: severity, Message: msg, LastTransitionTime: changed()}
 }
 
 // cloud is two namespaces: openstack, whose KeystoneAPI waits on a db-sync Job with a
@@ -98,7 +154,7 @@ func cloud() []client.Object {
 	bootstrap := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "keystone-bootstrap", Namespace: "openstack", OwnerReferences: owner}}
 	pod := func(name string, created time.Duration, status corev1.PodStatus) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "openstack", Labels: map[string]string{"job-name": "keystone-db-sync"},
-			CreationTimestamp: metav1.NewTime(changed.Add(created))}, Status: status}
+			CreationTimestamp: metav1.NewTime(changed().Add(created))}, Status: status}
 	}
 	failed := pod("keystone-db-sync-a", 0, corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: "keystone-db-sync",
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1,
@@ -125,7 +181,9 @@ func cloud() []client.Object {
 		Spec: corev1.PodSpec{NodeName: "node-1"},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "keystone-api", RestartCount: 2}}}}
-	return []client.Object{blocked, job, bootstrap, failed, pulling, glance, ready, deployment, apiPod}
+	acGlance := &keystonev1.KeystoneApplicationCredential{ObjectMeta: metav1.ObjectMeta{Name: "ac-glance", Namespace: "openstack"},
+		Spec: keystonev1.KeystoneApplicationCredentialSpec{UserName: "glance"}}
+	return []client.Object{blocked, job, bootstrap, failed, pulling, glance, acGlance, ready, deployment, apiPod}
 }
 
 func fakeCloud(funcs *interceptor.Funcs) client.Client {
@@ -186,6 +244,26 @@ func TestTree(t *testing.T) {
 		want:    []string{"KeystoneService/glance  Ready=False Info Init", "▶ KeystoneAPIReady=False Info Init 5m: KeystoneAPI keystone is not ready  ◀ blocking"},
 		notWant: []string{"KeystoneAPI/keystone"},
 	}, {
+		name:    "TYPE NAME, the type by its short name",
+		args:    []string{"tree", "appcred", "ac-glance"},
+		want:    []string{"KeystoneApplicationCredential/ac-glance"},
+		notWant: []string{"KeystoneAPI/keystone"},
+	}, {
+		name:    "TYPE/NAME, the type by its short name, as the CRD's shortNames give it",
+		args:    []string{"tree", "appcred/ac-glance"},
+		want:    []string{"KeystoneApplicationCredential/ac-glance"},
+		notWant: []string{"KeystoneAPI/keystone"},
+	}, {
+		name:    "the type qualified by its group",
+		args:    []string{"tree", "keystoneservices.keystone.openstack.org/glance"},
+		want:    []string{"KeystoneService/glance  Ready=False Info Init"},
+		notWant: []string{"KeystoneAPI/keystone"},
+	}, {
+		name:    "the type by its kind, with version and group",
+		args:    []string{"tree", "KeystoneService.v1beta1.keystone.openstack.org", "glance"},
+		want:    []string{"KeystoneService/glance  Ready=False Info Init"},
+		notWant: []string{"KeystoneAPI/keystone"},
+	}, {
 		name: "-o jsonpath",
 		args: []string{"tree", "-A", "-o", `jsonpath={range .items[*]}{.name}:{range .children[*]}{.kind}/{.name} {end}{"\n"}{end}`},
 		want: []string{"openstack:KeystoneAPI/keystone \nother:KeystoneAPI/keystone \n"},
@@ -236,7 +314,9 @@ func TestTreeJSON(t *testing.T) {
 	g.Expect(r.err).NotTo(HaveOccurred())
 	g.Expect(r.out).To(MatchJSON(`{"apiVersion": "v1", "kind": "List", "items": []}`))
 	r = runWith(fakeCloud(nil), "tree", "-n", "empty")
-	g.Expect(r.out).To(Equal("no Keystone objects in namespace empty\n"))
+	g.Expect(r.err).NotTo(HaveOccurred())
+	g.Expect(r.out).To(BeEmpty())
+	g.Expect(r.errOut).To(Equal("No resources found in empty namespace.\n"), "as kubectl get says it, on stderr")
 }
 
 // TestHelp: help, asked for in any of kubectl's ways, is printed on stdout and is no
@@ -254,6 +334,27 @@ func TestHelp(t *testing.T) {
 	g.Expect(r.out).To(ContainSubstring("-A, --all-namespaces"))
 	g.Expect(r.out).To(ContainSubstring("-o, --output string"))
 	g.Expect(r.out).NotTo(ContainSubstring("show-managed-fields"))
+	g.Expect(r.out).To(MatchRegexp(`--request-timeout string +.*A value of zero means don't timeout requests. \(default "30s"\)`),
+		"the bound that applies, in kubectl's help")
+}
+
+// TestRequestTimeout: --request-timeout bounds each request as kubectl's help says: 30s
+// unless given, a duration or a number of seconds, 0 for no bound; the requests to
+// Keystone (release-cluster) alike.
+func TestRequestTimeout(t *testing.T) {
+	kubeconfig(t)
+	g := NewWithT(t)
+	for flag, want := range map[string]time.Duration{"": 30 * time.Second, "--request-timeout=5s": 5 * time.Second,
+		"--request-timeout=7": 7 * time.Second, "--request-timeout=0": 0} {
+		p := newPlugin(genericiooptions.IOStreams{Out: io.Discard, ErrOut: io.Discard}, nil, nil)
+		cmd := p.command()
+		cmd.SetArgs(append([]string{"tree", "--help"}, strings.Fields(flag)...))
+		g.Expect(cmd.Execute()).To(Succeed())
+		cfg, err := p.config.ToRESTConfig()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(cfg.Timeout).To(Equal(want), "%q: each request to the cluster", flag)
+		g.Expect(p.keystoneTimeout()).To(Equal(want), "%q: each request to Keystone", flag)
+	}
 }
 
 // TestRefusals: what the plugin refuses, and the messages it refuses with, before it
@@ -262,15 +363,19 @@ func TestRefusals(t *testing.T) {
 	kubeconfig(t)
 	for wantErr, args := range map[string][]string{
 		`unknown command "describe" for "kubectl keystone"`:                                            {"describe"},
-		"handback takes no KIND/NAME, not [keystoneservice/glance]: it hands back the whole namespace": {"handback", "keystoneservice/glance"},
+		"handback takes no TYPE NAME, not [keystoneservice/glance]: it hands back the whole namespace": {"handback", "keystoneservice/glance"},
 		`--show-conditions "some": blocking or all`:                                                    {"tree", "--show-conditions", "some"},
 		`-o "name": ` + outputFormats:                                                                  {"tree", "-o", "name"},
-		"accepts at most 1 arg(s), received 2":                                                         {"tree", "a/b", "c/d"},
+		"accepts at most 2 arg(s), received 3":                                                         {"tree", "a", "b", "c"},
 		"keystoneservice/glance names one object: give its namespace with -n, not -A":                  {"tree", "-A", "keystoneservice/glance"},
-		"unknown shorthand flag: 'x' in -x":                                                            {"tree", "-x"},
+		"keystoneservice: give TYPE NAME or TYPE/NAME, for example keystoneservice glance":             {"tree", "keystoneservice"},
+		`the server doesn't have a resource type "nosuchtype"`:                                         {"tree", "nosuchtype", "x"},
+		"tree draws Keystone objects, and po is a Pod: give one of KeystoneAPI, KeystoneService, " +
+			"KeystoneEndpoint, KeystoneApplicationCredential": {"tree", "po/keystone-0"},
+		"unknown shorthand flag: 'x' in -x": {"tree", "-x"},
 	} {
 		r := runWith(nil, args...)
-		NewWithT(t).Expect(r.err).To(MatchError(wantErr), "%v", args)
+		NewWithT(t).Expect(said(r.err).text).To(Equal("error: "+wantErr), "%v", args)
 	}
 }
 
@@ -292,19 +397,36 @@ func TestConnectionFlags(t *testing.T) {
 
 	// A server that does not answer, reached with the real client.
 	var out, errOut bytes.Buffer
-	cmd := newCommand(genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, connect)
+	cmd := newCommand(genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, connect, mapper)
 	cmd.SetArgs([]string{"tree", "-s", "https://127.0.0.1:1", "--insecure-skip-tls-verify", "--request-timeout", "5s"})
-	g.Expect(explain(cmd.Execute())).To(HavePrefix("the cluster does not answer (kubectl cluster-info shows where it is looked for): " +
-		"listing KeystoneAPIs in namespace openstack"))
+	g.Expect(said(cmd.Execute())).To(Equal(kubectlSaid{"The connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?", 1}),
+		"kubectl's words")
 
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
-	g.Expect(explain(configured(genericclioptions.NewConfigFlags(true)))).To(Equal(
-		"no cluster configured: no kubeconfig found; set KUBECONFIG, or give --kubeconfig or --server"))
+	g.Expect(said(configured(genericclioptions.NewConfigFlags(true)))).To(Equal(kubectlSaid{
+		"error: no configuration has been provided, try setting KUBERNETES_MASTER environment variable", 1}),
+		"client-go's words for no kubeconfig, as kubectl says them")
 }
 
-// TestErrorsSaid: no CRDs, a forbidden list and a forbidden Secret, each said in words
-// a user can act on; a forbidden Secret or Job list leaves the rest of the tree drawn.
+// kubectlSaid is what the plugin prints on an error, and exits with.
+type kubectlSaid struct {
+	text string
+	code int
+}
+
+// said is what kubectl keystone prints for err, and exits with, as main has kubectl's
+// cmdutil.CheckErr say it.
+func said(err error) kubectlSaid {
+	var out kubectlSaid
+	cmdutil.BehaviorOnFatal(func(text string, code int) { out = kubectlSaid{strings.TrimSuffix(text, "\n"), code} })
+	defer cmdutil.DefaultBehaviorOnFatal()
+	cmdutil.CheckErr(asKubectl(err))
+	return out
+}
+
+// TestErrorsSaid: no CRDs, a forbidden list and a forbidden Secret, each said in
+// kubectl's words; a forbidden Secret or Job list leaves the rest of the tree drawn.
 func TestErrorsSaid(t *testing.T) {
 	kubeconfig(t)
 	g := NewWithT(t)
@@ -312,8 +434,8 @@ func TestErrorsSaid(t *testing.T) {
 	r := runWith(fakeCloud(&interceptor.Funcs{List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
 		return noMatch
 	}}), "tree")
-	g.Expect(explain(r.err)).To(HavePrefix("the Keystone CRDs are not installed in this cluster (kubectl get crd keystoneapis.keystone.openstack.org): " +
-		"listing KeystoneAPIs in namespace openstack"))
+	g.Expect(said(r.err)).To(Equal(kubectlSaid{`error: the server doesn't have a resource type "keystoneapis"`, 1}),
+		"as kubectl get keystoneapis says it")
 
 	forbidden := func(resource string) error {
 		return apierrors.NewForbidden(schema.GroupResource{Resource: resource}, "", errors.New("no"))
@@ -321,7 +443,7 @@ func TestErrorsSaid(t *testing.T) {
 	r = runWith(fakeCloud(&interceptor.Funcs{List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
 		return forbidden("keystoneapis")
 	}}), "tree")
-	g.Expect(explain(r.err)).To(HavePrefix("forbidden: your user may not read this (kubectl auth can-i list keystoneapis -n <namespace>)"))
+	g.Expect(said(r.err)).To(Equal(kubectlSaid{`Error from server (Forbidden): keystoneapis is forbidden: no`, 1}), "kubectl's words")
 
 	r = runWith(fakeCloud(&interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
 		if _, jobs := l.(*batchv1.JobList); jobs {
@@ -335,8 +457,9 @@ func TestErrorsSaid(t *testing.T) {
 	g.Expect(strings.Count(r.out, "\n")).To(BeNumerically(">", 3))
 }
 
-// TestHandBackDryRun: without --apply the hand-back prints what it would change and
-// changes nothing; with it, the changes are made and a second run finds nothing.
+// TestHandBackDryRun: with kubectl's --dry-run=client the hand-back prints what it would
+// change and changes nothing, with server the API server checks each change and keeps
+// none; with none (the default) the changes are made and a second run finds nothing.
 func TestHandBackDryRun(t *testing.T) {
 	kubeconfig(t)
 	g := NewWithT(t)
@@ -345,19 +468,26 @@ func TestHandBackDryRun(t *testing.T) {
 		Finalizers: []string{"keystone.openstack.org/keystoneservice"}}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(svc).
 		WithIndex(&coordinationv1.Lease{}, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} }).Build()
-	r := runWith(c, "handback")
+	r := runWith(c, "handback", "--dry-run=client")
 	g.Expect(r.err).NotTo(HaveOccurred())
-	g.Expect(r.out).To(Equal("namespace openstack: would change (dry run; --apply changes it):\n" +
+	g.Expect(r.out).To(Equal("namespace openstack: would change (dry run):\n" +
 		"  KeystoneService/glance: remove finalizers keystone.openstack.org/keystoneservice; add keystone-operator's openstack.org/keystoneservice\n"))
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(svc), svc)).To(Succeed())
 	g.Expect(svc.Finalizers).To(Equal([]string{"keystone.openstack.org/keystoneservice"}), "a dry run changes nothing")
+	r = runWith(c, "handback", "--dry-run=server")
+	g.Expect(r.err).NotTo(HaveOccurred())
+	g.Expect(r.out).To(HavePrefix("namespace openstack: would change (server dry run: the API server accepted each change, and kept none):\n"))
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(svc), svc)).To(Succeed())
+	g.Expect(svc.Finalizers).To(Equal([]string{"keystone.openstack.org/keystoneservice"}), "a server dry run keeps nothing")
+	r = runWith(c, "handback", "--dry-run=maybe")
+	g.Expect(r.err).To(MatchError(`Invalid dry-run value (maybe). Must be "none", "server", or "client".`), "kubectl's words")
 
-	r = runWith(c, "handback", "--apply", "-n", "openstack")
+	r = runWith(c, "handback", "-n", "openstack")
 	g.Expect(r.err).NotTo(HaveOccurred())
 	g.Expect(r.out).To(HavePrefix("namespace openstack: changed:\n"))
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(svc), svc)).To(Succeed())
 	g.Expect(svc.Finalizers).To(Equal([]string{"openstack.org/keystoneservice"}))
-	r = runWith(c, "handback", "--apply")
+	r = runWith(c, "handback", "--dry-run=none")
 	g.Expect(r.out).To(Equal("namespace openstack: nothing of this operator's is left; keystone-operator can run\n"))
 }
 
@@ -380,12 +510,14 @@ func TestHandBackRefusedWhileLeading(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(svc, lease).
 		WithIndex(&coordinationv1.Lease{}, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} }).Build()
 
-	r := runWith(c, "handback", "--apply")
-	g.Expect(r.err).To(MatchError(ContainSubstring("lease openstack-operators/6012128b.openstack.org is held by " + holder)))
+	for _, dryRun := range []string{"none", "server"} {
+		r := runWith(c, "handback", "--dry-run="+dryRun)
+		g.Expect(r.err).To(MatchError(ContainSubstring("lease openstack-operators/6012128b.openstack.org is held by " + holder)))
+	}
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(svc), svc)).To(Succeed())
 	g.Expect(svc.Finalizers).To(Equal([]string{"keystone.openstack.org/keystoneservice"}), "nothing changed")
 
-	r = runWith(c, "handback")
+	r := runWith(c, "handback", "--dry-run=client")
 	g.Expect(r.err).NotTo(HaveOccurred())
 	g.Expect(r.errOut).To(HavePrefix("warning: lease openstack-operators/6012128b.openstack.org is held by"))
 	g.Expect(r.out).To(ContainSubstring("KeystoneService/glance: remove finalizers keystone.openstack.org/keystoneservice; " +
@@ -396,7 +528,7 @@ func TestHandBackRefusedWhileLeading(t *testing.T) {
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(lease), lease)).To(Succeed())
 	lease.Spec.RenewTime = &lapsed
 	g.Expect(c.Update(ctx, lease)).To(Succeed())
-	r = runWith(c, "handback", "--apply", "--lease-namespace", "openstack-operators")
+	r = runWith(c, "handback", "--lease-namespace", "openstack-operators")
 	g.Expect(r.err).NotTo(HaveOccurred())
 	g.Expect(r.out).To(HavePrefix("namespace openstack: changed:\n"))
 }

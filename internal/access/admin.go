@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
@@ -158,9 +159,9 @@ func Missing(api *keystonev1.KeystoneAPI) string {
 
 // Admin returns a client of the Keystone of namespace ns's KeystoneAPI as its admin, at
 // url when given (Keystone as reachable from where this runs) or else the KeystoneAPI's
-// internal endpoint, and the URL used: what an admin's command (kubectl keystone
-// release-cluster) acts with.
-func Admin(ctx context.Context, c client.Reader, ns, url string) (*identity.Client, string, error) {
+// internal endpoint, each request bounded by timeout (0: none), and the URL used: what an
+// admin's command (kubectl keystone release-cluster) acts with.
+func Admin(ctx context.Context, c client.Reader, ns, url string, timeout time.Duration) (*identity.Client, string, error) {
 	api, err := Lookup(ctx, c, ns)
 	if err != nil {
 		return nil, "", err
@@ -178,6 +179,6 @@ func Admin(ctx context.Context, c client.Reader, ns, url string) (*identity.Clie
 	if url != "" {
 		creds.URL = url
 	}
-	kc, err := (&identity.Clients{}).Get(ctx, creds)
+	kc, err := (&identity.Clients{Timeout: timeout}).Get(ctx, creds)
 	return kc, creds.URL, err
 }

@@ -33,7 +33,7 @@ func TestForbiddenSecret(t *testing.T) {
 			}
 			return c.Get(ctx, key, obj, opts...)
 		}}).Build()
-	nodes, err := Build(context.Background(), c, "openstack", "", Options{Show: ShowBlocking})
+	nodes, err := Build(context.Background(), c, "openstack", nil, Options{Show: ShowBlocking})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(nodes).To(HaveLen(1))
 	g.Expect(nodes[0].Name).To(Equal("ac-glance"))

@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -71,11 +72,20 @@ var protections = []string{"keystone.openstack.org/ac-secret-protection", "opens
 // summaries are the engine's conditions that repeat what Ready and a step say.
 var summaries = []string{"Ready", "Reconciling", "Stalled"}
 
+// Target names one Keystone object to draw the subtree of: its kind (KeystoneAPI,
+// KeystoneService, KeystoneEndpoint, KeystoneApplicationCredential, as a kubectl name
+// resolves) and name.
+type Target struct {
+	Kind, Name string
+}
+
+// Kinds are the kinds a Target may name.
+var Kinds = []string{"KeystoneAPI", "KeystoneService", "KeystoneEndpoint", "KeystoneApplicationCredential"}
+
 // Build reads the Keystone objects of namespace ns and returns the tree: every
-// KeystoneAPI with the registrations under it, or, when target is "kind/name" (a kind
-// as kubectl names it: keystoneapi, keystoneservice, keystoneendpoint,
-// keystoneapplicationcredential, or their plurals), that object's subtree alone.
-func Build(ctx context.Context, c client.Reader, ns, target string, opts Options) ([]*Node, error) {
+// KeystoneAPI with the registrations under it, or, for a target, that object's subtree
+// alone (not found: the API server's NotFound, as kubectl get says it).
+func Build(ctx context.Context, c client.Reader, ns string, target *Target, opts Options) ([]*Node, error) {
 	if opts.Wide {
 		opts.Show = ShowAll
 	}
@@ -91,21 +101,17 @@ func Build(ctx context.Context, c client.Reader, ns, target string, opts Options
 		// Registrations without a KeystoneAPI still show what they wait for.
 		roots = append(roots, w.registrations()...)
 	}
-	if target == "" {
+	if target == nil {
 		return roots, nil
 	}
-	kind, name, ok := strings.Cut(target, "/")
-	if !ok {
-		return nil, fmt.Errorf("%q: give KIND/NAME, for example keystoneservice/glance", target)
+	if !slices.Contains(Kinds, target.Kind) {
+		return nil, fmt.Errorf("%s is not a Keystone kind (%s)", target.Kind, strings.Join(Kinds, ", "))
 	}
-	want, ok := kinds[strings.ToLower(kind)]
-	if !ok {
-		return nil, fmt.Errorf("%q: not a Keystone kind (keystoneapi, keystoneservice, keystoneendpoint, keystoneapplicationcredential)", kind)
-	}
-	if n := find(roots, want, name); n != nil {
+	if n := find(roots, target.Kind, target.Name); n != nil {
 		return []*Node{n}, nil
 	}
-	return nil, fmt.Errorf("%s %s not found in namespace %s", want, name, ns)
+	resource := schema.GroupResource{Group: keystonev1.GroupVersion.Group, Resource: strings.ToLower(target.Kind) + "s"}
+	return nil, apierrors.NewNotFound(resource, target.Name)
 }
 
 // BuildAll draws every namespace that holds a Keystone object: a Namespace node each,
@@ -127,7 +133,7 @@ func BuildAll(ctx context.Context, c client.Reader, opts Options) ([]*Node, erro
 	namespaces := slices.Sorted(maps.Keys(found))
 	out := make([]*Node, 0, len(namespaces))
 	for _, ns := range namespaces {
-		nodes, err := Build(ctx, c, ns, "", opts)
+		nodes, err := Build(ctx, c, ns, nil, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -139,15 +145,6 @@ func BuildAll(ctx context.Context, c client.Reader, opts Options) ([]*Node, erro
 // listKind names a list's kind as a user reads it: "KeystoneAPIs".
 func listKind(l client.ObjectList) string {
 	return strings.TrimSuffix(reflect.TypeOf(l).Elem().Name(), "List") + "s"
-}
-
-var kinds = map[string]string{}
-
-func init() {
-	for _, k := range []string{"KeystoneAPI", "KeystoneService", "KeystoneEndpoint", "KeystoneApplicationCredential"} {
-		lower := strings.ToLower(k)
-		kinds[lower], kinds[lower+"s"] = k, k
-	}
 }
 
 func find(nodes []*Node, kind, name string) *Node {

@@ -16,6 +16,7 @@ import (
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -122,7 +123,7 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func render(g Gomega, ns, target string, opts Options) []byte {
+func render(g Gomega, ns string, target *Target, opts Options) []byte {
 	nodes, err := Build(context.Background(), c, ns, target, opts)
 	g.Expect(err).NotTo(HaveOccurred())
 	var b bytes.Buffer
@@ -156,8 +157,8 @@ func TestRolloutBlockedAtDBSync(t *testing.T) {
 			cond("Reconciling", "True", "Created", "", "DBSyncReady (7/13 ready): "+running),
 		}
 	})
-	golden(t, "blocked-at-db-sync.txt", render(g, ns, "", Options{Show: ShowBlocking}))
-	golden(t, "blocked-at-db-sync-all.txt", render(g, ns, "", Options{Show: ShowAll}))
+	golden(t, "blocked-at-db-sync.txt", render(g, ns, nil, Options{Show: ShowBlocking}))
+	golden(t, "blocked-at-db-sync-all.txt", render(g, ns, nil, Options{Show: ShowAll}))
 }
 
 func TestOneFailingRegistration(t *testing.T) {
@@ -209,18 +210,19 @@ func TestOneFailingRegistration(t *testing.T) {
 			}
 		})
 	}
-	golden(t, "one-failing-registration.txt", render(g, ns, "", Options{Show: ShowBlocking}))
-	golden(t, "one-failing-registration-nova.txt", render(g, ns, "keystoneservice/nova", Options{Show: ShowBlocking}))
+	golden(t, "one-failing-registration.txt", render(g, ns, nil, Options{Show: ShowBlocking}))
+	golden(t, "one-failing-registration-nova.txt", render(g, ns, &Target{Kind: "KeystoneService", Name: "nova"}, Options{Show: ShowBlocking}))
 
-	nodes, err := Build(context.Background(), c, ns, "keystoneendpoint/nova", Options{Show: ShowBlocking})
+	nodes, err := Build(context.Background(), c, ns, &Target{Kind: "KeystoneEndpoint", Name: "nova"}, Options{Show: ShowBlocking})
 	g.Expect(err).NotTo(HaveOccurred())
 	out, err := json.MarshalIndent(nodes, "", "  ")
 	g.Expect(err).NotTo(HaveOccurred())
 	golden(t, "one-failing-registration-endpoint.json", append(out, '\n'))
 
-	_, err = Build(context.Background(), c, ns, "keystoneservice/swift", Options{Show: ShowBlocking})
-	g.Expect(err).To(MatchError("KeystoneService swift not found in namespace one-failing"))
-	_, err = Build(context.Background(), c, ns, "deployment/keystone", Options{Show: ShowBlocking})
+	_, err = Build(context.Background(), c, ns, &Target{Kind: "KeystoneService", Name: "swift"}, Options{Show: ShowBlocking})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue())
+	g.Expect(err).To(MatchError(`keystoneservices.keystone.openstack.org "swift" not found`), "as kubectl get says it")
+	_, err = Build(context.Background(), c, ns, &Target{Kind: "Deployment", Name: "keystone"}, Options{Show: ShowBlocking})
 	g.Expect(err).To(MatchError(ContainSubstring("not a Keystone kind")))
 }
 
@@ -255,5 +257,5 @@ func TestRotationHeldByAConsumer(t *testing.T) {
 			cond("PreviousCredentialReleased", "False", "CredentialHeld", lc.SeverityWarning, held),
 		}
 	})
-	golden(t, "rotation-held.txt", render(g, ns, "", Options{Show: ShowBlocking}))
+	golden(t, "rotation-held.txt", render(g, ns, nil, Options{Show: ShowBlocking}))
 }

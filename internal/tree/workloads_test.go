@@ -90,6 +90,6 @@ func TestBlockedOnBootstrap(t *testing.T) {
 	deployment.Status.Replicas, deployment.Status.UpdatedReplicas = 1, 1
 	g.Expect(c.Status().Update(ctx, deployment)).To(Succeed())
 
-	golden(t, "blocked-on-bootstrap.txt", render(g, ns, "", Options{Show: ShowBlocking}))
-	golden(t, "blocked-on-bootstrap-wide.txt", render(g, ns, "", Options{Wide: true}))
+	golden(t, "blocked-on-bootstrap.txt", render(g, ns, nil, Options{Show: ShowBlocking}))
+	golden(t, "blocked-on-bootstrap-wide.txt", render(g, ns, nil, Options{Wide: true}))
 }

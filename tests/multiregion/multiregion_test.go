@@ -584,7 +584,7 @@ func TestGoneRegionReleased(t *testing.T) {
 	t.Log("regionOne's cluster is gone for good: nothing of it is deleted")
 	one.stop()
 	release := func(apply bool) []identity.Release {
-		admin, at, err := access.Admin(ctx, two.c, namespace, url)
+		admin, at, err := access.Admin(ctx, two.c, namespace, url, 30*time.Second)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(at).To(Equal(url))
 		changes, err := admin.ReleaseCluster(ctx, "cluster-one", apply)
