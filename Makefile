@@ -154,15 +154,21 @@ krew-check: envtest $(KREW_DIR)/krew ## Validate the krew manifest and install t
 manager-image: generate ## Build the manager image as an OCI archive in bin/manager-image/, without a registry (the Dockerfile's layout).
 	hack/manager-image.sh $(LOCALBIN)/manager-image
 
-# Without KUBECONFIG, `make run` starts a local cluster: RUN_LOCAL=cluster (a real
-# single-node Kubernetes, root) or RUN_LOCAL=control-plane (no nodes, no root).
+# `make run` runs against the current context of the kubeconfig kubectl uses (KUBECONFIG,
+# else ~/.kube/config), as kubebuilder's does; with none, it starts a local cluster:
+# RUN_LOCAL=cluster (a real single-node Kubernetes, root) or RUN_LOCAL=control-plane (no
+# nodes, no root). RUN_LOCAL given on the command line uses that local cluster whatever
+# kubeconfig there is. Only what the chosen target uses is built.
 RUN_LOCAL ?= cluster
+RUN_KUBECONFIG := $(or $(KUBECONFIG),$(wildcard $(HOME)/.kube/config))
+RUN_TARGET := $(if $(filter command line,$(origin RUN_LOCAL)),$(RUN_LOCAL),$(if $(RUN_KUBECONFIG),kubeconfig,$(RUN_LOCAL)))
 
 .PHONY: run
-run: manifests generate envtest kubectl-keystone $(if $(KUBECONFIG),,$(if $(filter cluster,$(RUN_LOCAL)),node-bins cluster-deps)) ## Run the operator: against KUBECONFIG, or a local cluster it starts.
+run: manifests generate kubectl-keystone $(if $(filter kubeconfig,$(RUN_TARGET)),,envtest) $(if $(filter cluster,$(RUN_TARGET)),node-bins cluster-deps) ## Run the operator: against the current kubeconfig context, or a local cluster it starts.
 	go build -o $(LOCALBIN)/devrun ./cmd/devrun
-	go build -o $(LOCALBIN)/e2e-actor ./tests/e2e/actor
-	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) $(CLUSTER_ENV) exec $(LOCALBIN)/devrun -local=$(RUN_LOCAL) -actor=$(LOCALBIN)/e2e-actor $(RUN_ARGS)
+	$(if $(filter cluster,$(RUN_TARGET)),go build -o $(LOCALBIN)/e2e-actor ./tests/e2e/actor)
+	$(if $(filter kubeconfig,$(RUN_TARGET)),,KUBEBUILDER_ASSETS=$(ENVTEST_DIR) $(CLUSTER_ENV)) exec $(LOCALBIN)/devrun -local=$(RUN_TARGET) \
+		$(if $(filter cluster,$(RUN_TARGET)),-actor=$(LOCALBIN)/e2e-actor) $(RUN_ARGS)
 
 ##@ Deploy (kubebuilder's targets; KUBECONFIG's cluster)
 

@@ -1,9 +1,12 @@
-// Command devrun runs the operator for development (`make run`): against the cluster
-// of KUBECONFIG, or, when none is set, against a local cluster it starts, printing the
-// kubeconfig to use with kubectl. The local cluster is the single-node Kubernetes of
-// hack/cluster.sh, where Keystone's pods really run (-local=cluster, needs root), or a
-// control plane without nodes (-local=control-plane). It installs the CRDs either way
-// and stops on exit what it started.
+// Command devrun runs the operator for development (`make run`): against the current
+// context of the kubeconfig kubectl would use (KUBECONFIG, else ~/.kube/config), as
+// kubebuilder's `make run` does, or, when none is configured, against a local cluster
+// it starts, printing the kubeconfig to use with kubectl. The local cluster is the
+// single-node Kubernetes of hack/cluster.sh, where Keystone's pods really run
+// (-local=cluster, needs root), or a control plane without nodes
+// (-local=control-plane); either, named, is used whatever kubeconfig exists (the
+// scripts that need it). It installs the CRDs either way and stops on exit what it
+// started.
 package main
 
 import (
@@ -22,6 +25,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
@@ -37,7 +41,8 @@ func run() error {
 	var opts manager.Options
 	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
 	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", "127.0.0.1:8081", "Address of /healthz and /readyz; 0 disables them.")
-	local := flag.String("local", "cluster", "Without KUBECONFIG: run on a local single-node cluster (cluster) or a control plane without nodes (control-plane).")
+	local := flag.String("local", "auto", "Where to run: auto (the current kubeconfig context, else a local cluster), kubeconfig, "+
+		"cluster (a local single-node cluster) or control-plane (a local control plane without nodes).")
 	runManager := flag.Bool("manager", true, "Run the operator here; with false, only what it needs (cluster, CRDs, actor) until interrupted, for an operator run elsewhere (make e2e runs it in the cluster).")
 	actor := flag.String("actor", "", "On the local cluster, also run this test actor binary (tests/e2e/actor), which plays mariadb-operator and infra-operator.")
 	zapOpts := zap.Options{Development: true, Level: zapcore.InfoLevel}
@@ -58,11 +63,23 @@ func run() error {
 	var cfg *rest.Config
 	// hint, printed once the CRDs are in, says how to use a cluster devrun started.
 	var hint string
-	path := os.Getenv("KUBECONFIG")
-	switch {
-	case path != "":
-		fmt.Printf("devrun: using the cluster of KUBECONFIG=%s\n", path)
-	case *local == "cluster":
+	path := ""
+	target := *local
+	if target == "auto" {
+		target = "cluster"
+		if current() != nil {
+			target = "kubeconfig"
+		}
+	}
+	switch target {
+	case "kubeconfig":
+		if cfg, err = useCurrent(); err != nil {
+			return err
+		}
+		if err := controlplane.InstallCRDs(cfg, root); err != nil {
+			return err
+		}
+	case "cluster":
 		kubeconfig, stopAll, err := startClusterAndActor(root, *actor)
 		if err != nil {
 			return err
@@ -75,7 +92,7 @@ func run() error {
 		hint = nextSteps(root, "the local cluster", path,
 			"kubectl apply -f config/samples/osp-secret.yaml -f config/samples/keystone_v1beta1_keystoneapi.yaml -f config/samples/local-cluster/",
 			"kubectl get keystoneapi -w", "kubectl keystone tree")
-	case *local == "control-plane":
+	case "control-plane":
 		env, err := controlplane.Environment(root)
 		if err != nil {
 			return err
@@ -88,9 +105,11 @@ func run() error {
 		if err := controlplane.WriteKubeconfig(env, kubeconfig); err != nil {
 			return err
 		}
-		hint = nextSteps(root, "the local control plane", kubeconfig, "kubectl apply -f config/samples/", "kubectl keystone tree")
+		hint = nextSteps(root, "the local control plane", kubeconfig,
+			"kubectl apply -f config/samples/osp-secret.yaml -f config/samples/keystone_v1beta1_keystoneapi.yaml",
+			"kubectl keystone tree")
 	default:
-		return fmt.Errorf("-local=%s: want cluster or control-plane", *local)
+		return fmt.Errorf("-local=%s: want auto, kubeconfig, cluster or control-plane", *local)
 	}
 	if cfg == nil {
 		if cfg, err = clientcmd.BuildConfigFromFlags("", path); err != nil {
@@ -111,6 +130,38 @@ func run() error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// current is the kubeconfig kubectl would use, as loaded (KUBECONFIG, else
+// ~/.kube/config), when it names a current context; nil when none is configured.
+func current() *clientcmdapi.Config {
+	raw, err := clientcmd.NewDefaultClientConfigLoadingRules().Load()
+	if err != nil || raw.CurrentContext == "" || raw.Contexts[raw.CurrentContext] == nil {
+		return nil
+	}
+	return raw
+}
+
+// useCurrent is the client configuration of the current context, said before it is used.
+func useCurrent() (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	raw := current()
+	if raw == nil {
+		return nil, fmt.Errorf("no current context in %s: kubectl config use-context NAME, or -local=cluster for a local cluster",
+			strings.Join(rules.GetLoadingPrecedence(), ":"))
+	}
+	context := raw.Contexts[raw.CurrentContext]
+	server := ""
+	if cluster := raw.Clusters[context.Cluster]; cluster != nil {
+		server = cluster.Server
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	fmt.Printf("devrun: running against context %s (cluster %s at %s) of %s\n", raw.CurrentContext, context.Cluster, server,
+		strings.Join(rules.GetLoadingPrecedence(), ":"))
+	return cfg, nil
 }
 
 // nextSteps says how to use a cluster devrun started: its kubeconfig, the kubectl built
