@@ -8,6 +8,8 @@ SHELL := /usr/bin/env bash -o pipefail
 LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_TOOLS_VERSION ?= v0.16.5
 GOLANGCI_LINT_VERSION ?= v2.11.0
+# The kustomize kubectl 1.31 embeds (kubectl apply -k), as a binary for kustomize edit.
+KUSTOMIZE_VERSION ?= v5.4.2
 KUTTL_VERSION ?= v0.26.0
 KREW_VERSION ?= v0.4.3
 K8S_VERSION ?= v1.31.14
@@ -16,6 +18,7 @@ COREDNS_VERSION ?= v1.11.3
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 KUTTL ?= $(LOCALBIN)/kuttl-$(KUTTL_VERSION)
 KREW_DIR = $(LOCALBIN)/krew-$(KREW_VERSION)
 ENVTEST_DIR = $(LOCALBIN)/k8s-$(K8S_VERSION)-etcd-$(ETCD_VERSION)
@@ -82,8 +85,8 @@ verify: manifests generate fmt ## Regenerate everything and fail if the tree cha
 ##@ Test
 
 .PHONY: test
-test: manifests generate vet envtest debian-deps ## Install what the tests need and run every test.
-	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test $(ROOT_PKGS) $(TEST_ARGS)
+test: manifests generate vet envtest debian-deps $(KUSTOMIZE) ## Install what the tests need and run every test.
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) KUSTOMIZE=$(KUSTOMIZE) go test $(ROOT_PKGS) $(TEST_ARGS)
 	cd $(APIS_DIR) && go test ./... $(TEST_ARGS)
 	$(MAKE) conformance
 	$(MAKE) kuttl
@@ -196,9 +199,17 @@ uninstall: ## Delete the CRDs, and with them every KeystoneAPI, registration and
 	$(KUBECTL) delete -k config/crd --ignore-not-found
 
 .PHONY: deploy
-deploy: install ## Install the CRDs, then the operator (config/default) running IMG.
+deploy: install set-image ## Install the CRDs, then the operator (config/default) running IMG, kept in config/manager for every later apply.
 	$(KUBECTL) apply --server-side --force-conflicts -k config/default
-	$(KUBECTL) -n keystone-operator-system set image deployment/keystone-stepwise-controller-manager manager=$(IMG)
+
+.PHONY: set-image
+set-image: $(KUSTOMIZE) ## Make IMG the operator's image in config/manager (kubebuilder's kustomize edit set image): kubectl apply -k config/default deploys it.
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+
+.PHONY: build-installer
+build-installer: manifests set-image ## Write dist/install.yaml: the CRDs and the operator running IMG, for kubectl apply -f without kustomize.
+	mkdir -p dist
+	{ $(KUSTOMIZE) build config/crd && echo --- && $(KUSTOMIZE) build config/default; } > dist/install.yaml
 
 .PHONY: undeploy
 undeploy: ## Remove the operator (config/default); the CRDs and every object of them stay.
@@ -255,6 +266,11 @@ $(KREW_DIR)/krew:
 
 $(KUTTL):
 	KUTTL_VERSION=$(KUTTL_VERSION) hack/kuttl-bin.sh $@
+
+$(KUSTOMIZE):
+	mkdir -p $(LOCALBIN)
+	GOBIN=$(LOCALBIN)/.tmp-kustomize go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+	mv $(LOCALBIN)/.tmp-kustomize/kustomize $@ && rmdir $(LOCALBIN)/.tmp-kustomize
 
 $(GOLANGCI_LINT):
 	mkdir -p $(LOCALBIN)
