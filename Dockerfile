@@ -2,10 +2,9 @@
 # user, as openstack-operator runs every operator (command /manager; args
 # --leader-elect --health-probe-bind-address=:8081 --metrics-bind-address=127.0.0.1:8080).
 #   docker build -t keystone-operator:latest .      (or podman build)
-# Without a registry or a container engine, hack/manager-image.sh builds the same layout
-# as an OCI archive (make manager-image), which make e2e imports into the local cluster;
-# hack/dockerfile-build.sh runs this builder stage from this context, so that a package
-# the COPY lines or .dockerignore leave out fails there as it fails here.
+# Without a registry or a container engine, hack/manager-image.sh builds this file with
+# buildah on locally made bases of the same names (make manager-image, an OCI archive),
+# which make e2e imports into the local cluster.
 ARG GO_VERSION=1.26
 FROM docker.io/library/golang:${GO_VERSION} AS builder
 WORKDIR /workspace

@@ -154,7 +154,7 @@ krew-check: envtest $(KREW_DIR)/krew ## Validate the krew manifest and install t
 	KREW_BIN=$(KREW_DIR) KUBECTL_BIN=$(ENVTEST_DIR) hack/krew-check.sh
 
 .PHONY: manager-image
-manager-image: generate ## Build the manager image as an OCI archive in bin/manager-image/, without a registry (the Dockerfile's layout).
+manager-image: generate cluster-deps ## Build the Dockerfile with buildah, without a registry: an OCI archive in bin/manager-image/.
 	hack/manager-image.sh $(LOCALBIN)/manager-image
 
 # `make run` runs against the current context of the kubeconfig kubectl uses (KUBECONFIG,
@@ -181,7 +181,7 @@ CONTAINER_TOOL ?= docker
 KUBECTL ?= kubectl
 
 .PHONY: docker-build
-docker-build: ## Build the manager image IMG with CONTAINER_TOOL from the Dockerfile (without an engine: make manager-image).
+docker-build: ## Build the manager image IMG with CONTAINER_TOOL from the Dockerfile (without an engine: make manager-image, buildah).
 	$(CONTAINER_TOOL) build -t $(IMG) .
 
 .PHONY: docker-push
@@ -243,7 +243,7 @@ debian-deps: ## Install Debian's keystone, uwsgi, MariaDB and memcached for the 
 	hack/debian-deps.sh monitoring
 
 .PHONY: cluster-deps
-cluster-deps: ## Install Debian's containerd, runc, CNI plugins, iptables and debootstrap for the local cluster.
+cluster-deps: ## Install Debian's containerd, runc, CNI plugins, iptables, debootstrap and buildah for the local cluster and the images.
 	hack/debian-deps.sh cluster
 
 .PHONY: node-bins

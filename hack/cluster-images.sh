@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the local cluster's images from Debian with debootstrap (hack/images/<name>),
-# packs each as a one-layer OCI archive, and imports it into the cluster's containerd.
+# Builds the local cluster's images from Debian with debootstrap (hack/debian-base.sh,
+# hack/images/<name>), packs each as an OCI archive with buildah (hack/buildah.sh), and
+# imports it into the cluster's containerd.
 # Archives are cached by a digest of their recipe; an image containerd already holds
 # with the same digest is not imported again, so a warm run takes a second.
 # Usage: cluster-images.sh CONTAINERD_ADDRESS PAUSE_BINARY
@@ -9,8 +10,8 @@ set -euo pipefail
 address=${1:?usage: cluster-images.sh CONTAINERD_ADDRESS PAUSE_BINARY}
 pause_bin=${2:?usage: cluster-images.sh CONTAINERD_ADDRESS PAUSE_BINARY}
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=hack/oci.sh
-source "$here/oci.sh"
+# shellcheck source=hack/buildah.sh
+source "$here/buildah.sh"
 recipes=$here/images
 cache=${IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/keystone-stepwise/images}
 suite=bookworm
@@ -30,12 +31,12 @@ declare -A refs=(
 	[rabbitmq]="localhost/keystone-stepwise/rabbitmq:$suite"
 )
 
-# Cache keys: bump format when the way images are built or packed changes; a recipe's
-# files are part of its image's key.
-format=1
-base_key=$(echo "$suite $mirror $format" | sha256sum | cut -c1-12)
+# Cache keys: bump format when the way images are built or packed changes (2: packed by
+# buildah); a recipe's files are part of its image's key.
+format=2
+format_key=$(echo "$suite $mirror $format" | sha256sum | cut -c1-12)
 recipe_key() {
-	(cd "$recipes/$1" && find . -type f | LC_ALL=C sort | xargs sha256sum; echo "$base_key") | sha256sum | cut -c1-12
+	(cd "$recipes/$1" && find . -type f | LC_ALL=C sort | xargs sha256sum; echo "$format_key") | sha256sum | cut -c1-12
 }
 
 mounted=()
@@ -47,20 +48,6 @@ cleanup() {
 trap cleanup EXIT
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/cluster-images.XXXXXX")
 
-# base prints a tarball of a minimal bookworm, built once per version of this script.
-base() {
-	local tarball="$cache/base-$suite-$base_key.tar"
-	if [[ ! -s $tarball ]]; then
-		log "debootstrap $suite minbase (about 1.5 minutes)"
-		local root="$work/base"
-		debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
-			{ tail -20 "$work/debootstrap.log" >&2; return 1; }
-		tar --numeric-owner -C "$root" -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball"
-		rm -rf "$root"
-	fi
-	echo "$tarball"
-}
-
 # rootfs NAME DIR fills DIR with the image's file system.
 rootfs() {
 	local name=$1 root=$2 recipe=$recipes/$1
@@ -68,7 +55,7 @@ rootfs() {
 		install -D -m 0755 "$pause_bin" "$root/pause"
 		return
 	fi
-	tar -C "$root" -xf "$(base)"
+	tar -C "$root" -xf "$("$here/debian-base.sh")"
 	cp /etc/resolv.conf "$root/etc/resolv.conf"
 	if [[ -d /etc/apt/sources.list.d ]]; then
 		cp /etc/apt/sources.list.d/*.sources "$root/etc/apt/sources.list.d/" 2>/dev/null && rm -f "$root/etc/apt/sources.list" || true
@@ -95,16 +82,16 @@ rootfs() {
 	: >"$root/etc/resolv.conf"
 }
 
-# oci DIR OUT NAME packs DIR as the image NAME's archive OUT.
+# oci DIR OUT NAME packs DIR as the image NAME's archive OUT (hack/buildah.sh).
 oci() {
 	local entrypoint='["/pause"]'
 	[[ -f $recipes/$3/entrypoint ]] && entrypoint=$(cat "$recipes/$3/entrypoint")
-	oci_archive "$1" "$2" "${refs[$3]%% *}" "$entrypoint"
+	image_archive "$1" "${refs[$3]%% *}" "$entrypoint" "" "$2"
 }
 
 for name in pause mariadb memcached rabbitmq keystone; do
 	if [[ $name == pause ]]; then
-		key=$( (sha256sum "$pause_bin" | cut -d' ' -f1; echo "$base_key") | sha256sum | cut -c1-12)
+		key=$( (sha256sum "$pause_bin" | cut -d' ' -f1; echo "$format_key") | sha256sum | cut -c1-12)
 	else
 		key=$(recipe_key "$name")
 	fi

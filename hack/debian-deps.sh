@@ -4,14 +4,15 @@
 #   debian-deps.sh [keystone]  what the real-Keystone tests run: keystone, uwsgi, MariaDB, memcached,
 #                              and openssl for the kuttl scenarios' certificates
 #   debian-deps.sh cluster     what the local Kubernetes node runs: containerd, runc, the CNI
-#                              plugins, iptables and conntrack, debootstrap for its images, and
-#                              curl and python3 for the end-to-end checks
+#                              plugins, iptables and conntrack, debootstrap and buildah for its
+#                              images and the manager's, and curl and python3 for the
+#                              end-to-end checks
 #   debian-deps.sh monitoring  promtool (Debian's prometheus package), which tests the alerts
 set -euo pipefail
 
 case ${1:-keystone} in
 keystone) packages=(keystone uwsgi-plugin-python3 python3-pymemcache python3-openstackclient mariadb-server mariadb-client memcached openssl) ;;
-cluster) packages=(containerd runc containernetworking-plugins iptables conntrack debootstrap openssl curl python3) ;;
+cluster) packages=(containerd runc containernetworking-plugins iptables conntrack debootstrap buildah openssl curl python3) ;;
 monitoring) packages=(prometheus) ;;
 *)
 	echo "debian-deps: unknown group $1 (keystone, cluster or monitoring)" >&2

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the end-to-end scenarios (tests/e2e/scenarios) on the local single-node cluster,
 # with the operator installed as users install it: the manager image (hack/manager-image.sh,
-# the Dockerfile's builder stage run from the Dockerfile's context) imported into the
-# cluster's containerd, and config/default applied with kubectl (generated RBAC, the
+# the Dockerfile built by buildah) imported into the cluster's containerd, and
+# config/default applied with kubectl (generated RBAC, the
 # Deployment; the CRDs are installed apart, as `make install` does), only its image replaced.
 # bin/devrun -manager=false starts the cluster unless it runs already, installs the CRDs
 # and runs the test actor that plays mariadb-operator and infra-operator (bin/e2e-actor);

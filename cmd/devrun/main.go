@@ -60,10 +60,6 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	var cfg *rest.Config
-	// hint, printed once the CRDs are in, says how to use a cluster devrun started.
-	var hint string
-	path := ""
 	target := *local
 	if target == "auto" {
 		target = "cluster"
@@ -71,53 +67,10 @@ func run() error {
 			target = "kubeconfig"
 		}
 	}
-	switch target {
-	case "kubeconfig":
-		if cfg, err = useCurrent(); err != nil {
-			return err
-		}
-		if err := controlplane.InstallCRDs(cfg, root); err != nil {
-			return err
-		}
-	case "cluster":
-		kubeconfig, stopAll, err := startClusterAndActor(root, *actor)
-		if err != nil {
-			return err
-		}
-		defer stopAll()
-		path = kubeconfig
-		// The operator runs on the host: Keystone's Service names resolve through the
-		// cluster's DNS, as they would in a pod.
-		opts.ClusterDNS = "10.244.0.1:53"
-		hint = nextSteps(root, "the local cluster", path,
-			"kubectl apply -f config/samples/osp-secret.yaml -f config/samples/keystone_v1beta1_keystoneapi.yaml -f config/samples/local-cluster/",
-			"kubectl get keystoneapi -w", "kubectl keystone tree")
-	case "control-plane":
-		env, err := controlplane.Environment(root)
-		if err != nil {
-			return err
-		}
-		if cfg, err = env.Start(); err != nil {
-			return fmt.Errorf("starting the local control plane: %w", err)
-		}
-		defer func() { _ = env.Stop() }()
-		kubeconfig := filepath.Join(root, "bin", "run", "kubeconfig")
-		if err := controlplane.WriteKubeconfig(env, kubeconfig); err != nil {
-			return err
-		}
-		hint = nextSteps(root, "the local control plane", kubeconfig,
-			"kubectl apply -f config/samples/osp-secret.yaml -f config/samples/keystone_v1beta1_keystoneapi.yaml",
-			"kubectl keystone tree")
-	default:
-		return fmt.Errorf("-local=%s: want auto, kubeconfig, cluster or control-plane", *local)
-	}
-	if cfg == nil {
-		if cfg, err = clientcmd.BuildConfigFromFlags("", path); err != nil {
-			return fmt.Errorf("reading kubeconfig %s: %w", path, err)
-		}
-		if err := controlplane.InstallCRDs(cfg, root); err != nil {
-			return err
-		}
+	cfg, hint, release, err := connect(root, target, *actor, &opts)
+	defer release()
+	if err != nil {
+		return err
 	}
 	fmt.Print(hint)
 	if !*runManager {
@@ -130,6 +83,59 @@ func run() error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// connect reaches the cluster of target (kubeconfig, cluster or control-plane), starting
+// it when it is a local one, and installs the CRDs there. It returns its configuration,
+// what to print once the CRDs are in (how to use a cluster devrun started), and what
+// stops what it started (to be called even on an error).
+func connect(root, target, actor string, opts *manager.Options) (*rest.Config, string, func(), error) {
+	release := func() {}
+	var hint, path string
+	switch target {
+	case "kubeconfig":
+		cfg, err := useCurrent()
+		if err != nil {
+			return nil, "", release, err
+		}
+		return cfg, "", release, controlplane.InstallCRDs(cfg, root)
+	case "cluster":
+		kubeconfig, stopAll, err := startClusterAndActor(root, actor)
+		if err != nil {
+			return nil, "", release, err
+		}
+		release = stopAll
+		path = kubeconfig
+		// The operator runs on the host: Keystone's Service names resolve through the
+		// cluster's DNS, as they would in a pod.
+		opts.ClusterDNS = "10.244.0.1:53"
+		hint = nextSteps(root, "the local cluster", path,
+			"kubectl apply -f config/samples/osp-secret.yaml -f config/samples/keystone_v1beta1_keystoneapi.yaml -f config/samples/local-cluster/",
+			"kubectl get keystoneapi -w", "kubectl keystone tree")
+	case "control-plane":
+		env, err := controlplane.Environment(root)
+		if err != nil {
+			return nil, "", release, err
+		}
+		if _, err := env.Start(); err != nil {
+			return nil, "", release, fmt.Errorf("starting the local control plane: %w", err)
+		}
+		release = func() { _ = env.Stop() }
+		path = filepath.Join(root, "bin", "run", "kubeconfig")
+		if err := controlplane.WriteKubeconfig(env, path); err != nil {
+			return nil, "", release, err
+		}
+		hint = nextSteps(root, "the local control plane", path,
+			"kubectl apply -f config/samples/osp-secret.yaml -f config/samples/keystone_v1beta1_keystoneapi.yaml",
+			"kubectl keystone tree")
+	default:
+		return nil, "", release, fmt.Errorf("-local=%s: want auto, kubeconfig, cluster or control-plane", target)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, "", release, fmt.Errorf("reading kubeconfig %s: %w", path, err)
+	}
+	return cfg, hint, release, controlplane.InstallCRDs(cfg, root)
 }
 
 // current is the kubeconfig kubectl would use, as loaded (KUBECONFIG, else

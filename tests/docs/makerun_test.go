@@ -8,6 +8,23 @@ import (
 	"testing"
 )
 
+// makeRunPlan is what `make -n run ARGS` would run with HOME home and KUBECONFIG
+// kubeconfig (unset when empty).
+func makeRunPlan(t *testing.T, root, home, kubeconfig string, args []string) string {
+	t.Helper()
+	cmd := exec.Command("make", append([]string{"-n", "run"}, args...)...)
+	cmd.Dir = root
+	cmd.Env = append(withoutKubeconfig(os.Environ()), "HOME="+home, "GOPATH="+goPath(), "GOCACHE="+goCache())
+	if kubeconfig != "" {
+		cmd.Env = append(cmd.Env, "KUBECONFIG="+kubeconfig)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n run %v (HOME %s, KUBECONFIG %q): %v\n%s", args, home, kubeconfig, err, out)
+	}
+	return string(out)
+}
+
 // TestMakeRunTarget: `make run` runs against the kubeconfig kubectl would use (KUBECONFIG,
 // else ~/.kube/config), building nothing of a local cluster then, as the README says; with
 // none, against the local cluster it builds; RUN_LOCAL on the command line forces that
@@ -39,17 +56,7 @@ func TestMakeRunTarget(t *testing.T) {
 		{"~/.kube/config: its current context", withConfig, "", nil, "-local=kubeconfig", false},
 		{"RUN_LOCAL given: that local cluster", withConfig, "", []string{"RUN_LOCAL=control-plane"}, "-local=control-plane", true},
 	} {
-		cmd := exec.Command("make", append([]string{"-n", "run"}, tc.args...)...)
-		cmd.Dir = root
-		cmd.Env = append(withoutKubeconfig(os.Environ()), "HOME="+tc.home, "GOPATH="+goPath(), "GOCACHE="+goCache())
-		if tc.kubeconfig != "" {
-			cmd.Env = append(cmd.Env, "KUBECONFIG="+tc.kubeconfig)
-		}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: make -n run: %v\n%s", tc.what, err, out)
-		}
-		plan := string(out)
+		plan := makeRunPlan(t, root, tc.home, tc.kubeconfig, tc.args)
 		if !strings.Contains(plan, "/devrun "+tc.local) {
 			t.Errorf("%s: devrun is not run with %s:\n%s", tc.what, tc.local, plan)
 		}
