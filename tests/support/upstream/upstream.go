@@ -114,8 +114,10 @@ func AdoptionSecret(namespace string, fernet, credential [2]string) *corev1.Secr
 }
 
 // SampleKeystoneAPI is keystone-operator's own sample KeystoneAPI
-// (config/samples/keystone_v1beta1_keystoneapi.yaml), field for field, in namespace: no
-// containerImage, which keystone-operator's defaulting webhook fills in.
+// (config/samples/keystone_v1beta1_keystoneapi.yaml, as its tree has it from commit
+// 011bf37 to c9c3dbc at least), field for field, in namespace: no containerImage, which
+// keystone-operator's defaulting webhook fills in. Copied: that file is in no Go module
+// the proxy serves.
 func SampleKeystoneAPI(namespace string) string {
 	return `apiVersion: keystone.openstack.org/v1beta1
 kind: KeystoneAPI
