@@ -260,7 +260,8 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	// controllers' client follows the answer, and asks for nothing it would be refused.
 	ctx := context.Background()
 	rules := checkPermissions(ctx, mgr.GetClient(), opts.Namespaces)
-	apiClient := permissions.Client{Client: mgr.GetClient(), Rules: rules}
+	// What a round creates is recorded, for the status it writes (reconciler.Related).
+	apiClient := reconciler.RecordingClient{Client: permissions.Client{Client: mgr.GetClient(), Rules: rules}}
 	reporter := func(kind string) reconciler.Reporter {
 		return reconciler.Reporter{Client: apiClient, Recorder: recorder,
 			Metrics: m, Versions: reconciler.NewVersions(), Reader: mgr.GetAPIReader(), Kind: kind}

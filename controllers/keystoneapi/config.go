@@ -54,7 +54,7 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result
 		files, found.renderErr = deploy.RenderConfig(api, deploy.ConfigInput{
 			DatabaseHostname: api.Status.DatabaseHostname, DatabaseUser: s.dbUser, DatabasePassword: s.dbPassword,
 			MemcachedServers: s.memcachedServers, HttpdCustom: custom, TransportURL: s.transportURL, QuorumQueues: s.quorumQueues,
-			FederationFiles: federation, DatabaseTLS: s.databaseTLS, MemcachedTLS: s.memcachedTLS, MemcachedMTLS: s.memcachedMTLSSecret != "",
+			FederationFiles: federation, DatabaseTLS: s.databaseTLS, MemcachedTLS: s.memcachedTLS, MemcachedMTLS: s.in.MemcachedMTLSSecret != "",
 		})
 		if found.renderErr == nil {
 			secret, err := r.writeSecret(ctx, api, found.secret, files)
@@ -98,6 +98,7 @@ const FederationConfigKey = "federation-config.json"
 func (s *scope) setConfigRevision(secret *corev1.Secret) {
 	s.configRevision = deploy.Hash(map[string]string{"uid": string(secret.UID), "resourceVersion": secret.ResourceVersion})
 	setHash(s.api, deploy.HashConfig, s.configRevision)
+	s.in.PodRevision = s.podRevision()
 }
 
 // writeSecret makes the owned Secret name hold exactly files; it writes only what differs.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"strings"
 	"sync"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -157,7 +158,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			if o.GetLabels()["app"] != "mariadb" {
 				return ""
 			}
-			return trimPrefix(o.GetLabels()["cr"], "mariadb-")
+			return galeraName(o.GetLabels()["cr"])
 		})).
 		Complete(reconciler.NewReconciler(r.Client, r.Reporter, r.Clock, r.kind()))
 }
@@ -237,9 +238,11 @@ func (r *Reconciler) enqueueForSecretOf(list client.ObjectList, secretIndex, api
 	})
 }
 
-func trimPrefix(s, prefix string) string {
-	if len(s) > len(prefix) && s[:len(prefix)] == prefix {
-		return s[len(prefix):]
+// galeraName is the Galera a mariadb-operator Service's "cr" label names
+// ("mariadb-<name>"); "" for any other label.
+func galeraName(cr string) string {
+	if name, ok := strings.CutPrefix(cr, "mariadb-"); ok {
+		return name
 	}
 	return ""
 }
@@ -253,7 +256,7 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneAPI, *scope] {
 		Finalizer: Finalizer,
 		Default:   r.defaultImage,
 		Scope: func(api *keystonev1.KeystoneAPI, round *condition.Round) *scope {
-			return &scope{api: api, round: round, previousEndpoints: maps.Clone(api.Status.APIEndpoints)}
+			return &scope{api: api, round: round, in: deploy.Gathered{API: api}, previousEndpoints: maps.Clone(api.Status.APIEndpoints)}
 		},
 		Phases:  r.phases(),
 		Delete:  r.reconcileDelete,
@@ -261,13 +264,16 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneAPI, *scope] {
 		Deadlines: func(s *scope) []reconciler.Deadline {
 			return []reconciler.Deadline{{Name: "fernetRotation", At: s.fernetRotation}}
 		},
-		Requeue: func(s *scope, result ctrl.Result) ctrl.Result {
-			if result.IsZero() && s.requeueAfter > 0 {
-				result.RequeueAfter = s.requeueAfter
-			}
-			return result
-		},
 	}
+}
+
+// clearSkipped clears the status a step reports when the spec no longer has that step:
+// status.networkAttachments without networkAttachments (NetworkAttachmentsReady).
+func clearSkipped(_ context.Context, s *scope) (ctrl.Result, error) {
+	if len(s.api.Spec.NetworkAttachments) == 0 {
+		s.api.Status.NetworkAttachments = nil
+	}
+	return ctrl.Result{}, nil
 }
 
 // defaultImage sets an empty spec.containerImage to the operator's default, as
@@ -358,30 +364,39 @@ func skippedSteps(api *keystonev1.KeystoneAPI) []lc.Type {
 }
 
 // phases lists the steps of a KeystoneAPI in declared order; RunPhases passes over
-// the ones skipped for the spec. Every step whose objects can exist is observed every
-// round: it reports them as they are, and acts (creates, renders, runs a job, rolls
-// the pods) only once every step before it is True (scope.acting). The external
-// endpoint check has nothing to observe but Keystone, with the admin's password.
+// the ones skipped for the spec. Every step whose objects can exist observes
+// (reconciler.Phase.Observes): it runs every round, reports them as they are, and acts
+// (creates, renders, runs a job, rolls the pods) only once every step before it that it
+// needs is True (scope.acting). The external endpoint check has nothing to observe but
+// Keystone, with the admin's password: it runs once the steps before it are True.
 func (r *Reconciler) phases() []reconciler.Phase[*scope] {
+	observes := func(step lc.Type, run func(context.Context, *scope) (ctrl.Result, error)) reconciler.Phase[*scope] {
+		return reconciler.Phase[*scope]{Step: step, Run: run, Observes: true}
+	}
 	return []reconciler.Phase[*scope]{
-		{Step: keystonev1.KeystoneAPIInputReady, Run: r.reconcileInput, Observes: true},
-		{Step: keystonev1.KeystoneAPIServiceAccountReady, Run: r.reconcileServiceAccount, Observes: true},
-		{Step: keystonev1.KeystoneAPITLSInputReady, Run: r.reconcileTLS, Observes: true},
-		{Step: keystonev1.KeystoneAPITopologyReady, Run: r.reconcileTopology, Observes: true},
-		{Step: keystonev1.KeystoneAPIDBReady, Run: r.reconcileDatabase, Observes: true},
-		{Step: keystonev1.KeystoneAPIMemcachedReady, Run: r.reconcileMemcached, Observes: true},
-		{Step: keystonev1.KeystoneAPIRabbitMqTransportURLReady, Run: r.reconcileNotifications, Observes: true},
-		{Step: keystonev1.KeystoneAPIServiceConfigReady, Run: r.reconcileConfig, Observes: true},
-		{Step: keystonev1.KeystoneAPIFernetKeysReady, Run: r.reconcileFernetKeys, Observes: true},
-		{Step: keystonev1.KeystoneAPIDBSyncReady, Run: r.reconcileDBSync, Observes: true},
-		{Step: keystonev1.KeystoneAPIExposeServiceReady, Run: r.reconcileServices, Observes: true},
-		{Step: keystonev1.KeystoneAPIBootstrapReady, Run: r.reconcileBootstrap, Observes: true},
-		{Step: keystonev1.KeystoneAPIDeploymentReady, Run: r.reconcileDeployment, Observes: true},
-		{Step: keystonev1.KeystoneAPINetworkAttachmentsReady, Run: r.reconcileNetworks, Observes: true},
-		{Step: keystonev1.KeystoneAPICronJobReady, Run: r.reconcileTrustFlush, Observes: true},
+		// Not a step: what a step the spec no longer has reported goes with it.
+		{Run: clearSkipped},
+		observes(keystonev1.KeystoneAPIInputReady, r.reconcileInput),
+		observes(keystonev1.KeystoneAPIServiceAccountReady, r.reconcileServiceAccount),
+		observes(keystonev1.KeystoneAPITLSInputReady, r.reconcileTLS),
+		observes(keystonev1.KeystoneAPITopologyReady, r.reconcileTopology),
+		observes(keystonev1.KeystoneAPIDBReady, r.reconcileDatabase),
+		observes(keystonev1.KeystoneAPIMemcachedReady, r.reconcileMemcached),
+		observes(keystonev1.KeystoneAPIRabbitMqTransportURLReady, r.reconcileNotifications),
+		observes(keystonev1.KeystoneAPIServiceConfigReady, r.reconcileConfig),
+		observes(keystonev1.KeystoneAPIFernetKeysReady, r.reconcileFernetKeys),
+		observes(keystonev1.KeystoneAPIDBSyncReady, r.reconcileDBSync),
+		observes(keystonev1.KeystoneAPIExposeServiceReady, r.reconcileServices),
+		observes(keystonev1.KeystoneAPIBootstrapReady, r.reconcileBootstrap),
+		observes(keystonev1.KeystoneAPIDeploymentReady, r.reconcileDeployment),
+		observes(keystonev1.KeystoneAPINetworkAttachmentsReady, r.reconcileNetworks),
+		observes(keystonev1.KeystoneAPICronJobReady, r.reconcileTrustFlush),
 		{Step: keystonev1.KeystoneAPIEndpointReady, Run: r.reconcileExternalEndpoint},
-		{Step: keystonev1.KeystoneAPIOpenStackConfigReady, Run: r.reconcileOpenStackConfig, Observes: true},
-		// Not a step: RegistrationsReady, the namespace's registrations at a glance.
+		observes(keystonev1.KeystoneAPIOpenStackConfigReady, r.reconcileOpenStackConfig),
+		// Not steps: the finalizers on what the KeystoneAPI no longer uses, released once
+		// its pods (or the external Keystone) run without them; RegistrationsReady, the
+		// namespace's registrations at a glance.
+		{Run: r.releaseUnused},
 		{Run: r.reconcileRegistrations},
 	}
 }

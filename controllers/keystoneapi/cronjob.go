@@ -34,7 +34,7 @@ func (r *Reconciler) reconcileTrustFlush(ctx context.Context, s *scope) (ctrl.Re
 		s.round.Apply(step, cronJobVerdict("", cron, s.afterwards(step)))
 		return ctrl.Result{}, nil
 	}
-	desired, err := s.gathered(nil).TrustFlushCronJob()
+	desired, err := s.in.TrustFlushCronJob()
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -152,10 +152,10 @@ func galeraServiceLabels(instance string) map[string]string {
 // password (DependencyNotFound); then the Service (Requested).
 func databaseVerdict(db *mariadbv1.MariaDBDatabase, account *mariadbv1.MariaDBAccount, passwordFound bool,
 	instance, host string) condition.Verdict {
-	if v := condition.Mirror("MariaDBDatabase", db.Name, db.Status.Conditions); !v.True {
+	if v := condition.Mirror("MariaDBDatabase", condition.Of(db.Name, db.Status.Conditions)); !v.True {
 		return v
 	}
-	if v := condition.Mirror("MariaDBAccount", account.Name, account.Status.Conditions); !v.True {
+	if v := condition.Mirror("MariaDBAccount", condition.Of(account.Name, account.Status.Conditions)); !v.True {
 		return v
 	}
 	switch {

@@ -2,23 +2,15 @@ package keystoneapi
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
-	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
-	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
 // Finalizer keeps a KeystoneAPI until the finalizers it put on other objects are released.
@@ -48,65 +40,6 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	return ctrl.Result{}, finalizers.Remove(ctx, r.Client, api, Finalizer, UpstreamFinalizer)
 }
 
-func dependencyName(api *keystonev1.KeystoneAPI, obj client.Object) string {
-	switch obj.(type) {
-	case *mariadbv1.MariaDBDatabase:
-		return deploy.DatabaseName
-	case *mariadbv1.MariaDBAccount:
-		return api.Spec.DatabaseAccount
-	case *topologyv1.Topology:
-		if api.Spec.TopologyRef == nil {
-			return ""
-		}
-		return api.Spec.TopologyRef.Name
-	default:
-		return api.Spec.MemcachedInstance
-	}
-}
-
-// releaseStale removes this KeystoneAPI's finalizer from the Memcached, MariaDBAccount,
-// MariaDBDatabase and Topology it no longer uses: after memcachedInstance,
-// databaseAccount or topologyRef changed, once the pods run with the new ones (or, in
-// external mode, all of them).
-func (r *Reconciler) releaseStale(ctx context.Context, api *keystonev1.KeystoneAPI) error {
-	return r.releaseFinalizers(ctx, api, !api.Spec.ExternalKeystoneAPI)
-}
-
-// releaseFinalizers removes this KeystoneAPI's finalizer from every object of the kinds
-// it holds (whichever exist), but, when keepInUse, from those the spec names; and
-// keystone-operator's from all of them (ours holds those in use).
-func (r *Reconciler) releaseFinalizers(ctx context.Context, api *keystonev1.KeystoneAPI, keepInUse bool) error {
-	mine := finalizerFor(api)
-	for _, list := range []client.ObjectList{
-		&memcachedv1.MemcachedList{}, &mariadbv1.MariaDBAccountList{}, &mariadbv1.MariaDBDatabaseList{}, &topologyv1.TopologyList{},
-	} {
-		if err := r.List(ctx, list, client.InNamespace(api.Namespace)); err != nil {
-			return fmt.Errorf("listing %T: %w", list, err)
-		}
-		items, err := apimeta.ExtractList(list)
-		if err != nil {
-			return fmt.Errorf("reading %T: %w", list, err)
-		}
-		for _, item := range items {
-			obj, ok := item.(client.Object)
-			if !ok {
-				continue
-			}
-			release := []string{UpstreamFinalizer}
-			if !keepInUse || obj.GetName() != dependencyName(api, obj) {
-				release = append(release, mine)
-			}
-			if !slices.ContainsFunc(release, func(f string) bool { return controllerutil.ContainsFinalizer(obj, f) }) {
-				continue
-			}
-			if err := finalizers.Remove(ctx, r.Client, obj, release...); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // releaseOrphaned removes from api the finalizers of registrations that do not exist
 // (removed by hand, or by another operator, without releasing api), with a Warning
 // Event naming each: no deletion waits on an object that is gone.
@@ -122,17 +55,6 @@ func (r *Reconciler) releaseOrphaned(ctx context.Context, api *keystonev1.Keysto
 		}
 	}
 	return nil
-}
-
-// registrationKinds are the kinds whose objects hold a KeystoneAPI with a finalizer
-// named after their kind (finalizers.For, finalizers.Upstream), and their lists.
-var registrationKinds = []struct {
-	finalizer, name string
-	list            client.ObjectList
-}{
-	{"keystoneservice", "KeystoneService", &keystonev1.KeystoneServiceList{}},
-	{"keystoneendpoint", "KeystoneEndpoint", &keystonev1.KeystoneEndpointList{}},
-	{"keystoneapplicationcredential", "KeystoneApplicationCredential", &keystonev1.KeystoneApplicationCredentialList{}},
 }
 
 // registrationHolders names the registrations whose finalizers hold the KeystoneAPI:

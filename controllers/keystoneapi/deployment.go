@@ -10,6 +10,7 @@ import (
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,24 +18,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-// TemplateAnnotation records the digest of the pod template last applied (deploy.TemplateAnnotation).
-const TemplateAnnotation = deploy.TemplateAnnotation
-
 // reconcileDeployment marks DeploymentReady from the Deployment's rollout and records
 // status.readyCount. It rolls out once db-sync and the steps before it are True, while
 // bootstrap runs (unneeded). While a step it needs is not True the Deployment keeps
 // its pod template (its pods keep serving) and its readiness is still reported; a change
 // of replicas is applied all the same: scaling needs nothing of the steps before.
 func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Result, error) {
-	api := s.api
 	step := keystonev1.KeystoneAPIDeploymentReady
-	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: api.Name, Namespace: api.Namespace}}
-	replicas := ptr.To(ptr.Deref(api.Spec.Replicas, 1))
+	dep, err := r.existingDeployment(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	if s.acting(step) {
-		if len(api.Spec.NetworkAttachments) == 0 {
-			api.Status.NetworkAttachments = nil
-		}
-		missing, err := r.missingNetworks(ctx, api)
+		// Pods are not rolled onto networks that do not exist (keystone-operator checks
+		// the same before its Deployment); NetworkAttachmentsReady, after this step,
+		// reports the pods' addresses on them.
+		missing, err := r.missingNetworks(ctx, s.api)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -42,42 +41,61 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (ctrl.Re
 			s.round.Apply(step, attachmentsMissingVerdict(missing))
 			return ctrl.Result{RequeueAfter: NetworkRecheckInterval}, nil
 		}
-		if err := r.Get(ctx, client.ObjectKeyFromObject(dep), dep); client.IgnoreNotFound(err) != nil {
-			return ctrl.Result{}, fmt.Errorf("reading deployment %s: %w", dep.Name, err)
-		}
-		desired, err := s.gathered(dep.Spec.Selector).Deployment()
+		desired, err := s.in.Deployment()
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, dep, func() error {
-			dep.Labels = deploy.MergeLabels(dep.Labels, desired.Labels)
-			dep.Spec.Replicas = replicas
-			dep.Spec.Selector = desired.Spec.Selector
-			replaceTemplate(&dep.ObjectMeta, &desired.ObjectMeta, func() { dep.Spec.Template = desired.Spec.Template })
-			return controllerutil.SetControllerReference(api, dep, r.Scheme())
-		}); err != nil {
-			return ctrl.Result{}, fmt.Errorf("ensuring deployment %s: %w", dep.Name, err)
+		if dep, err = r.writeDeployment(ctx, s.api, dep, desired, true); err != nil {
+			return ctrl.Result{}, err
 		}
-	} else {
-		if err := r.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
-		if *replicas != ptr.Deref(dep.Spec.Replicas, 1) {
-			patch := client.MergeFrom(dep.DeepCopy())
-			dep.Spec.Replicas = replicas
-			if err := r.Patch(ctx, dep, patch); err != nil {
-				return ctrl.Result{}, fmt.Errorf("scaling deployment %s: %w", dep.Name, err)
-			}
+	} else if dep != nil {
+		scaled := dep.DeepCopy()
+		scaled.Spec.Replicas = deploy.Replicas(s.api)
+		if dep, err = r.writeDeployment(ctx, s.api, dep, scaled, false); err != nil {
+			return ctrl.Result{}, err
 		}
 	}
-	api.Status.ReadyCount = dep.Status.ReadyReplicas
+	s.deployment = dep
+	if dep == nil {
+		return ctrl.Result{}, nil
+	}
+	s.api.Status.ReadyCount = dep.Status.ReadyReplicas
 	markRollout(s, step, dep)
-	if s.round.WaitingFor(step) == "" && s.round.IsTrue(step) {
-		// The pods, and bootstrap, run with the current Memcached and account: the old
-		// ones may go.
-		return ctrl.Result{}, r.releaseStale(ctx, api)
-	}
 	return ctrl.Result{}, nil
+}
+
+// writeDeployment makes the Deployment hold desired: created when existing is nil,
+// else patched, once, when something differs: its labels (others' kept), replicas,
+// selector and, with template, its pod template when desired's digest
+// (deploy.TemplateAnnotation) differs from the one recorded. It returns the Deployment
+// as written.
+func (r *Reconciler) writeDeployment(ctx context.Context, api *keystonev1.KeystoneAPI, existing, desired *appsv1.Deployment, template bool) (*appsv1.Deployment, error) {
+	if existing == nil {
+		if err := controllerutil.SetControllerReference(api, desired, r.Scheme()); err != nil {
+			return nil, err
+		}
+		if err := r.Create(ctx, desired); err != nil {
+			return nil, fmt.Errorf("creating deployment %s: %w", desired.Name, err)
+		}
+		return desired, nil
+	}
+	dep := existing.DeepCopy()
+	dep.Labels = deploy.MergeLabels(dep.Labels, desired.Labels)
+	dep.Spec.Replicas = desired.Spec.Replicas
+	dep.Spec.Selector = desired.Spec.Selector
+	if template {
+		replaceTemplate(&dep.ObjectMeta, &desired.ObjectMeta, func() { dep.Spec.Template = desired.Spec.Template })
+		if err := controllerutil.SetControllerReference(api, dep, r.Scheme()); err != nil {
+			return nil, err
+		}
+	}
+	if equality.Semantic.DeepEqual(dep, existing) {
+		return existing, nil
+	}
+	if err := r.Patch(ctx, dep, client.MergeFrom(existing)); err != nil {
+		return nil, fmt.Errorf("writing deployment %s: %w", dep.Name, err)
+	}
+	return dep, nil
 }
 
 // podRevision identifies what the pods read from Secrets: the configuration and, when
@@ -108,13 +126,6 @@ func replaceTemplate(obj, desired *metav1.ObjectMeta, replace func()) {
 		replace()
 		metav1.SetMetaDataAnnotation(obj, deploy.TemplateAnnotation, digest)
 	}
-}
-
-// gathered is what this round builds the KeystoneAPI's objects from (deploy.Gathered);
-// selector is the existing Deployment's, nil when there is none.
-func (s *scope) gathered(selector *metav1.LabelSelector) deploy.Gathered {
-	return deploy.Gathered{API: s.api, PodRevision: s.podRevision(), DBSyncHash: s.dbSyncHash, Selector: selector,
-		Topology: s.topology, MemcachedMTLSSecret: s.memcachedMTLSSecret, CredentialKeys: s.credentialKeys}
 }
 
 // deadlineExceeded returns the message of a Progressing=False/ProgressDeadlineExceeded

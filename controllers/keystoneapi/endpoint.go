@@ -77,7 +77,6 @@ func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (c
 	switch {
 	case v.True:
 		r.verified.Store(api.UID, externalCheck{key: key, at: now})
-		return ctrl.Result{}, r.releaseStale(ctx, api)
 	case v.Reason == condition.ServiceUnavailable || v.Reason == condition.DependencyNotFound:
 		// An unreachable Keystone, or a region still to be made there, cannot be watched:
 		// tried again.

@@ -30,6 +30,7 @@ func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Re
 	step := keystonev1.KeystoneAPIFernetKeysReady
 	maxActive := int(ptr.Deref(api.Spec.FernetMaxActiveKeys, 5))
 	now := r.Clock.Now()
+	var result ctrl.Result
 	found := keysFound{secret: deploy.KeysSecretName(api), now: now}
 	if !s.acting(step) {
 		found.waiting = s.afterwards(step)
@@ -62,14 +63,15 @@ func (r *Reconciler) reconcileFernetKeys(ctx context.Context, s *scope) (ctrl.Re
 			found.fernetKeys = len(keys)
 			r.keysMoved(api, found.secret, renumbered, dropped)
 		}
-		s.requeueAt(found.sched.due.Sub(now))
+		// The next rotation: a reconcile then (in a second when it is due already).
+		result.RequeueAfter = max(found.sched.due.Sub(now), time.Second)
 	}
 	if found.usable() {
 		s.fernetRotation = found.sched.due
-		s.credentialKeys = &credentials
+		s.in.CredentialKeys = &credentials
 	}
 	s.round.Apply(step, keysVerdict(found))
-	return ctrl.Result{}, nil
+	return result, nil
 }
 
 // droppedCount is how many secondary keys bringing n keys to maxActive drops, after a

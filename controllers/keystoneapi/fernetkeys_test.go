@@ -49,3 +49,12 @@ func TestKeysVerdict(t *testing.T) {
 		})
 	}
 }
+
+func TestDroppedCount(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(droppedCount(5, 5, false)).To(Equal(0))
+	g.Expect(droppedCount(5, 5, true)).To(Equal(1), "a rotation adds the new staged key and drops the oldest secondary")
+	g.Expect(droppedCount(100, 5, false)).To(Equal(95))
+	g.Expect(droppedCount(3, 5, false)).To(Equal(0), "too few keys are padded, none dropped")
+	g.Expect(droppedCount(3, 1, false)).To(Equal(1), "the staged key and the primary always stay")
+}

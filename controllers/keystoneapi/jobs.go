@@ -37,9 +37,9 @@ func (r *Reconciler) reconcileDBSync(ctx context.Context, s *scope) (ctrl.Result
 	if s.configRevision == "" {
 		return ctrl.Result{}, nil // no configuration yet: waiting for ServiceConfigReady
 	}
-	s.dbSyncHash = deploy.Hash(map[string]string{"config": s.configRevision, "image": s.api.Spec.ContainerImage})
-	in := jobInputs{HashKey: deploy.HashDBSync, Public: s.dbSyncHash}
-	return ctrl.Result{}, r.runJob(ctx, s, keystonev1.KeystoneAPIDBSyncReady, in, s.gathered(nil).DBSyncJob())
+	s.in.DBSyncHash = deploy.DBSyncDigest(s.api, s.configRevision)
+	in := jobInputs{HashKey: deploy.HashDBSync, Public: s.in.DBSyncHash}
+	return ctrl.Result{}, r.runJob(ctx, s, keystonev1.KeystoneAPIDBSyncReady, in, s.in.DBSyncJob())
 }
 
 // reconcileBootstrap marks BootstrapReady: bootstrap ran for the current database,
@@ -52,21 +52,13 @@ func (r *Reconciler) reconcileBootstrap(ctx context.Context, s *scope) (ctrl.Res
 	if !s.round.IsTrue(keystonev1.KeystoneAPIInputReady) {
 		return ctrl.Result{}, nil // without the admin password nothing can be said: waiting
 	}
-	inputs := map[string]string{
-		"database": api.Status.DatabaseHostname + "/" + api.Spec.DatabaseAccount, "image": api.Spec.ContainerImage,
-		"user": api.Spec.AdminUser, "project": api.Spec.AdminProject, "region": api.Spec.Region,
-	}
-	for iface, url := range api.Status.APIEndpoints {
-		inputs["endpoint-"+iface] = url
-	}
 	if err := r.loadPrivateState(ctx, s, s.acting(step)); err != nil || s.private == nil {
 		return ctrl.Result{}, err
 	}
-	in := jobInputs{HashKey: deploy.HashBootstrap, Public: deploy.Hash(inputs),
+	in := jobInputs{HashKey: deploy.HashBootstrap, Public: deploy.BootstrapDigest(api),
 		Secret: deploy.PrivateMAC(s.private.Data, map[string]string{"adminPassword": s.adminPassword})}
-	gathered := s.gathered(nil)
-	gathered.BootstrapHash = in.Public
-	return ctrl.Result{}, r.runJob(ctx, s, step, in, gathered.BootstrapJob())
+	s.in.BootstrapHash = in.Public
+	return ctrl.Result{}, r.runJob(ctx, s, step, in, s.in.BootstrapJob())
 }
 
 // runJob drives a job step: done when it last succeeded for in; otherwise it makes
@@ -75,7 +67,7 @@ func (r *Reconciler) reconcileBootstrap(ctx context.Context, s *scope) (ctrl.Res
 // the step may not act, only a Job for in that exists already is observed.
 func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, in jobInputs, desired *batchv1.Job) error {
 	if s.api.Status.Hash[in.HashKey] == in.Public && s.privateValue(deploy.DoneKey(in.HashKey)) == in.Secret {
-		s.round.Apply(step, jobRecordedVerdict(desired.Name, ""))
+		s.round.Apply(step, jobRecordedVerdict(desired.Name))
 		return nil
 	}
 	if !s.acting(step) {
@@ -96,7 +88,10 @@ func (r *Reconciler) runJob(ctx context.Context, s *scope, step lc.Type, in jobI
 		if err := r.recordDone(ctx, s, in); err != nil {
 			return err
 		}
-		s.round.Apply(step, jobRecordedVerdict(desired.Name, why))
+		// Why it is not run is said once, in an Event: the step's message is the one every
+		// later round gives, so that this round's status write is not followed by another.
+		r.Reporter.Recorder.Eventf(s.api, corev1.EventTypeNormal, "JobNotRunAgain", "job %s not run again: %s", desired.Name, why)
+		s.round.Apply(step, jobRecordedVerdict(desired.Name))
 		return nil
 	}
 	job, err := r.jobFor(ctx, s, step, in, desired)
@@ -216,14 +211,16 @@ func tail(s string) string {
 	return ": " + s
 }
 
-// jobVerdict is DBSyncReady or BootstrapReady from the step's Job: True once it
-// completed; CreationFailed (Error) once it failed, with the Job's attempts and reason
+// jobVerdict is DBSyncReady or BootstrapReady from the step's Job (a Job of the current
+// inputs): True once it completed, worded as the rounds after it, which find its success
+// recorded, word it (jobRecordedVerdict), so that the round that made the step True is
+// its last status write; CreationFailed (Error) once it failed, with the Job's attempts and reason
 // and podFailure (what its last failed pod said, "" for nothing); Created (Info) while
 // it runs.
 func jobVerdict(job *batchv1.Job, podFailure string) condition.Verdict {
 	switch {
 	case finished(job, batchv1.JobComplete):
-		return condition.TrueVerdict("job %s succeeded", job.Name)
+		return jobRecordedVerdict(job.Name)
 	case finished(job, batchv1.JobFailed):
 		msg := fmt.Sprintf("job %s failed after %d attempts", job.Name, job.Status.Failed)
 		for _, c := range job.Status.Conditions {
@@ -240,12 +237,9 @@ func jobVerdict(job *batchv1.Job, podFailure string) condition.Verdict {
 }
 
 // jobRecordedVerdict is DBSyncReady or BootstrapReady when the job named name need not
-// run: True, its success for the current inputs recorded, or why it is not run again
-// (keystone-operator ran it for these inputs).
-func jobRecordedVerdict(name, why string) condition.Verdict {
-	if why != "" {
-		return condition.TrueVerdict("job %s not run again: %s", name, why)
-	}
+// run: True, its success for the current inputs recorded (by this operator, or by
+// keystone-operator before it, which an Event says).
+func jobRecordedVerdict(name string) condition.Verdict {
 	return condition.TrueVerdict("job %s succeeded for the current inputs", name)
 }
 

@@ -38,25 +38,25 @@ func (r *Reconciler) reconcileMemcached(ctx context.Context, s *scope) (ctrl.Res
 		return ctrl.Result{}, nil
 	}
 	s.memcachedServers = mc.Status.ServerList
-	s.memcachedTLS, s.memcachedMTLSSecret, s.memcachedMTLSRevision = mc.GetMemcachedTLSSupport(), "", ""
+	s.memcachedTLS, s.in.MemcachedMTLSSecret, s.memcachedMTLSRevision = mc.GetMemcachedTLSSupport(), "", ""
 	if s.memcachedTLS {
-		s.memcachedMTLSSecret = memcachedMTLSSecret(mc)
+		s.in.MemcachedMTLSSecret = memcachedMTLSSecret(mc)
 	}
 	v := memcachedVerdict(api.Spec.MemcachedInstance, mc)
-	if s.memcachedMTLSSecret != "" {
+	if s.in.MemcachedMTLSSecret != "" {
 		// The pods mount the client certificate file by file (SubPath), which a renewal
 		// never updates: its Secret's data are part of the pods' revision instead.
 		secret := &corev1.Secret{}
-		err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: s.memcachedMTLSSecret}, secret)
+		err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: s.in.MemcachedMTLSSecret}, secret)
 		switch {
 		case apierrors.IsNotFound(err):
 			secret = nil
 		case err != nil:
-			return ctrl.Result{}, fmt.Errorf("reading secret %s: %w", s.memcachedMTLSSecret, err)
+			return ctrl.Result{}, fmt.Errorf("reading secret %s: %w", s.in.MemcachedMTLSSecret, err)
 		default:
 			s.memcachedMTLSRevision = deploy.SecretRevision(secret)
 		}
-		v = memcachedMTLSVerdict(v, mc.Name, s.memcachedMTLSSecret, secret)
+		v = memcachedMTLSVerdict(v, mc.Name, s.in.MemcachedMTLSSecret, secret)
 	}
 	s.round.Apply(step, v)
 	return ctrl.Result{}, nil
@@ -77,7 +77,7 @@ func memcachedVerdict(name string, mc *memcachedv1.Memcached) condition.Verdict 
 	if mc == nil {
 		return condition.FalseVerdict(condition.DependencyNotFound, "Memcached %s not found", name)
 	}
-	if v := condition.Mirror("Memcached", mc.Name, mc.Status.Conditions); !v.True {
+	if v := condition.Mirror("Memcached", condition.Of(mc.Name, mc.Status.Conditions)); !v.True {
 		return v
 	}
 	if len(mc.Status.ServerList) == 0 {

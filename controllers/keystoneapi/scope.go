@@ -9,15 +9,16 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // unneeded lists, for each step whose actions need fewer than every step before it, the
 // earlier steps its actions do not wait for: work that does not need a blocked step
-// still happens (CONDITIONS.md), so that the critical path is the pods' own.
+// still happens (docs/conditions.md), so that the critical path is the pods' own.
 // docs/keystoneapi.md ("What runs at once") argues each from what the objects and
 // Keystone's pods use. Ready still waits for every step, and names the first not True.
 var unneeded = map[lc.Type][]lc.Type{
@@ -39,7 +40,7 @@ var unneeded = map[lc.Type][]lc.Type{
 // waitingFor is the step step's actions wait for: the first before it, among those it
 // needs, that is not True; "" when there is none.
 func (s *scope) waitingFor(step lc.Type) lc.Type {
-	return s.round.WaitingForExcept(step, unneeded[step]...)
+	return s.round.WaitingFor(step, unneeded[step]...)
 }
 
 // acting tells whether step may act this round: every step before it that it needs is True.
@@ -84,10 +85,18 @@ type scope struct {
 	dbUser           string
 	dbPassword       string
 	memcachedServers []string
-	// memcachedTLS: the Memcached serves TLS; memcachedMTLSSecret, when set, holds the
-	// client certificate it asks for.
-	memcachedTLS        bool
-	memcachedMTLSSecret string
+	// in is what this round builds the KeystoneAPI's objects from (deploy.Gathered),
+	// one value every builder reads: each step puts in it what it resolves (the
+	// Topology, the Memcached's client certificate, the keys, the pods' revision, the
+	// jobs' inputs), and the first read of the Deployment its selector.
+	in deploy.Gathered
+	// deployment is the API Deployment as this round first read it (nil when none
+	// exists); deploymentRead says it was read.
+	deployment     *appsv1.Deployment
+	deploymentRead bool
+	// memcachedTLS: the Memcached serves TLS (in.MemcachedMTLSSecret, when set, holds the
+	// client certificate it asks for).
+	memcachedTLS bool
 	// memcachedMTLSRevision identifies the version of that Secret ("<uid>/<resourceVersion>").
 	memcachedMTLSRevision string
 	// databaseTLS: the database instance serves TLS (its MariaDBDatabase's status).
@@ -99,34 +108,36 @@ type scope struct {
 	tlsRevision string
 	// fernetRotation is when the fernet keys rotate next, once FernetKeysReady saw them.
 	fernetRotation time.Time
-	// credentialKeys are the credential keys the pods mount, once FernetKeysReady saw
-	// them usable; nil before.
-	credentialKeys *deploy.KeyRepository
 	// caBundle is the PEM CA bundle of spec.tls, for this operator's Keystone clients.
 	caBundle []byte
-	// topology is the Topology of topologyRef, once found.
-	topology *topologyv1.Topology
 	// transportURL and quorumQueues come from the TransportURL's Secret.
 	transportURL string
 	quorumQueues bool
-	dbSyncHash   string
 	// private is the private state Secret, once loaded.
 	private *corev1.Secret
 	// privateUnsaved: private is new and not created yet; its first record creates it.
 	privateUnsaved bool
-	// requeueAfter is the soonest time-based step (fernet rotation), 0 for none.
-	requeueAfter time.Duration
 	// previousEndpoints is status.apiEndpoints as the previous round (or
 	// keystone-operator) left it.
 	previousEndpoints map[string]string
 }
 
-// requeueAt asks for a reconcile after d, keeping the soonest request.
-func (s *scope) requeueAt(d time.Duration) {
-	if d <= 0 {
-		d = time.Second
+// existingDeployment is the API Deployment as this round first read it, nil when there
+// is none; read once a round, and its selector put in s.in (the pods and the Services
+// select what it selects).
+func (r *Reconciler) existingDeployment(ctx context.Context, s *scope) (*appsv1.Deployment, error) {
+	if !s.deploymentRead {
+		dep := &appsv1.Deployment{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: s.api.Namespace, Name: s.api.Name}, dep)
+		switch {
+		case apierrors.IsNotFound(err):
+			dep = nil
+		case err != nil:
+			return nil, fmt.Errorf("reading deployment %s: %w", s.api.Name, err)
+		default:
+			s.in.Selector = dep.Spec.Selector
+		}
+		s.deployment, s.deploymentRead = dep, true
 	}
-	if s.requeueAfter == 0 || d < s.requeueAfter {
-		s.requeueAfter = d
-	}
+	return s.deployment, nil
 }

@@ -11,7 +11,6 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -31,11 +30,10 @@ const OverrideAnnotation = "keystone.openstack.org/override-applied"
 func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Result, error) {
 	api := s.api
 	step := keystonev1.KeystoneAPIExposeServiceReady
-	selector, err := r.existingSelector(ctx, api)
-	if err != nil {
+	if _, err := r.existingDeployment(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
-	services, err := s.gathered(selector).Services()
+	services, err := s.in.Services()
 	if err != nil {
 		s.round.Apply(step, exposeVerdict(api, err, nil, ""))
 		return ctrl.Result{}, nil
@@ -65,17 +63,6 @@ func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Resu
 	}
 	s.round.Apply(step, exposeVerdict(api, nil, pending, waiting))
 	return ctrl.Result{}, nil
-}
-
-// existingSelector is the selector of the existing API Deployment, nil when there is
-// none: the Services select the pods it selects (deploy.Gathered.Services).
-func (r *Reconciler) existingSelector(ctx context.Context, api *keystonev1.KeystoneAPI) (*metav1.LabelSelector, error) {
-	dep := &appsv1.Deployment{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: api.Name}, dep)
-	if client.IgnoreNotFound(err) != nil {
-		return nil, fmt.Errorf("reading deployment %s: %w", api.Name, err)
-	}
-	return dep.Spec.Selector, nil
 }
 
 // appliedOverride is what OverrideAnnotation records.

@@ -38,7 +38,7 @@ func (r *Reconciler) reconcileTopology(ctx context.Context, s *scope) (ctrl.Resu
 		}
 		api.Status.LastAppliedTopology = &keystonev1.TopoRef{Name: ref.Name, Namespace: api.Namespace}
 	}
-	s.topology = topology
+	s.in.Topology = topology
 	s.round.Apply(step, topologyVerdict(api, topology))
 	return ctrl.Result{}, nil
 }

@@ -70,7 +70,7 @@ func (r *Reconciler) reconcileNotifications(ctx context.Context, s *scope) (ctrl
 // for nothing): its Ready mirrored, then its Secret waited for (Requested), then
 // DependencyNotFound while the Secret lacks the URL.
 func transportURLVerdict(tu *rabbitmqv1.TransportURL, cluster, secretProblem string) condition.Verdict {
-	switch v := condition.Mirror("TransportURL", tu.Name, tu.Status.Conditions); {
+	switch v := condition.Mirror("TransportURL", condition.Of(tu.Name, tu.Status.Conditions)); {
 	case !v.True:
 		return v
 	case tu.Status.SecretName == "":

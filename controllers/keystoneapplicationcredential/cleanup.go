@@ -58,9 +58,12 @@ func (r *Reconciler) reconcileCleanup(ctx context.Context, s *scope) (ctrl.Resul
 	if !previousFound {
 		ac.Status.PreviousSecretName, ac.Status.PreviousACID = "", ""
 	}
-	r.reportHeld(s, kept)
+	var result ctrl.Result
+	if wait := r.reportHeld(s, kept); wait > 0 {
+		result.RequeueAfter = wait
+	}
 	s.Round.Apply(step, cleanupVerdict(revoked, kept))
-	return ctrl.Result{}, nil
+	return result, nil
 }
 
 // dataPlaneLag says why earlier credentials must wait for the data plane; "" when they
@@ -139,16 +142,14 @@ func (r *Reconciler) revoke(ctx context.Context, s *scope, id string) error {
 }
 
 // reportHeld reports PreviousCredentialReleased while earlier credentials are kept (kept
-// says by whom), and asks for a round when it is to turn Warning.
-func (r *Reconciler) reportHeld(s *scope, kept []string) {
+// says by whom), and returns when it is to turn Warning (0 for never), for a round then.
+func (r *Reconciler) reportHeld(s *scope, kept []string) time.Duration {
 	if len(kept) == 0 {
-		return
+		return 0
 	}
 	v, wait := heldVerdict(s.ac, kept, r.Clock.Now())
 	s.Round.Report(keystonev1.KeystoneApplicationCredentialPreviousReleased, v)
-	if wait > 0 && (s.requeueAfter == 0 || wait < s.requeueAfter) {
-		s.requeueAfter = wait
-	}
+	return wait
 }
 
 // HeldWarningAfter is how long after a rotation the credentials it replaced may be held

@@ -3,7 +3,6 @@ package keystoneapplicationcredential
 import (
 	"context"
 	"fmt"
-	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
@@ -53,8 +52,6 @@ type scope struct {
 	userClient *identity.Client
 	// created tells whether this round made the current credential and its Secret.
 	created bool
-	// requeueAfter is when the next rotation is due, 0 for none.
-	requeueAfter time.Duration
 }
 
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneapplicationcredentials,verbs=get;list;watch;create;update;patch;delete
@@ -132,6 +129,8 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneApplicationCrede
 			{Step: keystonev1.KeystoneApplicationCredentialSecretReady, Run: r.reconcileSecret},
 			{Step: keystonev1.KeystoneApplicationCredentialRotationReady, Run: r.reconcileRotation},
 			{Step: keystonev1.KeystoneApplicationCredentialCleanupReady, Run: r.reconcileCleanup},
+			// Not a step: a round that wrote to Keystone runs again to confirm it.
+			{Run: func(_ context.Context, s *scope) (ctrl.Result, error) { return registration.ConfirmLater(s.Round), nil }},
 		},
 		Delete: r.reconcileDelete,
 		Deadlines: func(s *scope) []reconciler.Deadline {
@@ -149,13 +148,6 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneApplicationCrede
 				return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.ac.Namespace, Name: name}}
 			}
 			return []client.Object{secret(s.ac.Status.SecretName), secret(s.ac.Status.PreviousSecretName)}
-		},
-		Requeue: func(s *scope, result ctrl.Result) ctrl.Result {
-			result = registration.RequeueUnconfirmed(s.Round, result)
-			if result.IsZero() && s.requeueAfter > 0 {
-				result.RequeueAfter = s.requeueAfter
-			}
-			return result
 		},
 	}
 }

@@ -27,9 +27,10 @@ func (r *Reconciler) reconcileRotation(_ context.Context, s *scope) (ctrl.Result
 	}
 	due := rotationDue(s.ac)
 	s.ac.Status.RotationEligibleAt = &metav1.Time{Time: due}
+	var result ctrl.Result
 	if wait := due.Sub(r.Clock.Now()); wait > 0 {
-		s.requeueAfter = wait
+		result.RequeueAfter = wait // the rotation
 	}
 	s.Round.Apply(step, rotationVerdict(s.ac, ""))
-	return ctrl.Result{}, nil
+	return result, nil
 }

@@ -116,7 +116,7 @@ var keystoneServiceChanged = predicate.Funcs{
 		if !ok1 || !ok2 {
 			return true
 		}
-		return condition.MirrorKey(o.Status.Conditions, condition.Steady()) != condition.MirrorKey(n.Status.Conditions, condition.Steady()) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
+		return condition.MirrorKey(o, condition.Steady()) != condition.MirrorKey(n, condition.Steady()) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
 			o.Status.ServiceID != n.Status.ServiceID || !o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
 			o.Annotations[registration.OrphanAnnotation] != n.Annotations[registration.OrphanAnnotation]
 	},

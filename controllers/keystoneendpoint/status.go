@@ -19,13 +19,8 @@ import (
 // mirrored (Mirror with Steady: every endpoint of a service mirrors it at once); then
 // Requested (Info) until its current generation has a service ID.
 func serviceVerdict(name string, svc *keystonev1.KeystoneService) condition.Verdict {
-	switch {
-	case svc == nil:
-		return condition.FalseVerdict(condition.DependencyNotFound, "KeystoneService %s not found", name)
-	case !svc.DeletionTimestamp.IsZero():
-		return condition.FalseVerdict(condition.DependencyNotFound, "KeystoneService %s is being deleted; its endpoints are removed", svc.Name)
-	}
-	if v := condition.Mirror("KeystoneService", svc.Name, svc.Status.Conditions, condition.Steady()); !v.True {
+	if v := condition.Dependency("KeystoneService", svc, fmt.Sprintf("KeystoneService %s not found", name),
+		fmt.Sprintf("KeystoneService %s is being deleted; its endpoints are removed", name), condition.Steady()); !v.True {
 		return v
 	}
 	if !svc.IsReady() || svc.Status.ServiceID == "" {

@@ -57,13 +57,11 @@ func MarkKeystoneAPI(round *condition.Round, step lc.Type, ns string, api *keyst
 // (condition.Mirror, Steady); Ready for an older generation, or without an internal
 // endpoint, is Requested (Info).
 func KeystoneAPIVerdict(ns string, api *keystonev1.KeystoneAPI) condition.Verdict {
-	switch {
-	case api == nil:
-		return condition.FalseVerdict(condition.DependencyNotFound, "no KeystoneAPI in namespace %s", ns)
-	case !api.DeletionTimestamp.IsZero():
-		return condition.FalseVerdict(condition.DependencyNotFound, "KeystoneAPI %s is being deleted", api.Name)
+	var deleting string
+	if api != nil {
+		deleting = fmt.Sprintf("KeystoneAPI %s is being deleted", api.Name)
 	}
-	if v := condition.Mirror("KeystoneAPI", api.Name, api.Status.Conditions, condition.Steady()); !v.True {
+	if v := condition.Dependency("KeystoneAPI", api, "no KeystoneAPI in namespace "+ns, deleting, condition.Steady()); !v.True {
 		return v
 	}
 	if !api.IsReady() || api.Status.APIEndpoints[keystonev1.EndpointInternal] == "" {
@@ -100,7 +98,7 @@ var KeystoneAPIChanged = predicate.Funcs{
 		if !ok1 || !ok2 {
 			return true
 		}
-		return condition.MirrorKey(o.Status.Conditions, condition.Steady()) != condition.MirrorKey(n.Status.Conditions, condition.Steady()) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
+		return condition.MirrorKey(o, condition.Steady()) != condition.MirrorKey(n, condition.Steady()) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
 			!maps.Equal(o.Status.APIEndpoints, n.Status.APIEndpoints) || o.Status.Region != n.Status.Region ||
 			o.Spec.Secret != n.Spec.Secret || !o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
 			o.Annotations[OrphanAnnotation] != n.Annotations[OrphanAnnotation]

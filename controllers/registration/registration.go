@@ -26,11 +26,11 @@ func Concurrency(n int) int {
 	return n
 }
 
-// RequeueUnconfirmed asks for a round after ConfirmInterval when this one wrote to
-// Keystone (a step marked done, not yet confirmed) and asked for nothing else.
-func RequeueUnconfirmed(round *condition.Round, result ctrl.Result) ctrl.Result {
-	if result.IsZero() && round.Unconfirmed() {
-		result.RequeueAfter = ConfirmInterval
+// ConfirmLater asks for a round after ConfirmInterval when this one wrote to Keystone
+// (a step marked done, not yet confirmed); the last phase of a kind returns it.
+func ConfirmLater(round *condition.Round) ctrl.Result {
+	if round.Unconfirmed() {
+		return ctrl.Result{RequeueAfter: ConfirmInterval}
 	}
-	return result
+	return ctrl.Result{}
 }

@@ -7,6 +7,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	topologyv1 "github.com/openstack-k8s-operators/infra-operator/apis/topology/v1beta1"
+	"github.com/openstack-k8s-operators/lib-common/modules/common/affinity"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/networkattachment"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -50,9 +51,10 @@ const TemplateAnnotation = "keystone.openstack.org/template-hash"
 
 // Deployment is the API Deployment: the pods (apiDeployment), the selector kept from
 // the existing one (its pods carry its labels too), the Memcached's client certificate,
-// the Topology's spreading (which replaces the default anti-affinity, as in
-// keystone-operator; a constraint without a label selector selects the KeystoneAPI's
-// pods), Multus's networks annotation, and TemplateAnnotation.
+// their placement (the Topology's spreading, a constraint without a label selector
+// selecting the KeystoneAPI's pods; without a Topology keystone-operator's default: two
+// API pods on one node only when there is no other node), Multus's networks
+// annotation, and TemplateAnnotation.
 func (in Gathered) Deployment() (*appsv1.Deployment, error) {
 	api := in.API
 	dep := apiDeployment(api, in.PodRevision)
@@ -61,8 +63,9 @@ func (in Gathered) Deployment() (*appsv1.Deployment, error) {
 		dep.Spec.Template.Labels = MergeLabels(dep.Spec.Template.Labels, in.Selector.MatchLabels)
 	}
 	in.finish(&dep.Spec.Template.Spec)
-	if in.Topology != nil {
-		dep.Spec.Template.Spec.Affinity = nil
+	if in.Topology == nil {
+		dep.Spec.Template.Spec.Affinity = affinity.DistributePods(ServiceLabel, []string{"keystone"}, corev1.LabelHostname)
+	} else {
 		t := in.Topology.DeepCopy()
 		if c := t.Spec.TopologySpreadConstraints; c != nil {
 			for i := range *c {
@@ -81,6 +84,26 @@ func (in Gathered) Deployment() (*appsv1.Deployment, error) {
 		dep.Spec.Template.Annotations = MergeLabels(dep.Spec.Template.Annotations, networks)
 	}
 	return dep, withTemplateDigest(&dep.ObjectMeta, &dep.Spec.Template)
+}
+
+// DBSyncDigest is what DBSyncHash is for the configuration of configRevision: db_sync
+// runs again when the configuration or the image changes.
+func DBSyncDigest(api *keystonev1.KeystoneAPI, configRevision string) string {
+	return Hash(map[string]string{"config": configRevision, "image": api.Spec.ContainerImage})
+}
+
+// BootstrapDigest is what BootstrapHash is for the KeystoneAPI as it is: bootstrap runs
+// again when the database, the image, the admin user or project, the region or the
+// endpoints (status.apiEndpoints) change. The admin password is not in it (public).
+func BootstrapDigest(api *keystonev1.KeystoneAPI) string {
+	inputs := map[string]string{
+		"database": api.Status.DatabaseHostname + "/" + api.Spec.DatabaseAccount, "image": api.Spec.ContainerImage,
+		"user": api.Spec.AdminUser, "project": api.Spec.AdminProject, "region": api.Spec.Region,
+	}
+	for iface, url := range api.Status.APIEndpoints {
+		inputs["endpoint-"+iface] = url
+	}
+	return Hash(inputs)
 }
 
 // DBSyncJob is the db-sync Job, for DBSyncHash.

@@ -107,3 +107,27 @@ func TestSecretRevision(t *testing.T) {
 	recreated.UID = "u2"
 	g.Expect(SecretRevision(recreated)).NotTo(Equal(before), "another Secret of the same name")
 }
+
+// TestJobDigests: db-sync's digest follows the configuration and the image;
+// bootstrap's the database, image, admin identity, region and endpoints, and nothing
+// secret.
+func TestJobDigests(t *testing.T) {
+	g := NewWithT(t)
+	api := testAPI()
+	g.Expect(DBSyncDigest(api, "rev1")).NotTo(Equal(DBSyncDigest(api, "rev2")))
+	before := BootstrapDigest(api)
+	g.Expect(BootstrapDigest(api)).To(Equal(before), "a function of the KeystoneAPI")
+	other := api.DeepCopy()
+	other.Spec.Region = "regionTwo"
+	g.Expect(BootstrapDigest(other)).NotTo(Equal(before))
+	other = api.DeepCopy()
+	other.Status.APIEndpoints = map[string]string{"internal": "https://keystone-internal.openstack.svc:5000"}
+	g.Expect(BootstrapDigest(other)).NotTo(Equal(before))
+	other = api.DeepCopy()
+	other.Spec.Secret = "another-secret"
+	g.Expect(BootstrapDigest(other)).To(Equal(before), "the password's Secret is not a public input")
+	newImage := api.DeepCopy()
+	newImage.Spec.ContainerImage = "keystone:next"
+	g.Expect(DBSyncDigest(newImage, "rev1")).NotTo(Equal(DBSyncDigest(api, "rev1")))
+	g.Expect(BootstrapDigest(newImage)).NotTo(Equal(before))
+}

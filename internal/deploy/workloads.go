@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/openstack-k8s-operators/lib-common/modules/common/affinity"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/service"
 	"github.com/openstack-k8s-operators/lib-common/modules/storage"
 	appsv1 "k8s.io/api/apps/v1"
@@ -198,9 +197,15 @@ func apiServices(api *keystonev1.KeystoneAPI) ([]*corev1.Service, error) {
 	return out, nil
 }
 
-// apiDeployment returns the API Deployment; configRevision in the pod template rolls the
-// pods when the configuration changes.
-func apiDeployment(api *keystonev1.KeystoneAPI, configRevision string) *appsv1.Deployment {
+// Replicas is how many API pods the KeystoneAPI asks for (one unless spec.replicas says).
+func Replicas(api *keystonev1.KeystoneAPI) *int32 {
+	return ptr.To(ptr.Deref(api.Spec.Replicas, 1))
+}
+
+// apiDeployment returns the API Deployment, without placement (Gathered.Deployment
+// adds the default spreading or the Topology's); podRevision in the pod template rolls
+// the pods when what they read from Secrets changes.
+func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string) *appsv1.Deployment {
 	// The probes reach the first virtual host, the public interface's (httpd serves one
 	// scheme per port: both interfaces have certificates, or neither).
 	probeScheme := corev1.URISchemeHTTP
@@ -228,16 +233,13 @@ func apiDeployment(api *keystonev1.KeystoneAPI, configRevision string) *appsv1.D
 		LivenessProbe:  probe(30),
 		Resources:      api.Spec.Resources,
 	}, apiPod)
-	// Two API pods on one node only when there is no other node, as keystone-operator
-	// spreads them; a topologyRef replaces this (applied by the controller).
-	pod.Affinity = affinity.DistributePods(ServiceLabel, []string{"keystone"}, corev1.LabelHostname)
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: api.Name, Namespace: api.Namespace, Labels: Labels(api)},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(ptr.Deref(api.Spec.Replicas, 1)),
+			Replicas: Replicas(api),
 			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(api)},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: Labels(api), Annotations: map[string]string{HashAnnotation: configRevision}},
+				ObjectMeta: metav1.ObjectMeta{Labels: Labels(api), Annotations: map[string]string{HashAnnotation: podRevision}},
 				Spec:       pod,
 			},
 		},

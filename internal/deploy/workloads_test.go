@@ -20,7 +20,8 @@ func TestDeployment(t *testing.T) {
 	api := testAPI()
 	api.Spec.Replicas = ptr.To[int32](3)
 	api.Spec.NodeSelector = &map[string]string{"zone": "a"}
-	dep := apiDeployment(api, "hash-1")
+	dep, err := Gathered{API: api, PodRevision: "hash-1"}.Deployment()
+	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(dep.Spec.Replicas).To(HaveValue(BeEquivalentTo(3)))
 	g.Expect(dep.Spec.Template.Annotations).To(HaveKeyWithValue(HashAnnotation, "hash-1"))
 	g.Expect(dep.Spec.Template.Spec.NodeSelector).To(HaveKeyWithValue("zone", "a"))
@@ -54,7 +55,7 @@ func TestDeployment(t *testing.T) {
 	for k, v := range dep.Spec.Selector.MatchLabels {
 		g.Expect(dep.Spec.Template.Labels).To(HaveKeyWithValue(k, v))
 	}
-	// keystone-operator's spreading: preferably one API pod per node.
+	// keystone-operator's spreading, without a Topology: preferably one API pod per node.
 	anti := dep.Spec.Template.Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
 	g.Expect(anti).To(HaveLen(1))
 	g.Expect(anti[0].PodAffinityTerm.TopologyKey).To(Equal(corev1.LabelHostname))
@@ -66,8 +67,9 @@ func TestDeployment(t *testing.T) {
 	g.Expect(c.LivenessProbe.TimeoutSeconds).To(BeNumerically(">=", 30))
 	g.Expect(c.ReadinessProbe.TimeoutSeconds).To(BeNumerically(">=", 30))
 
-	other := apiDeployment(api, "hash-1")
-	g.Expect(other).To(Equal(dep), "a pure function of the spec and the config hash: keys are mounted, not hashed")
+	other, err := Gathered{API: api, PodRevision: "hash-1"}.Deployment()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(other).To(Equal(dep), "a pure function of the spec and the pods' revision: keys are mounted, not hashed")
 }
 
 func TestJobs(t *testing.T) {

@@ -25,7 +25,9 @@ type Phase[S any] struct {
 // when every step before it is True or done this round, and not after an error; an
 // observing phase always runs, unless an earlier phase halted the round (Round.Halt).
 // Phases whose step is not applicable are passed over.
-// The first error is returned; requests to requeue are merged (the soonest wins).
+// The first error is returned; requests to requeue are merged (the soonest wins): a
+// phase's result is the only way a round asks for another (a time-based step returns
+// when it is due; what cannot be watched, when to look again).
 func RunPhases[S any](ctx context.Context, round *condition.Round, s S, phases []Phase[S]) (ctrl.Result, error) {
 	var result ctrl.Result
 	var firstErr error

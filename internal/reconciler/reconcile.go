@@ -61,9 +61,6 @@ type Kind[O Object, S any] struct {
 	// Deadlines, when set, are the points in time the object reports for alerting
 	// (Metrics: keystone_operator_deadline_timestamp_seconds), read after the phases.
 	Deadlines func(s S) []Deadline
-	// Requeue, when set, adjusts the result of a reconcile whose phases returned no
-	// error: for time-based steps and for what cannot be watched.
-	Requeue func(s S, result ctrl.Result) ctrl.Result
 	// Gone, when set, runs when the object of a request no longer exists: to release
 	// what it held, when it was removed without its deletion running (its finalizer
 	// stripped by hand).
@@ -96,6 +93,7 @@ var _ reconcile.Reconciler = &Reconciler[Object, any]{}
 
 // Reconcile runs one round of the kind's steps for the object of req and reports it.
 func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	ctx = withCreated(ctx)
 	obj := r.Kind.New()
 	if err := r.Reporter.Get(ctx, req.NamespacedName, obj); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -150,9 +148,6 @@ func (r *Reconciler[O, S]) Reconcile(ctx context.Context, req ctrl.Request) (res
 	}
 	if r.Kind.Deadlines != nil {
 		deadlines = r.Kind.Deadlines(s)
-	}
-	if r.Kind.Requeue != nil {
-		result = r.Kind.Requeue(s, result)
 	}
 	return result, nil
 }

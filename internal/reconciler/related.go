@@ -12,7 +12,9 @@ import (
 
 // Related returns a reference to each of objs, named in their metadata, that exists,
 // in the order given and once each: read through c (the cache, which watches every
-// kind a controller relates), so that it costs no request. The references carry the
+// kind a controller relates), so that it costs no request; an object the round of ctx
+// created (RecordingClient) is listed before the cache has it, and one it deleted is
+// not, whatever the cache still holds. The references carry the
 // uid, not the resourceVersion: an object that changes does not rewrite the status
 // that lists it.
 func Related(ctx context.Context, c client.Client, objs ...client.Object) ([]corev1.ObjectReference, error) {
@@ -23,16 +25,22 @@ func Related(ctx context.Context, c client.Client, objs ...client.Object) ([]cor
 		if err != nil {
 			return nil, err
 		}
-		key := gvk.String() + "/" + o.GetNamespace() + "/" + o.GetName()
+		key, _ := kindKey(c.Scheme(), o)
 		if o.GetName() == "" || seen[key] {
 			continue
 		}
 		seen[key] = true
+		if deletedIn(ctx, key) {
+			continue // deleted this round: the cache may not know yet
+		}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
-			if apierrors.IsNotFound(err) {
+			if !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("reading %s %s: %w", gvk.Kind, o.GetName(), err)
+			}
+			// Created this round, and not in the cache yet.
+			if o.SetUID(createdUID(ctx, key)); o.GetUID() == "" {
 				continue
 			}
-			return nil, fmt.Errorf("reading %s %s: %w", gvk.Kind, o.GetName(), err)
 		}
 		out = append(out, corev1.ObjectReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind,
 			Namespace: o.GetNamespace(), Name: o.GetName(), UID: o.GetUID()})

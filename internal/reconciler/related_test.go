@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/keystone-stepwise/keystone-operator/internal/permissions"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,3 +40,54 @@ func TestRelated(t *testing.T) {
 type unregistered struct{ corev1.ConfigMap }
 
 var _ client.Object = &unregistered{}
+
+// TestRelatedListsWhatTheRoundCreated: an object a round created through a
+// RecordingClient is listed with its UID though the reader (a cache behind the
+// creation) does not have it yet; one created in another round's context is not.
+func TestRelatedListsWhatTheRoundCreated(t *testing.T) {
+	g := NewWithT(t)
+	api := fake.NewClientBuilder().WithScheme(scheme.Scheme).Build()
+	cache := fake.NewClientBuilder().WithScheme(scheme.Scheme).Build() // sees nothing yet
+	ctx := withCreated(context.Background())
+	// The fake API server keeps the UID it is given; a real one sets it.
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "new", UID: "u-new"}}
+	g.Expect(RecordingClient{Client: api}.Create(ctx, secret)).To(Succeed())
+	refs, err := Related(ctx, cache, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "new"}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(refs).To(Equal([]corev1.ObjectReference{{APIVersion: "v1", Kind: "Secret", Namespace: "ns", Name: "new", UID: secret.UID}}))
+
+	refs, err = Related(withCreated(context.Background()), cache, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "new"}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(refs).To(BeEmpty(), "another round's creation is the cache's to show")
+}
+
+// TestRecordingClientKeepsPermissions: wrapping a client that knows its permissions
+// keeps them known (permissions.AllowsOn), so a write it may not make is not tried.
+func TestRecordingClientKeepsPermissions(t *testing.T) {
+	g := NewWithT(t)
+	var wrapped client.Client = RecordingClient{Client: refusing{fake.NewClientBuilder().WithScheme(scheme.Scheme).Build()}}
+	g.Expect(permissions.AllowsOn(wrapped, "patch", &corev1.Secret{})).To(BeFalse())
+}
+
+// refusing is a client that may do nothing.
+type refusing struct{ client.Client }
+
+func (refusing) AllowsOn(string, client.Object) bool { return false }
+
+// TestRelatedLeavesOutWhatTheRoundDeleted: an object a round deleted through a
+// RecordingClient is not listed though the reader (a cache behind the deletion) still
+// has it.
+func TestRelatedLeavesOutWhatTheRoundDeleted(t *testing.T) {
+	g := NewWithT(t)
+	job := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "done", UID: "u-done"}}
+	api := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(job.DeepCopy()).Build()
+	cache := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(job.DeepCopy()).Build() // still has it
+	ctx := withCreated(context.Background())
+	g.Expect(RecordingClient{Client: api}.Delete(ctx, job.DeepCopy())).To(Succeed())
+	refs, err := Related(ctx, cache, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "done"}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(refs).To(BeEmpty())
+	refs, err = Related(withCreated(context.Background()), cache, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "done"}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(refs).To(HaveLen(1), "another round lists what the cache has")
+}

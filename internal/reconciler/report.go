@@ -2,11 +2,13 @@ package reconciler
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -60,7 +62,11 @@ func (r Reporter) Finish(ctx context.Context, obj Object, base client.Object, de
 		return out, joinErr(reconcileErr, fmt.Errorf("computing status patch: %w", err))
 	}
 	if string(data) != "{}" && !r.Versions.Repeats(base, data) {
-		if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
+		err := r.Client.Status().Patch(ctx, obj, patch)
+		if apierrors.IsConflict(err) {
+			err = r.repatch(ctx, obj, data, err)
+		}
+		if err != nil {
 			if client.IgnoreNotFound(err) == nil {
 				return out, reconcileErr
 			}
@@ -80,6 +86,45 @@ func (r Reporter) Finish(ctx context.Context, obj Object, base client.Object, de
 		r.Metrics.Observe(r.Kind, obj, out.Conditions, deadlines)
 	}
 	return out, reconcileErr
+}
+
+// repatch writes data, this round's change of obj's status, once more onto the object
+// as the API server has it now, when the write conflicted (conflict) with a writer that
+// left the spec as the round read it (the same generation, and its deletion not
+// requested meanwhile): a registration adding its finalizer, a label, an annotation.
+// The round's conditions are all this kind's own, so they replace what is there, as
+// Cluster API's patch helper does for the conditions it owns; a status field the round
+// did not change keeps the other writer's value (a merge patch of the round's changes
+// only). A new spec keeps the conflict: the round's verdicts are for the older one, and
+// the round runs again (RequeueOnConflict).
+func (r Reporter) repatch(ctx context.Context, obj Object, data []byte, conflict error) error {
+	reader := r.Reader
+	if reader == nil {
+		reader = r.Client
+	}
+	latest := obj.DeepCopyObject().(client.Object)
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(obj), latest); err != nil {
+		return conflict
+	}
+	if latest.GetGeneration() != obj.GetGeneration() || latest.GetDeletionTimestamp().IsZero() != obj.GetDeletionTimestamp().IsZero() {
+		return conflict
+	}
+	var changes map[string]any
+	if err := json.Unmarshal(data, &changes); err != nil {
+		return fmt.Errorf("reading the status patch: %w", err)
+	}
+	meta, _ := changes["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	// Locked on the version just read: a third writer conflicts again, and the round runs again.
+	meta["resourceVersion"] = latest.GetResourceVersion()
+	changes["metadata"] = meta
+	locked, err := json.Marshal(changes)
+	if err != nil {
+		return fmt.Errorf("writing the status patch: %w", err)
+	}
+	return r.Client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, locked))
 }
 
 // RequeueOnConflict turns a conflict of the status write (the object changed during

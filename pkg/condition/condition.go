@@ -88,13 +88,11 @@ func (s Steps) Begin(saved lc.Conditions, now time.Time) *Round {
 }
 
 // WaitingFor returns the first applicable step before t that is neither True nor done
-// this round: what t's actions wait for. "" when there is none.
-func (r *Round) WaitingFor(t lc.Type) lc.Type { return r.WaitingForExcept(t) }
-
-// WaitingForExcept is WaitingFor for a step whose actions do not need the steps
-// unneeded: work that does not need a blocked step still happens (CONDITIONS.md). Ready
-// still waits for every step, and its blocking step is still the first not True.
-func (r *Round) WaitingForExcept(t lc.Type, unneeded ...lc.Type) lc.Type {
+// this round, unneeded aside: what t's actions wait for; "" when there is none. A step
+// whose actions do not need some steps before it names them in unneeded: work that does
+// not need a blocked step still happens (docs/conditions.md). Ready still waits for
+// every step, and its blocking step is still the first not True.
+func (r *Round) WaitingFor(t lc.Type, unneeded ...lc.Type) lc.Type {
 	for _, step := range r.steps {
 		if step == t {
 			return ""

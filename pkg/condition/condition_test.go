@@ -286,7 +286,7 @@ func TestMirror(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			r := testSteps.Begin(nil, t0)
-			r.Apply(stepA, Mirror("MariaDBDatabase", "keystone", tt.other))
+			r.Apply(stepA, Mirror("MariaDBDatabase", Of("keystone", tt.other)))
 			c := r.Get(stepA)
 			g.Expect(brief{c.Type, c.Status, c.Reason, c.Severity, c.Message}).To(Equal(tt.want))
 		})
@@ -302,22 +302,23 @@ func TestMirrorSteady(t *testing.T) {
 	}
 	mirrored := func(other lc.Conditions) brief {
 		r := testSteps.Begin(nil, t0)
-		r.Apply(stepA, Mirror("KeystoneAPI", "keystone", other, Steady()))
+		r.Apply(stepA, Mirror("KeystoneAPI", Of("keystone", other), Steady()))
 		c := r.Get(stepA)
 		return brief{c.Type, c.Status, c.Reason, c.Severity, c.Message}
 	}
 	first, later := progress("DBReady (2/9): database being created"), progress("DBSyncReady (5/9): db-sync job running")
 	g.Expect(mirrored(first)).To(Equal(brief{stepA, corev1.ConditionFalse, lc.RequestedReason, lc.SeverityInfo, "KeystoneAPI keystone is not ready yet"}))
 	g.Expect(mirrored(later)).To(Equal(mirrored(first)), "progress alone changes nothing here")
-	g.Expect(MirrorKey(later, Steady())).To(Equal(MirrorKey(first, Steady())), "nor wakes a mirror")
+	g.Expect(MirrorKey(Of("keystone", later), Steady())).To(Equal(MirrorKey(Of("keystone", first), Steady())), "nor wakes a mirror")
 
 	failing := lc.Conditions{*lc.FalseCondition(lc.ReadyCondition, "DependencyNotFound", lc.SeverityWarning, "InputReady (1/9): secret osp-secret not found")}
 	g.Expect(mirrored(failing).Message).To(Equal("KeystoneAPI keystone: InputReady (1/9): secret osp-secret not found"), "a failure keeps its message")
 	other := lc.Conditions{*lc.FalseCondition(lc.ReadyCondition, "DependencyNotFound", lc.SeverityWarning, "InputReady (1/9): key AdminPassword missing")}
-	g.Expect(MirrorKey(other, Steady())).NotTo(Equal(MirrorKey(failing, Steady())), "a failure's new message wakes mirrors")
+	g.Expect(MirrorKey(Of("keystone", other), Steady())).NotTo(Equal(MirrorKey(Of("keystone", failing), Steady())), "a failure's new message wakes mirrors")
 	g.Expect(mirrored(lc.Conditions{*lc.TrueCondition(lc.ReadyCondition, "ok")}).Status).To(Equal(corev1.ConditionTrue))
 	g.Expect(MirrorKey(nil, Steady())).To(BeEmpty())
-	g.Expect(MirrorKey(later)).NotTo(Equal(MirrorKey(first)), "without Steady, progress counts")
+	g.Expect(MirrorKey(Of("keystone", nil), Steady())).To(BeEmpty(), "no Ready yet")
+	g.Expect(MirrorKey(Of("keystone", later))).NotTo(Equal(MirrorKey(Of("keystone", first))), "without Steady, progress counts")
 }
 
 func TestMessagesAreBounded(t *testing.T) {
@@ -452,20 +453,20 @@ func TestCarry(t *testing.T) {
 	g.Expect(notCarried.Get(theirs)).To(BeNil(), "not carried: gone")
 }
 
-// TestWaitingForExcept: a step's actions wait for the first step before it that is not
+// TestWaitingFor: a step's actions wait for the first step before it that is not
 // True, but for the ones they do not need; Ready still waits for every step.
-func TestWaitingForExcept(t *testing.T) {
+func TestWaitingFor(t *testing.T) {
 	g := NewWithT(t)
 	r := testSteps.Begin(nil, t0)
 	r.Apply(stepA, TrueVerdict("a"))
 	r.Apply(stepB, FalseVerdict(Created, "b running"))
 	g.Expect(r.WaitingFor(stepC)).To(Equal(stepB))
-	g.Expect(r.WaitingForExcept(stepC, stepB)).To(BeEmpty(), "C does not need B")
-	g.Expect(r.WaitingForExcept(stepC, stepA)).To(Equal(stepB), "C needs B")
+	g.Expect(r.WaitingFor(stepC, stepB)).To(BeEmpty(), "C does not need B")
+	g.Expect(r.WaitingFor(stepC, stepA)).To(Equal(stepB), "C needs B")
 	r.Apply(stepC, TrueVerdict("c"))
 	conds := r.Finish(nil).Conditions
 	g.Expect(conds.Get(ReadyCondition).Message).To(Equal("BReady (2/3 ready): b running"), "Ready names the first step not True")
 
 	r = testSteps.Begin(nil, t0)
-	g.Expect(r.WaitingForExcept(stepC, stepB)).To(Equal(stepA), "A, not evaluated, is still waited for")
+	g.Expect(r.WaitingFor(stepC, stepB)).To(Equal(stepA), "A, not evaluated, is still waited for")
 }

@@ -68,9 +68,9 @@ func fuzzMark(r *Round, s lc.Type, op byte, msg string) {
 	case 4:
 		r.MarkFalse(s, CreationFailed, "%s", msg)
 	case 5:
-		r.Apply(s, Mirror("Kind", "name", lc.Conditions{*lc.FalseCondition(lc.ReadyCondition, "Other", lc.SeverityWarning, "%s", msg)}))
+		r.Apply(s, Mirror("Kind", Of("name", lc.Conditions{*lc.FalseCondition(lc.ReadyCondition, "Other", lc.SeverityWarning, "%s", msg)})))
 	case 6:
-		r.Apply(s, Mirror("Kind", "name", lc.Conditions{*lc.TrueCondition(lc.ReadyCondition, "ok")}))
+		r.Apply(s, Mirror("Kind", Of("name", lc.Conditions{*lc.TrueCondition(lc.ReadyCondition, "ok")})))
 	}
 }
 

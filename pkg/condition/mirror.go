@@ -1,8 +1,11 @@
 package condition
 
 import (
+	"slices"
+
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // A step that waits for another object (a MariaDBDatabase, the namespace's KeystoneAPI)
@@ -21,15 +24,59 @@ type mirrorOptions struct{ steady bool }
 // mirrored. A Warning or Error keeps the dependency's message.
 func Steady() MirrorOption { return func(o *mirrorOptions) { o.steady = true } }
 
-// Mirror is the verdict of a step mirroring the Ready condition of another object,
-// identified by kind and name for the message. An object without a Ready condition yet is
-// waited for (False/Info, Requested); a False Ready keeps its reason and severity.
-func Mirror(kind, name string, other lc.Conditions, opts ...MirrorOption) Verdict {
-	v := mirror(kind+" "+name, other.Get(ReadyCondition))
+// Source is an object whose Ready condition a step mirrors: its name, for the
+// message, and its conditions. Every kind of this suite is one (GetConditions); an
+// object of another operator, whose conditions are a status field, is Of(name, them).
+type Source interface {
+	GetName() string
+	GetConditions() lc.Conditions
+}
+
+type source struct {
+	name       string
+	conditions lc.Conditions
+}
+
+func (s source) GetName() string              { return s.name }
+func (s source) GetConditions() lc.Conditions { return s.conditions }
+
+// Of is the Source named name whose conditions are conditions.
+func Of(name string, conditions lc.Conditions) Source {
+	return source{name: name, conditions: conditions}
+}
+
+// Mirror is the verdict of a step mirroring the Ready condition of other, an object of
+// kind (for the message). An object without a Ready condition yet is waited for
+// (False/Info, Requested); a False Ready keeps its reason and severity.
+func Mirror(kind string, other Source, opts ...MirrorOption) Verdict {
+	name := other.GetName()
+	v := mirror(kind+" "+name, readyOf(other))
 	if options(opts).steady && !v.True && v.Reason.Severity == lc.SeverityInfo {
 		v.Message = kind + " " + name + " is not ready yet"
 	}
 	return v
+}
+
+// Dependent is an object of this suite another one depends on: a Source that can be
+// being deleted, compared with nil.
+type Dependent interface {
+	comparable
+	Source
+	GetDeletionTimestamp() *metav1.Time
+}
+
+// Dependency is the verdict of a step that needs obj, of kind (nil when it does not
+// exist): DependencyNotFound (Warning) saying missing while there is none, or deleting
+// while it is being deleted; else its Ready mirrored (Mirror with opts).
+func Dependency[O Dependent](kind string, obj O, missing, deleting string, opts ...MirrorOption) Verdict {
+	var none O
+	switch {
+	case obj == none:
+		return FalseVerdict(DependencyNotFound, "%s", missing)
+	case !obj.GetDeletionTimestamp().IsZero():
+		return FalseVerdict(DependencyNotFound, "%s", deleting)
+	}
+	return Mirror(kind, obj, opts...)
 }
 
 // mirror is Mirror's verdict on ready (nil: none yet) of the object called prefix.
@@ -53,8 +100,11 @@ func mirror(prefix string, ready *lc.Condition) Verdict {
 // MirrorKey is what Mirror with opts takes from a Ready condition, "" without one: a
 // watch that wakes mirrors compares it, so that it wakes them only when their verdict
 // may change. With Steady, the message counts only where the severity is Warning or Error.
-func MirrorKey(conditions lc.Conditions, opts ...MirrorOption) string {
-	c := conditions.Get(ReadyCondition)
+func MirrorKey(other Source, opts ...MirrorOption) string {
+	if other == nil {
+		return ""
+	}
+	c := readyOf(other)
 	if c == nil {
 		return ""
 	}
@@ -83,4 +133,55 @@ func SeverityRank(s lc.Severity) int {
 		return 1
 	}
 	return 0
+}
+
+// Member is one object of an aggregate (Aggregate): its kind and the rank of that kind
+// (lower first, as the kinds depend on each other), and the object.
+type Member struct {
+	Kind   string
+	Rank   int
+	Object Source
+}
+
+// Ready tells whether the member's Ready condition is True.
+func (m Member) Ready() bool {
+	c := readyOf(m.Object)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// ready is the member's Ready condition, nil before its first round.
+func (m Member) ready() *lc.Condition { return readyOf(m.Object) }
+
+// readyOf is the Ready condition of o, nil when it has none.
+func readyOf(o Source) *lc.Condition {
+	conditions := o.GetConditions()
+	return conditions.Get(ReadyCondition)
+}
+
+// Aggregate sums up the Ready conditions of members, as Cluster API's
+// conditions.Aggregate does: how many are not Ready, and the one to name, the most
+// severe of those (Error, then Warning, then Info or none yet; then by rank and name),
+// with its Ready (nil before its first round); worst is nil when every member is Ready.
+func Aggregate(members []Member) (notReady int, worst *Member, ready *lc.Condition) {
+	rank := func(m *Member) int {
+		if c := m.ready(); c != nil {
+			return SeverityRank(c.Severity)
+		}
+		return 0
+	}
+	for i := range members {
+		m := &members[i]
+		if m.Ready() {
+			continue
+		}
+		notReady++
+		if worst == nil || slices.Compare([]int{-rank(m), m.Rank}, []int{-rank(worst), worst.Rank}) < 0 ||
+			(rank(m) == rank(worst) && m.Rank == worst.Rank && m.Object.GetName() < worst.Object.GetName()) {
+			worst = m
+		}
+	}
+	if worst != nil {
+		ready = worst.ready()
+	}
+	return notReady, worst, ready
 }

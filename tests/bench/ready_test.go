@@ -113,9 +113,9 @@ func (r *readyWatch) Changes() int {
 func steadyOf(o client.Object) string {
 	switch r := o.(type) {
 	case *keystonev1.KeystoneService:
-		return condition.MirrorKey(r.Status.Conditions, condition.Steady())
+		return condition.MirrorKey(r, condition.Steady())
 	case *keystonev1.KeystoneEndpoint:
-		return condition.MirrorKey(r.Status.Conditions, condition.Steady())
+		return condition.MirrorKey(r, condition.Steady())
 	}
 	return ""
 }
