@@ -123,6 +123,8 @@ func TestAsKubectl(t *testing.T) {
 			[]string{"tree", "-s", "https://127.0.0.1:1", "--insecure-skip-tls-verify"}, ""},
 		{"a server that never answers", []string{"get", "keystoneapis", "-s", mute, "--insecure-skip-tls-verify", "--request-timeout=2s"},
 			[]string{"tree", "-s", mute, "--insecure-skip-tls-verify", "--request-timeout=2s"}, "Unable to connect to the server: "},
+		{"a server whose name does not resolve", []string{"get", "keystoneapis", "-s", "https://no-such-host.invalid:6443", "--request-timeout=2s"},
+			[]string{"tree", "-s", "https://no-such-host.invalid:6443", "--request-timeout=2s"}, "Unable to connect to the server: "},
 		{"TYPE NAME", []string{"get", "keystoneservice", "glance", "-n", "openstack"},
 			[]string{"tree", "keystoneservice", "glance", "-n", "openstack"}, ""},
 		{"the plural, qualified by the group", []string{"get", "keystoneservices.keystone.openstack.org/glance", "-n", "openstack"},
