@@ -41,6 +41,10 @@ const (
 	JobDeadlineSeconds int64 = 20 * 60
 	// BootstrapPasswordEnv is read by `keystone-manage bootstrap`.
 	BootstrapPasswordEnv = "OS_BOOTSTRAP_PASSWORD"
+	// StartupSeconds bounds how long Keystone may take to answer its first /v3 after the
+	// API container starts (httpd, then mod_wsgi loading Keystone, the first connection to
+	// the database): the startup probe's attempts, one a second; then the pod restarts.
+	StartupSeconds int32 = 300
 	// KollaStart is the API container's command, as keystone-operator runs it.
 	KollaStart = "/usr/local/bin/kolla_start"
 
@@ -212,23 +216,27 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string) *appsv1.Depl
 	if TLSEnabled(api, keystonev1.EndpointPublic) {
 		probeScheme = corev1.URISchemeHTTPS
 	}
-	// keystone-operator's probes: a few WSGI workers busy with slow requests (a token
-	// validation against a loaded database) must not get the pod killed. Readiness is
-	// checked more often, so a new pod serves sooner; failing it restarts nothing.
+	// keystone-operator's steady-state probes: a few WSGI workers busy with slow requests
+	// (a token validation against a loaded database) must not get the pod killed.
+	// Readiness is checked more often, so a new pod serves sooner; failing it restarts
+	// nothing. Neither runs before the startup probe has had its first answer: it polls
+	// every second, so a pod is started at Keystone's first answer, and the kubelet then
+	// runs the readiness probe at once (no initial delay left to wait for).
+	get := corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v3", Port: intstr.FromInt32(Port), Scheme: probeScheme}}
 	probe := func(period int32) *corev1.Probe {
-		return &corev1.Probe{
-			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v3", Port: intstr.FromInt32(Port),
-				Scheme: probeScheme}},
-			InitialDelaySeconds: 5, PeriodSeconds: period, TimeoutSeconds: 30,
+		return &corev1.Probe{ProbeHandler: get, PeriodSeconds: period, TimeoutSeconds: 30,
 			// The API server's defaults, set here so that a comparison with the stored
 			// object (integers are compared strictly) finds nothing to change.
 			SuccessThreshold: 1, FailureThreshold: 3,
 		}
 	}
+	startup := &corev1.Probe{ProbeHandler: get, PeriodSeconds: 1, TimeoutSeconds: 1, SuccessThreshold: 1,
+		FailureThreshold: StartupSeconds}
 	pod := podSpec(api, corev1.Container{
 		Name:           "keystone-api",
 		Command:        []string{"/bin/bash", "-c", KollaStart},
 		Ports:          []corev1.ContainerPort{{Name: "keystone", ContainerPort: Port, Protocol: corev1.ProtocolTCP}},
+		StartupProbe:   startup,
 		ReadinessProbe: probe(10),
 		LivenessProbe:  probe(30),
 		Resources:      api.Spec.Resources,

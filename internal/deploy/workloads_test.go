@@ -66,6 +66,14 @@ func TestDeployment(t *testing.T) {
 	g.Expect(c.LivenessProbe.PeriodSeconds).To(BeNumerically(">=", 30))
 	g.Expect(c.LivenessProbe.TimeoutSeconds).To(BeNumerically(">=", 30))
 	g.Expect(c.ReadinessProbe.TimeoutSeconds).To(BeNumerically(">=", 30))
+	// Ready at Keystone's first answer: the startup probe polls every second (for at most
+	// StartupSeconds), and the steady-state probes have no initial delay left to wait for
+	// once it has answered.
+	g.Expect(c.StartupProbe.HTTPGet.Path).To(Equal("/v3"))
+	g.Expect(c.StartupProbe.PeriodSeconds).To(BeEquivalentTo(1))
+	g.Expect(c.StartupProbe.PeriodSeconds * c.StartupProbe.FailureThreshold).To(BeEquivalentTo(StartupSeconds))
+	g.Expect(c.ReadinessProbe.InitialDelaySeconds).To(BeZero())
+	g.Expect(c.LivenessProbe.InitialDelaySeconds).To(BeZero())
 
 	other, err := Gathered{API: api, PodRevision: "hash-1"}.Deployment()
 	g.Expect(err).NotTo(HaveOccurred())
