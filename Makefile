@@ -154,7 +154,7 @@ krew-check: envtest $(KREW_DIR)/krew ## Validate the krew manifest and install t
 	KREW_BIN=$(KREW_DIR) KUBECTL_BIN=$(ENVTEST_DIR) hack/krew-check.sh
 
 .PHONY: manager-image
-manager-image: generate cluster-deps ## Build the Dockerfile with buildah, without a registry: an OCI archive in bin/manager-image/.
+manager-image: generate image-deps ## Build the Dockerfile with buildah, without a registry: an OCI archive in bin/manager-image/.
 	hack/manager-image.sh $(LOCALBIN)/manager-image
 
 # `make run` runs against the current context of the kubeconfig kubectl uses (KUBECONFIG,
@@ -241,6 +241,10 @@ demo: manifests generate envtest debian-deps ## Register services in a real Keys
 debian-deps: ## Install Debian's keystone, uwsgi, MariaDB and memcached for the real-Keystone tests, and promtool for the alerts'.
 	hack/debian-deps.sh keystone
 	hack/debian-deps.sh monitoring
+
+.PHONY: image-deps
+image-deps: ## Install Debian's buildah and debootstrap, which build the manager image.
+	hack/debian-deps.sh image
 
 .PHONY: cluster-deps
 cluster-deps: ## Install Debian's containerd, runc, CNI plugins, iptables, debootstrap and buildah for the local cluster and the images.

@@ -2,7 +2,7 @@
 # Runs buildah (Debian's, hack/debian-deps.sh image) as the project's scripts use it: as
 # root, on a storage of the project's own (vfs, which works on any file system, inside a
 # container too), isolation chroot (no user namespaces or runtime needed). Sourced by
-# hack/image-bases.sh and hack/manager-image.sh.
+# hack/image-bases.sh, hack/manager-image.sh and hack/cluster-images.sh.
 
 image_cache=${IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/keystone-stepwise/images}
 export BUILDAH_ISOLATION=chroot
@@ -27,12 +27,23 @@ image_label() {
 image_archive() {
 	local root=$1 ref=$2 entrypoint=$3 user=$4 out=$5 c mnt
 	c=$(bah from --pull=never scratch)
-	mnt=$(bah mount "$c")
-	tar --numeric-owner -C "$root" --exclude='./dev/*' --exclude='./proc/*' --exclude='./sys/*' -cf - . |
-		tar --numeric-owner -C "$mnt" -xf -
-	bah config --entrypoint "$entrypoint" ${user:+--user "$user"} \
-		--env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$c"
-	bah commit --quiet --rm "$c" "$ref" >/dev/null
-	bah push --quiet --digestfile "${out%.tar}.digest" "$ref" "oci-archive:$out.tmp:$ref" && mv "$out.tmp" "$out"
+	# Whatever fails, neither the working container nor the image stays in the storage
+	# (vfs keeps each whole), nor a partial archive.
+	if ! { mnt=$(bah mount "$c") &&
+		tar --numeric-owner -C "$root" --exclude='./dev/*' --exclude='./proc/*' --exclude='./sys/*' -cf - . |
+		tar --numeric-owner -C "$mnt" -xf - &&
+		bah config --entrypoint "$entrypoint" ${user:+--user "$user"} \
+			--env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$c" &&
+		bah commit --quiet --rm "$c" "$ref" >/dev/null; }; then
+		bah rm "$c" >/dev/null 2>&1 || true
+		return 1
+	fi
+	rm -f "$out.tmp"
+	if ! bah push --quiet --digestfile "${out%.tar}.digest" "$ref" "oci-archive:$out.tmp:$ref"; then
+		bah rmi "$ref" >/dev/null 2>&1 || true
+		rm -f "$out.tmp" "${out%.tar}.digest"
+		return 1
+	fi
+	mv "$out.tmp" "$out"
 	bah rmi "$ref" >/dev/null
 }

@@ -34,7 +34,7 @@ declare -A refs=(
 # Cache keys: bump format when the way images are built or packed changes (2: packed by
 # buildah); a recipe's files are part of its image's key.
 format=2
-format_key=$(echo "$suite $mirror $format" | sha256sum | cut -c1-12)
+format_key=$( (echo "$suite $mirror $format"; sha256sum <"$here/debian-base.sh") | sha256sum | cut -c1-12)
 recipe_key() {
 	(cd "$recipes/$1" && find . -type f | LC_ALL=C sort | xargs sha256sum; echo "$format_key") | sha256sum | cut -c1-12
 }

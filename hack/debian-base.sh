@@ -19,6 +19,7 @@ if [[ ! -s $tarball ]]; then
 	echo "debian-base: debootstrap $suite minbase (about 1.5 minutes)" >&2
 	debootstrap --variant=minbase "$suite" "$work/root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
 		{ tail -20 "$work/debootstrap.log" >&2; exit 1; }
-	tar --numeric-owner -C "$work/root" -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball"
+	tar --numeric-owner -C "$work/root" -cf "$tarball.tmp" .
+	mv "$tarball.tmp" "$tarball"
 fi
 echo "$tarball"

@@ -7,15 +7,18 @@
 #                              plugins, iptables and conntrack, debootstrap and buildah for its
 #                              images and the manager's, and curl and python3 for the
 #                              end-to-end checks
+#   debian-deps.sh image       buildah and debootstrap, which build the manager image
+#                              (hack/manager-image.sh)
 #   debian-deps.sh monitoring  promtool (Debian's prometheus package), which tests the alerts
 set -euo pipefail
 
 case ${1:-keystone} in
 keystone) packages=(keystone uwsgi-plugin-python3 python3-pymemcache python3-openstackclient mariadb-server mariadb-client memcached openssl) ;;
 cluster) packages=(containerd runc containernetworking-plugins iptables conntrack debootstrap buildah openssl curl python3) ;;
+image) packages=(buildah debootstrap) ;;
 monitoring) packages=(prometheus) ;;
 *)
-	echo "debian-deps: unknown group $1 (keystone, cluster or monitoring)" >&2
+	echo "debian-deps: unknown group $1 (keystone, cluster, image or monitoring)" >&2
 	exit 2
 	;;
 esac

@@ -29,13 +29,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# scratch prints a new working container from scratch and its mounted root, on two lines.
+# scratch sets c to a new working container from scratch and its mounted root, (name
+# root); the cleanup removes it unless it was committed.
 scratch() {
-	local c
-	c=$(bah from --pull=never scratch)
-	containers+=("$c")
-	echo "$c"
-	bah mount "$c"
+	local name
+	name=$(bah from --pull=never scratch)
+	containers+=("$name")
+	c=("$name" "$(bah mount "$name")")
 }
 
 # The newest toolchain of the Dockerfile's Go version, as its golang:X.Y tag is.
@@ -43,12 +43,14 @@ toolchain=$(go list -m -versions golang.org/toolchain | tr ' ' '\n' |
 	sed -n "s/^v0\.0\.1-go\(${go_version//./\\.}\(\.[0-9]*\)\?\)\.linux-$arch\$/\1/p" | sort -V | tail -n 1)
 [[ -n $toolchain ]] || { log "the module proxy serves no golang.org/toolchain of Go $go_version for linux-$arch"; exit 1; }
 golang=docker.io/library/golang:$go_version
-key="$recipe go$toolchain"
+# The Debian base it is made from is part of its recipe: that script (its format) and
+# the mirror.
+key="$recipe $(sha256sum "$here/debian-base.sh" | cut -c1-12) ${DEBIAN_MIRROR:-} go$toolchain"
 if [[ $(image_label "$golang" "$label") != "$key" ]]; then
 	start=$SECONDS
 	dir=$(go mod download -json "golang.org/toolchain@v0.0.1-go$toolchain.linux-$arch" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
 	[[ -f $dir/bin/go ]] || { log "golang.org/toolchain go$toolchain has no bin/go"; exit 1; }
-	mapfile -t c < <(scratch)
+	scratch
 	tar -C "${c[1]}" -xf "$("$here/debian-base.sh")"
 	mkdir -p "${c[1]}/usr/local/go" "${c[1]}/go/bin" "${c[1]}/go/src" "${c[1]}/etc/ssl/certs"
 	cp -a "$dir/." "${c[1]}/usr/local/go/"
@@ -69,7 +71,7 @@ fi
 
 distroless=gcr.io/distroless/static:nonroot
 if [[ $(image_label "$distroless" "$label") != "$recipe" ]]; then
-	mapfile -t c < <(scratch)
+	scratch
 	root=${c[1]}
 	mkdir -p "$root/etc/ssl/certs" "$root/home/nonroot" "$root/tmp" "$root/usr/share"
 	printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$root/etc/passwd"

@@ -25,7 +25,7 @@ go_version=$(sed -n 's/^ARG GO_VERSION=//p' "$root/Dockerfile")
 
 name=localhost/keystone-stepwise/keystone-operator
 start=$SECONDS
-bah bud --pull=never --layers=false --timestamp 0 --quiet \
+bah bud --pull=never --layers=false --timestamp 0 --quiet --force-rm \
 	--volume "$(go env GOMODCACHE):/go/pkg/mod" --volume "$(go env GOCACHE):/root/.cache/go-build" \
 	--file "$root/Dockerfile" --tag "$name:build" "$root" >/dev/null
 id=$(bah inspect --type image --format '{{.FromImageID}}' "$name:build")
@@ -51,7 +51,9 @@ grep -q -- '-metrics-bind-address' <<<"$help" ||
 mkdir -p "$out"
 archive=$out/keystone-operator-$tag.tar
 if [[ ! -s $archive ]]; then
-	bah push --quiet "$name:$tag" "docker-archive:$archive.tmp:$name:$tag" && mv "$archive.tmp" "$archive"
+	rm -f "$archive.tmp" # an interrupted push's
+	bah push --quiet "$name:$tag" "oci-archive:$archive.tmp:$name:$tag"
+	mv "$archive.tmp" "$archive"
 fi
 echo "$archive"
 echo "$name:$tag"

@@ -43,8 +43,11 @@ const (
 	BootstrapPasswordEnv = "OS_BOOTSTRAP_PASSWORD"
 	// StartupSeconds bounds how long Keystone may take to answer its first /v3 after the
 	// API container starts (httpd, then mod_wsgi loading Keystone, the first connection to
-	// the database): the startup probe's attempts, one a second; then the pod restarts.
+	// the database): the startup probe's attempts, one a second while nothing listens
+	// (an attempt that times out takes StartupProbeTimeout); then the pod restarts.
 	StartupSeconds int32 = 300
+	// StartupProbeTimeout is how long one attempt of the startup probe waits for an answer.
+	StartupProbeTimeout int32 = 10
 	// KollaStart is the API container's command, as keystone-operator runs it.
 	KollaStart = "/usr/local/bin/kolla_start"
 
@@ -230,7 +233,9 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string) *appsv1.Depl
 			SuccessThreshold: 1, FailureThreshold: 3,
 		}
 	}
-	startup := &corev1.Probe{ProbeHandler: get, PeriodSeconds: 1, TimeoutSeconds: 1, SuccessThreshold: 1,
+	// An answer slower than a second still counts (a TLS handshake on a busy node): each
+	// attempt may take StartupProbeTimeout, the next starts a second after it ends.
+	startup := &corev1.Probe{ProbeHandler: get, PeriodSeconds: 1, TimeoutSeconds: StartupProbeTimeout, SuccessThreshold: 1,
 		FailureThreshold: StartupSeconds}
 	pod := podSpec(api, corev1.Container{
 		Name:           "keystone-api",
