@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -39,18 +38,9 @@ func TestAsKubectl(t *testing.T) {
 	g := NewWithT(t)
 	root, err := controlplane.RepoRoot()
 	g.Expect(err).NotTo(HaveOccurred())
-	env, err := controlplane.Environment(root)
-	if controlplane.Unavailable(t, err) {
-		return
-	}
-	g.Expect(err).NotTo(HaveOccurred())
-	cfg, err := env.Start()
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() { _ = env.Stop() })
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	g.Expect(controlplane.WriteKubeconfig(env, path)).To(Succeed())
-	t.Setenv("KUBECONFIG", path)
-	kubectl := filepath.Join(env.BinaryAssetsDirectory, "kubectl")
+	cp := controlplane.Start(t, root)
+	cfg, kubectl := cp.Config, cp.Kubectl
+	t.Setenv("KUBECONFIG", cp.Kubeconfig)
 
 	ctx := context.Background()
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
@@ -68,7 +58,7 @@ func TestAsKubectl(t *testing.T) {
 	byKubectl := func(args ...string) ran {
 		cmd := exec.Command(kubectl, args...)
 		var stderr bytes.Buffer
-		cmd.Stderr, cmd.Env = &stderr, append(os.Environ(), "KUBECONFIG="+path)
+		cmd.Stderr, cmd.Env = &stderr, append(os.Environ(), "KUBECONFIG="+cp.Kubeconfig)
 		err := cmd.Run()
 		code := 0
 		var exit *exec.ExitError

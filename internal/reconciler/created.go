@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/keystone-stepwise/keystone-operator/internal/permissions"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -32,26 +32,16 @@ func withCreated(ctx context.Context) context.Context {
 	return context.WithValue(ctx, createdKey{}, &created{uids: map[string]types.UID{}, deleted: map[string]bool{}})
 }
 
-// createdUID is the UID of the object of key the round of ctx created; "" for none.
-func createdUID(ctx context.Context, key string) types.UID {
+// recorded says what the round of ctx did to the object of key: the UID of the object
+// it created ("" for none), or that it deleted it.
+func recorded(ctx context.Context, key string) (uid types.UID, deleted bool) {
 	rec, _ := ctx.Value(createdKey{}).(*created)
 	if rec == nil {
-		return ""
+		return "", false
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	return rec.uids[key]
-}
-
-// deletedIn tells whether the round of ctx deleted the object of key.
-func deletedIn(ctx context.Context, key string) bool {
-	rec, _ := ctx.Value(createdKey{}).(*created)
-	if rec == nil {
-		return false
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	return rec.deleted[key]
+	return rec.uids[key], rec.deleted[key]
 }
 
 // record notes in the round of ctx that obj was created (with its UID) or deleted.
@@ -60,10 +50,11 @@ func (c RecordingClient) record(ctx context.Context, obj client.Object, deleted 
 	if rec == nil {
 		return
 	}
-	key, err := kindKey(c.Scheme(), obj)
+	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
 	if err != nil {
 		return
 	}
+	key := kindKey(gvk, obj)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if deleted {
@@ -77,8 +68,8 @@ func (c RecordingClient) record(ctx context.Context, obj client.Object, deleted 
 
 // RecordingClient is a client that records, in the round of the context it is given,
 // every object it creates or deletes (Reconciler.Reconcile's context carries the
-// record): Related then lists them, or leaves them out, before the cache has caught up. What the client it wraps may do
-// (permissions.Allower) it says unchanged.
+// record): Related then lists them, or leaves them out, before the cache has caught
+// up. What the client it wraps may do (permissions.Allower) it says unchanged.
 type RecordingClient struct{ client.Client }
 
 // AllowsOn is the wrapped client's answer (permissions.AllowsOn): the callers that ask
@@ -105,11 +96,7 @@ func (c RecordingClient) Delete(ctx context.Context, obj client.Object, opts ...
 	return err
 }
 
-// kindKey names obj by its kind, namespace and name, as Related looks it up.
-func kindKey(scheme *runtime.Scheme, obj client.Object) (string, error) {
-	gvk, err := apiutil.GVKForObject(obj, scheme)
-	if err != nil {
-		return "", err
-	}
-	return gvk.String() + "/" + obj.GetNamespace() + "/" + obj.GetName(), nil
+// kindKey names obj, of kind gvk, by its kind, namespace and name.
+func kindKey(gvk schema.GroupVersionKind, obj client.Object) string {
+	return gvk.String() + "/" + obj.GetNamespace() + "/" + obj.GetName()
 }

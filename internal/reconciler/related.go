@@ -25,12 +25,13 @@ func Related(ctx context.Context, c client.Client, objs ...client.Object) ([]cor
 		if err != nil {
 			return nil, err
 		}
-		key, _ := kindKey(c.Scheme(), o)
+		key := kindKey(gvk, o)
 		if o.GetName() == "" || seen[key] {
 			continue
 		}
 		seen[key] = true
-		if deletedIn(ctx, key) {
+		created, deleted := recorded(ctx, key)
+		if deleted {
 			continue // deleted this round: the cache may not know yet
 		}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
@@ -38,7 +39,7 @@ func Related(ctx context.Context, c client.Client, objs ...client.Object) ([]cor
 				return nil, fmt.Errorf("reading %s %s: %w", gvk.Kind, o.GetName(), err)
 			}
 			// Created this round, and not in the cache yet.
-			if o.SetUID(createdUID(ctx, key)); o.GetUID() == "" {
+			if o.SetUID(created); created == "" {
 				continue
 			}
 		}

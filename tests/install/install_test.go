@@ -53,17 +53,8 @@ func TestDeployKeepsImage(t *testing.T) {
 	g := NewWithT(t)
 	root, err := controlplane.RepoRoot()
 	g.Expect(err).NotTo(HaveOccurred())
-	env, err := controlplane.Environment(root)
-	if controlplane.Unavailable(t, err) {
-		return
-	}
-	g.Expect(err).NotTo(HaveOccurred())
-	cfg, err := env.Start()
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() { _ = env.Stop() })
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	g.Expect(controlplane.WriteKubeconfig(env, kubeconfig)).To(Succeed())
-	kubectl := filepath.Join(env.BinaryAssetsDirectory, "kubectl")
+	cp := controlplane.Start(t, root)
+	cfg, kubeconfig, kubectl := cp.Config, cp.Kubeconfig, cp.Kubectl
 	kust := kustomize(t, root)
 	c, err := client.New(cfg, client.Options{})
 	g.Expect(err).NotTo(HaveOccurred())

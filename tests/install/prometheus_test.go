@@ -115,17 +115,8 @@ func TestServiceMonitorScrapedByPrometheus(t *testing.T) {
 	if controlplane.Unavailable(t, err) {
 		return
 	}
-	env, err := controlplane.Environment(root, prometheusOperatorCRDs(t)...)
-	if controlplane.Unavailable(t, err) {
-		return
-	}
-	g.Expect(err).NotTo(HaveOccurred())
-	cfg, err := env.Start()
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() { _ = env.Stop() })
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	g.Expect(controlplane.WriteKubeconfig(env, kubeconfig)).To(Succeed())
-	kubectl := filepath.Join(env.BinaryAssetsDirectory, "kubectl")
+	cp := controlplane.Start(t, root, prometheusOperatorCRDs(t)...)
+	cfg, kubeconfig, kubectl := cp.Config, cp.Kubeconfig, cp.Kubectl
 	ctx := context.Background()
 	c, err := client.New(cfg, client.Options{Scheme: manager.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())

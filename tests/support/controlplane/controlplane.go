@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"testing"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -155,4 +156,35 @@ func WriteKubeconfig(env *envtest.Environment, path string) error {
 		return fmt.Errorf("writing kubeconfig: %w", err)
 	}
 	return nil
+}
+
+// Started is a control plane started for one test (Start).
+type Started struct {
+	Env    *envtest.Environment
+	Config *rest.Config
+	// Kubeconfig is a cluster-admin kubeconfig file (WriteKubeconfig); Kubectl is the
+	// kubectl built beside the control plane's binaries.
+	Kubeconfig, Kubectl string
+}
+
+// Start starts, for t, an API server with every CRD the operator needs and those of
+// extra (Environment), stopped when t ends, with a cluster-admin kubeconfig in t's
+// temporary directory. What it needs and lacks ends t as Unavailable says.
+func Start(t testing.TB, root string, extra ...string) *Started {
+	t.Helper()
+	env, err := Environment(root, extra...)
+	if err != nil {
+		Unavailable(t, err)
+		t.Fatal(err)
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting the control plane: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := WriteKubeconfig(env, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	return &Started{Env: env, Config: cfg, Kubeconfig: kubeconfig, Kubectl: filepath.Join(env.BinaryAssetsDirectory, "kubectl")}
 }
