@@ -44,6 +44,7 @@ require (
 	k8s.io/cli-runtime v0.31.14
 	k8s.io/client-go v0.31.14
 	k8s.io/kubectl v0.31.14
+	k8s.io/pod-security-admission v0.31.14
 	k8s.io/utils v0.0.0-20250820121507-0af2bda4dd1d
 	sigs.k8s.io/cli-utils v0.37.2
 	sigs.k8s.io/controller-runtime v0.19.7

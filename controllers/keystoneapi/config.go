@@ -51,12 +51,16 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result
 	}
 	if found.renderable() {
 		var files map[string]string
-		files, found.renderErr = deploy.RenderConfig(api, deploy.ConfigInput{
+		input := deploy.ConfigInput{
 			DatabaseHostname: api.Status.DatabaseHostname, DatabaseUser: s.dbUser, DatabasePassword: s.dbPassword,
 			MemcachedServers: s.memcachedServers, HttpdCustom: custom, TransportURL: s.transportURL, QuorumQueues: s.quorumQueues,
 			FederationFiles: federation, DatabaseTLS: s.databaseTLS, MemcachedTLS: s.memcachedTLS, MemcachedMTLS: s.in.MemcachedMTLSSecret != "",
-		})
+		}
+		files, found.renderErr = deploy.RenderConfig(api, input)
 		if found.renderErr == nil {
+			// The Deployment, written only in a round where this step acted (it needs
+			// every step this one needs), mounts each file where it is read.
+			s.in.APIFiles = deploy.APIFiles(api, input)
 			secret, err := r.writeSecret(ctx, api, found.secret, files)
 			if err != nil {
 				return ctrl.Result{}, err

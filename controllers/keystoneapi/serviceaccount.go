@@ -15,7 +15,7 @@ import (
 )
 
 // reconcileServiceAccount marks ServiceAccountReady: the ServiceAccount every pod of
-// the KeystoneAPI runs as, its Role (use of the SecurityContextConstraints anyuid, so
+// the KeystoneAPI runs as, its Role (use of the SecurityContextConstraints nonroot-v2, so
 // OpenShift admits the image's fixed UID) and the RoleBinding between them exist as
 // keystone-operator names them. While an earlier step is not True they are observed,
 // not changed.
@@ -72,7 +72,7 @@ func (r *Reconciler) reconcileServiceAccount(ctx context.Context, s *scope) (ctr
 // RoleBinding exist (while an earlier step is not True, waiting says when they are
 // updated again); what keeps them from existing is an error, retried.
 func serviceAccountVerdict(sa, waiting string) condition.Verdict {
-	msg := fmt.Sprintf("pods run as ServiceAccount %s, which may use SecurityContextConstraints %s", sa, deploy.AnyUIDSCC)
+	msg := fmt.Sprintf("pods run as ServiceAccount %s, which may use SecurityContextConstraints %s", sa, deploy.PodSCC)
 	if waiting != "" {
 		msg += " " + waiting
 	}

@@ -38,6 +38,9 @@ type Gathered struct {
 	Topology *topologyv1.Topology
 	// MemcachedMTLSSecret is the Memcached's client certificate Secret, "" for none.
 	MemcachedMTLSSecret string
+	// APIFiles are the files of the configuration Secret the API pods read, by where
+	// they read them (APIFiles).
+	APIFiles map[string]string
 	// CredentialKeys are the credential keys the keys Secret holds, each mounted as the
 	// file Keystone reads it from; nil for a new repository's (0 and 1).
 	CredentialKeys *KeyRepository
@@ -57,7 +60,7 @@ const TemplateAnnotation = "keystone.openstack.org/template-hash"
 // annotation, and TemplateAnnotation.
 func (in Gathered) Deployment() (*appsv1.Deployment, error) {
 	api := in.API
-	dep := apiDeployment(api, in.PodRevision)
+	dep := apiDeployment(api, in.PodRevision, in.APIFiles)
 	if in.Selector != nil {
 		dep.Spec.Selector = in.Selector.DeepCopy()
 		dep.Spec.Template.Labels = MergeLabels(dep.Spec.Template.Labels, in.Selector.MatchLabels)

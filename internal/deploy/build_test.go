@@ -27,6 +27,8 @@ func TestBuiltObjects(t *testing.T) {
 	cases := []struct {
 		name   string
 		mutate func(*Gathered)
+		// input is what the configuration was rendered from (APIFiles).
+		input ConfigInput
 	}{
 		{name: "defaults"},
 		{name: "tls", mutate: func(in *Gathered) {
@@ -45,6 +47,9 @@ func TestBuiltObjects(t *testing.T) {
 				Volumes: []storage.Volume{{Name: "ldap", VolumeSource: storage.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "ldap"}}}},
 				Mounts:  []corev1.VolumeMount{{Name: "ldap", MountPath: "/etc/keystone/domains", ReadOnly: true}}}}}}
 		}},
+		{name: "custom-files", input: ConfigInput{HttpdCustom: map[string]string{"10-oidc.conf": "OIDCClaimPrefix OIDC-"},
+			FederationFiles: map[string]string{"idp.example.com%2Frealms%2Fone.provider": "{}"}},
+			mutate: func(in *Gathered) { in.API.Spec.DefaultConfigOverwrite = map[string]string{"policy.yaml": "{}"} }},
 		{name: "taken-over-selector", mutate: func(in *Gathered) {
 			in.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"service": "keystone"}}
 		}},
@@ -60,6 +65,7 @@ func TestBuiltObjects(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(&in)
 			}
+			in.APIFiles = APIFiles(in.API, tc.input)
 			objects := map[string]any{"job-db-sync": in.DBSyncJob(), "job-bootstrap": in.BootstrapJob()}
 			var err error
 			objects["deployment"], err = in.Deployment()

@@ -24,13 +24,15 @@ const (
 	MyCnf        = "my.cnf"
 	// ManageConf bounds the database retries of keystone-manage in the jobs.
 	ManageConf = "keystone-manage.conf"
-	// APIKollaConfig is the start-up description of the API container.
-	APIKollaConfig = "keystone-api-config.json"
+	// HttpdConf is httpd's configuration, read at HttpdConfDir/httpd.conf.
+	HttpdConf = "httpd.conf"
+	// HttpdConfDir is httpd's configuration directory in the image.
+	HttpdConfDir = "/etc/httpd/conf"
 
-	ConfigMountPath         = "/var/lib/config-data/default"
-	KollaConfigMountPath    = "/var/lib/kolla/config_files/config.json"
-	FernetKeyRepository     = "/etc/keystone/fernet-keys"
-	CredentialKeyRepository = "/etc/keystone/credential-keys"
+	// FernetKeyRepository and CredentialKeyRepository are the key repositories Keystone
+	// reads, made at each container's start (LinkKeys).
+	FernetKeyRepository     = KeyRepositoriesDir + "/fernet-keys"
+	CredentialKeyRepository = KeyRepositoriesDir + "/credential-keys"
 	// MyCnfPath is where the API and job containers find my.cnf.
 	MyCnfPath = "/etc/my.cnf"
 	// CacheBackend is oslo.cache's backend for a memcached server list.
@@ -100,13 +102,17 @@ type publicData struct {
 	EnableSecureRBAC        bool
 	JobDBRetries            int
 	JobDBRetryInterval      int
-	ConfigDir               string
-	MetadataDir             string
-	VHosts                  []vhost
-	QuorumQueues            bool
-	DatabaseTLS             bool
-	MemcachedTLS            bool
-	MemcachedMTLS           bool
+	// ConfigDir is httpd's configuration directory, where the httpdCustomization
+	// snippets are mounted; MetadataDir where the federated realms' metadata is.
+	ConfigDir   string
+	MetadataDir string
+	// HttpdRunDir is httpd's run directory (its PID file, mod_wsgi's sockets).
+	HttpdRunDir   string
+	VHosts        []vhost
+	QuorumQueues  bool
+	DatabaseTLS   bool
+	MemcachedTLS  bool
+	MemcachedMTLS bool
 	// CABundle is the CA bundle's path when tls.caBundleSecretName is set, else "".
 	CABundle string
 	// MemcachedCert, MemcachedKey and MemcachedCA are where the memcached client
@@ -136,6 +142,33 @@ type federationFile struct{ Key, Name string }
 
 // FederationMetadataDir is where httpd's mod_auth_openidc finds the realms' metadata.
 const FederationMetadataDir = "/var/lib/httpd/metadata"
+
+// APIFiles are the files of the configuration Secret the API container reads, by
+// where it reads them: Keystone's (keystone.conf, custom.conf in its conf.d, the files
+// of defaultConfigOverwrite that no template renders, in /etc/keystone as
+// keystone-operator installs them), PyMySQL's my.cnf, httpd's httpd.conf and the
+// httpdCustomization snippets it includes, and the federated realms' metadata.
+func APIFiles(api *keystonev1.KeystoneAPI, in ConfigInput) map[string]string {
+	data := templateData(api, in)
+	files := map[string]string{
+		"/etc/keystone/" + KeystoneConf:               KeystoneConf,
+		"/etc/keystone/keystone.conf.d/" + CustomConf: CustomConf,
+		MyCnfPath:                      MyCnf,
+		HttpdConfDir + "/" + HttpdConf: HttpdConf,
+	}
+	for _, name := range data.ExtraFiles {
+		files["/etc/keystone/"+name] = name
+	}
+	for _, v := range data.VHosts {
+		for _, name := range v.Custom {
+			files[HttpdConfDir+"/"+name] = name
+		}
+	}
+	for _, f := range data.Federation {
+		files[data.MetadataDir+"/"+f.Name] = f.Key
+	}
+	return files
+}
 
 // HttpdCustomFile is the file of the configuration Secret holding an
 // httpdCustomization snippet for an interface.
@@ -248,8 +281,9 @@ func templateData(api *keystonev1.KeystoneAPI, in ConfigInput) configData {
 		EnableSecureRBAC:        api.Spec.EnableSecureRBAC,
 		JobDBRetries:            JobDBRetries,
 		JobDBRetryInterval:      JobDBRetryInterval,
-		ConfigDir:               ConfigMountPath,
+		ConfigDir:               HttpdConfDir,
 		MetadataDir:             FederationMetadataDir,
+		HttpdRunDir:             HttpdRunDir,
 		QuorumQueues:            in.QuorumQueues,
 		MemcachedTLS:            in.MemcachedTLS,
 		MemcachedMTLS:           in.MemcachedTLS && in.MemcachedMTLS,

@@ -8,13 +8,18 @@ import (
 )
 
 // Keystone's pods run as a ServiceAccount of their own, bound to a Role that may use the
-// SecurityContextConstraints anyuid: on OpenShift, where openstack-operator runs, a
+// SecurityContextConstraints nonroot-v2: on OpenShift, where openstack-operator runs, a
 // namespace's default ServiceAccount is admitted only under restricted-v2, which
-// refuses the image's fixed keystone UID. keystone-operator names them the same way.
-// Elsewhere the Role grants nothing the cluster knows of, and the pods run as before.
+// refuses the image's fixed keystone UID (it must fall in the namespace's range).
+// nonroot-v2 admits any UID but root, and nothing restricted-v2 refuses besides: the pods
+// drop every capability, never escalate and use the runtime's seccomp profile
+// (RestrictedPod, RestrictedContainer). keystone-operator's pods, started by kolla with
+// sudo, need anyuid; glance-operator lowered its pods to nonroot-v2 the same way.
+// keystone-operator names the ServiceAccount, Role and RoleBinding the same way.
+// Elsewhere the Role grants nothing the cluster knows of.
 
-// AnyUIDSCC is the SecurityContextConstraints the pods' ServiceAccount may use.
-const AnyUIDSCC = "anyuid"
+// PodSCC is the SecurityContextConstraints the pods' ServiceAccount may use.
+const PodSCC = "nonroot-v2"
 
 // ServiceAccountName is the ServiceAccount every pod of a KeystoneAPI runs as.
 func ServiceAccountName(api *keystonev1.KeystoneAPI) string { return "keystone-" + api.Name }
@@ -32,12 +37,12 @@ func ServiceAccount(api *keystonev1.KeystoneAPI) *corev1.ServiceAccount {
 	return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: ServiceAccountName(api), Namespace: api.Namespace, Labels: Labels(api)}}
 }
 
-// PodRules are what the pods' ServiceAccount may do: use anyuid, nothing else. Keystone
+// PodRules are what the pods' ServiceAccount may do: use PodSCC, nothing else. Keystone
 // never calls the Kubernetes API (its pods mount no token).
 func PodRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{{
 		APIGroups: []string{"security.openshift.io"}, Resources: []string{"securitycontextconstraints"},
-		ResourceNames: []string{AnyUIDSCC}, Verbs: []string{"use"},
+		ResourceNames: []string{PodSCC}, Verbs: []string{"use"},
 	}}
 }
 

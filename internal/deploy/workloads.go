@@ -19,19 +19,23 @@ import (
 )
 
 // The container contract is the image openstack-operator deploys (openstack-k8s-operators'
-// TCIB keystone image, kolla-based), started as keystone-operator starts it:
-//   - the API container runs /usr/local/bin/kolla_start as the keystone user; kolla_start
-//     runs `sudo -E kolla_set_configs` (sudoers allow it to the kolla group), which copies
-//     the files the config.json mounted at KollaConfigMountPath lists from ConfigMountPath
-//     into the root-owned /etc/keystone, /etc/httpd and /etc/my.cnf and writes the command
-//     to /run_command, then runs it (httpd with mod_wsgi). sudo needs privilege
-//     escalation and the capabilities it uses, so only MKNOD is dropped there.
-//   - the jobs run keystone-manage directly as the keystone user, the files they read
-//     mounted where Keystone reads them (subPath): no copy, no escalation, no capability.
-//
-// Keys are mounted, not copied, so a rotation reaches running pods.
+// TCIB keystone image), without its kolla entrypoint: no `kolla_start`, no `sudo
+// kolla_set_configs` copying a staging directory into place as root. Every container
+// starts its process directly as the image's keystone user (httpd in the foreground for
+// the API, keystone-manage for the jobs), with no capability, no privilege escalation
+// and a read-only root file system:
+//   - each configuration file is mounted read-only (subPath) where Keystone, httpd or
+//     PyMySQL reads it (apiFiles, jobConfigFiles);
+//   - the only writable places are EmptyDirs: httpd's run directory (its PID file,
+//     mod_wsgi's sockets) and the key repositories (KeyRepositoriesDir);
+//   - the fernet and credential keys are mounted from their Secret, not copied, so a
+//     rotation reaches running pods. A Secret volume's directories are world-readable
+//     (the kubelet makes them so), which Keystone warns of at every load of the keys,
+//     every token: the repositories Keystone reads are directories of mode 0700 of the
+//     keystone user, made at start, holding one link per mounted key (LinkKeys).
 const (
-	// KeystoneUID is the keystone user of the image.
+	// KeystoneUID is the keystone user of the image, and its group (TCIB's
+	// uid_gid_manage.sh: keystone 42425 42425).
 	KeystoneUID int64 = 42425
 	// JobBackoffLimit is how many failed attempts a db-sync or bootstrap Job makes
 	// before the operator reports it failed.
@@ -48,17 +52,38 @@ const (
 	StartupSeconds int32 = 300
 	// StartupProbeTimeout is how long one attempt of the startup probe waits for an answer.
 	StartupProbeTimeout int32 = 10
-	// KollaStart is the API container's command, as keystone-operator runs it.
-	KollaStart = "/usr/local/bin/kolla_start"
+	// HttpdCommand is the API container's process: the image's httpd, in the foreground.
+	HttpdCommand = "/usr/sbin/httpd -DFOREGROUND"
+	// HttpdRunDir is httpd's run directory (PidFile, DefaultRuntimeDir, WSGISocketPrefix):
+	// an EmptyDir, where the image's is root's.
+	HttpdRunDir = "/run/httpd"
+	// KeyRepositoriesDir holds the key repositories Keystone reads (FernetKeyRepository,
+	// CredentialKeyRepository): an EmptyDir.
+	KeyRepositoriesDir = "/run/keystone"
+	// FernetKeysMount and CredentialKeysMount are where the keys Secret is mounted.
+	FernetKeysMount     = "/var/lib/config-data/fernet-keys"
+	CredentialKeysMount = "/var/lib/config-data/credential-keys"
 
-	configVolume     = "config-data"
-	kollaVolume      = "kolla-config"
-	fernetVolume     = "fernet-keys"
-	credentialVolume = "credential-keys"
+	configVolume        = "config-data"
+	fernetVolume        = "fernet-keys"
+	credentialVolume    = "credential-keys"
+	httpdRunVolume      = "httpd-run"
+	keyRepositoryVolume = "key-repositories"
 )
 
-// JobCommand is the shell command of a job container running cmd (keystone-manage).
-func JobCommand(cmd string) string { return "exec " + cmd }
+// LinkKeys is the shell prelude of every container: it makes the key repositories
+// Keystone reads, directories only the keystone user may read, with a link to each
+// mounted key (a link resolves at each read, so a rotated key is read at once). It
+// starts afresh when the container restarts in the same pod.
+var LinkKeys = "umask 077 && " + linkKeys(FernetKeysMount, FernetKeyRepository) + linkKeys(CredentialKeysMount, CredentialKeyRepository)
+
+func linkKeys(mount, repository string) string {
+	return fmt.Sprintf("rm -rf %[2]s && mkdir %[2]s && ln -s %[1]s/* %[2]s/ && ", mount, repository)
+}
+
+// StartCommand is the shell command of a container running cmd (keystone-manage, httpd):
+// the key repositories made (LinkKeys), then cmd in the shell's place.
+func StartCommand(cmd string) string { return LinkKeys + "exec " + cmd }
 
 // jobConfigFiles are the files of the configuration Secret a job's keystone-manage
 // reads (ManageConfigArgs, my.cnf), by where it reads them.
@@ -136,9 +161,9 @@ func JobPodLabels(api *keystonev1.KeystoneAPI, job string) map[string]string {
 func job(api *keystonev1.KeystoneAPI, name, hash, cmd string, env []corev1.EnvVar) *batchv1.Job {
 	pod := podSpec(api, corev1.Container{
 		Name:    name,
-		Command: []string{"/bin/bash", "-c", JobCommand(cmd)},
+		Command: []string{"/bin/bash", "-c", StartCommand(cmd)},
 		Env:     env,
-	}, jobPod)
+	}, jobPod, jobConfigFiles)
 	pod.RestartPolicy = corev1.RestartPolicyNever
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: api.Namespace, Labels: Labels(api),
@@ -211,8 +236,9 @@ func Replicas(api *keystonev1.KeystoneAPI) *int32 {
 
 // apiDeployment returns the API Deployment, without placement (Gathered.Deployment
 // adds the default spreading or the Topology's); podRevision in the pod template rolls
-// the pods when what they read from Secrets changes.
-func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string) *appsv1.Deployment {
+// the pods when what they read from Secrets changes; files are the configuration files
+// httpd and Keystone read (APIFiles).
+func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[string]string) *appsv1.Deployment {
 	// The probes reach the first virtual host, the public interface's (httpd serves one
 	// scheme per port: both interfaces have certificates, or neither).
 	probeScheme := corev1.URISchemeHTTP
@@ -239,13 +265,13 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string) *appsv1.Depl
 		FailureThreshold: StartupSeconds}
 	pod := podSpec(api, corev1.Container{
 		Name:           "keystone-api",
-		Command:        []string{"/bin/bash", "-c", KollaStart},
+		Command:        []string{"/bin/bash", "-c", StartCommand(HttpdCommand)},
 		Ports:          []corev1.ContainerPort{{Name: "keystone", ContainerPort: Port, Protocol: corev1.ProtocolTCP}},
 		StartupProbe:   startup,
 		ReadinessProbe: probe(10),
 		LivenessProbe:  probe(30),
 		Resources:      api.Spec.Resources,
-	}, apiPod)
+	}, apiPod, files)
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: api.Name, Namespace: api.Namespace, Labels: Labels(api)},
 		Spec: appsv1.DeploymentSpec{
@@ -259,58 +285,47 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string) *appsv1.Depl
 	}
 }
 
-// podKind tells podSpec which start contract a container follows.
+// podKind tells podSpec which process a container runs.
 type podKind int
 
 const (
-	// apiPod: kolla_start, which copies the configuration into place with sudo.
+	// apiPod: httpd, with its configuration and the certificates of the interfaces.
 	apiPod podKind = iota
-	// jobPod: keystone-manage, the configuration mounted where it reads it.
+	// jobPod: keystone-manage.
 	jobPod
 )
 
-// podSpec completes container c with the image, the configuration and keys, and the
-// security context its start contract allows, and wraps it in a pod spec.
-func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container, kind podKind) corev1.PodSpec {
+// podSpec completes container c with the image, the files it reads, the keys and the
+// restricted security context (RestrictedContainer), and wraps it in a pod spec.
+// files maps where a file of the configuration Secret is read to its key.
+func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container, kind podKind, files map[string]string) corev1.PodSpec {
 	c.Image = api.Spec.ContainerImage
 	// A failed db-sync or bootstrap explains itself: the end of its log becomes the
 	// termination message that the condition quotes.
 	c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
-	c.Env = append(c.Env, corev1.EnvVar{Name: "KOLLA_CONFIG_STRATEGY", Value: "COPY_ALWAYS"})
+	c.SecurityContext = RestrictedContainer()
 	c.VolumeMounts = []corev1.VolumeMount{
-		{Name: fernetVolume, MountPath: FernetKeyRepository, ReadOnly: true},
-		{Name: credentialVolume, MountPath: CredentialKeyRepository, ReadOnly: true},
-	}
-	c.SecurityContext = &corev1.SecurityContext{
-		RunAsUser:      ptr.To(KeystoneUID),
-		RunAsGroup:     ptr.To(KeystoneUID),
-		RunAsNonRoot:   ptr.To(true),
-		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		{Name: fernetVolume, MountPath: FernetKeysMount, ReadOnly: true},
+		{Name: credentialVolume, MountPath: CredentialKeysMount, ReadOnly: true},
+		{Name: keyRepositoryVolume, MountPath: KeyRepositoriesDir},
 	}
 	volumes := []corev1.Volume{
 		secretVolume(configVolume, ConfigSecretName(api), nil),
 		secretVolume(fernetVolume, KeysSecretName(api), keyItems(FernetKeyPrefix, int(fernetMaxActiveKeys(api)))),
 		secretVolume(credentialVolume, KeysSecretName(api), keyItems(CredentialKeyPrefix, NewCredentialKeys)),
+		emptyDir(keyRepositoryVolume),
 	}
 	if kind == apiPod {
-		// sudo, for kolla_set_configs: escalation allowed, and the capabilities it uses.
-		c.SecurityContext.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"MKNOD"}}
-		c.VolumeMounts = append(c.VolumeMounts,
-			corev1.VolumeMount{Name: configVolume, MountPath: ConfigMountPath, ReadOnly: true},
-			corev1.VolumeMount{Name: kollaVolume, MountPath: KollaConfigMountPath, SubPath: APIKollaConfig, ReadOnly: true})
-		volumes = append(volumes, secretVolume(kollaVolume, ConfigSecretName(api), nil))
-	} else {
-		c.SecurityContext.AllowPrivilegeEscalation = ptr.To(false)
-		c.SecurityContext.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}
-		for _, path := range slices.Sorted(maps.Keys(jobConfigFiles)) {
-			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: configVolume, MountPath: path,
-				SubPath: jobConfigFiles[path], ReadOnly: true})
-		}
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: httpdRunVolume, MountPath: HttpdRunDir})
+		volumes = append(volumes, emptyDir(httpdRunVolume))
+	}
+	for _, path := range slices.Sorted(maps.Keys(files)) {
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: configVolume, MountPath: path,
+			SubPath: files[path], ReadOnly: true})
 	}
 	spec := corev1.PodSpec{
-		// The group of the mounted key and config files, so the keystone user reads them (mode 0440).
-		SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr.To(KeystoneUID)},
-		// Its own ServiceAccount, which may use anyuid on OpenShift (serviceaccount.go).
+		SecurityContext: RestrictedPod(),
+		// Its own ServiceAccount, which may use nonroot-v2 on OpenShift (serviceaccount.go).
 		ServiceAccountName: ServiceAccountName(api),
 		// Keystone never talks to the Kubernetes API: no token to steal from its pods.
 		AutomountServiceAccountToken: ptr.To(false),
@@ -329,6 +344,38 @@ func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container, kind podKind) core
 		spec.NodeSelector = *api.Spec.NodeSelector
 	}
 	return spec
+}
+
+// RestrictedPod is the security context of every Keystone pod: the keystone user and
+// group, never root, the runtime's default seccomp profile, and the keystone group on
+// the mounted files (fsGroup), so that the keystone user reads them at mode 0440.
+// Pod Security's restricted profile admits it, and so does OpenShift's nonroot-v2.
+func RestrictedPod() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsUser:      ptr.To(KeystoneUID),
+		RunAsGroup:     ptr.To(KeystoneUID),
+		RunAsNonRoot:   ptr.To(true),
+		FSGroup:        ptr.To(KeystoneUID),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// RestrictedContainer is the security context of every Keystone container: the pod's
+// user, no capability, no privilege escalation, a read-only root file system.
+func RestrictedContainer() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		RunAsUser:                ptr.To(KeystoneUID),
+		RunAsGroup:               ptr.To(KeystoneUID),
+		RunAsNonRoot:             ptr.To(true),
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+func emptyDir(name string) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
 }
 
 // ExtraVolumes are the volumes and mounts of extraMounts that propagate to Keystone's

@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -28,14 +27,12 @@ func TestDeployment(t *testing.T) {
 	c := dep.Spec.Template.Spec.Containers[0]
 	g.Expect(c.Image).To(Equal("keystone:test"))
 	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/v3"))
-	g.Expect(*c.SecurityContext.RunAsNonRoot).To(BeTrue())
-	// The image's kolla_start runs `sudo -E kolla_set_configs`: escalation allowed, only
-	// MKNOD dropped, as keystone-operator starts it.
-	g.Expect(c.Command).To(Equal([]string{"/bin/bash", "-c", "/usr/local/bin/kolla_start"}))
-	g.Expect(c.SecurityContext.AllowPrivilegeEscalation).To(BeNil())
-	g.Expect(c.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("MKNOD")))
+	// httpd started directly, after the key repositories are made: no kolla_start, no sudo.
+	g.Expect(c.Command).To(Equal([]string{"/bin/bash", "-c", LinkKeys + "exec /usr/sbin/httpd -DFOREGROUND"}))
+	g.Expect(c.Env).To(BeEmpty(), "no KOLLA_CONFIG_STRATEGY: nothing copies the configuration")
+	g.Expect(c.SecurityContext).To(Equal(RestrictedContainer()))
 	g.Expect(*c.SecurityContext.RunAsUser).To(BeEquivalentTo(42425))
-	g.Expect(c.VolumeMounts).To(ContainElement(HaveField("MountPath", "/var/lib/kolla/config_files/config.json")))
+	g.Expect(c.VolumeMounts).NotTo(ContainElement(HaveField("MountPath", "/var/lib/kolla/config_files/config.json")))
 	g.Expect(dep.Spec.Template.Spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()), "no API token in Keystone's pods")
 
 	var fernet *corev1.Volume
@@ -92,7 +89,8 @@ func TestJobs(t *testing.T) {
 	files, err := RenderConfig(api, ConfigInput{DatabaseHostname: "db"})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(files[ManageConf]).To(ContainSubstring(fmt.Sprintf("max_retries = %d\n", JobDBRetries)), "a job's database retries are bounded")
-	g.Expect(files[APIKollaConfig]).To(ContainSubstring(`"dest": "/etc/keystone/`+ManageConf+`"`), "kolla installs it where the jobs read it")
+	g.Expect(sync.Spec.Template.Spec.Containers[0].VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: "config-data",
+		MountPath: "/etc/keystone/" + ManageConf, SubPath: ManageConf, ReadOnly: true}), "mounted where the jobs read it")
 	g.Expect(sync.Spec.ActiveDeadlineSeconds).To(HaveValue(Equal(JobDeadlineSeconds)), "a job is bounded whatever hangs")
 	g.Expect(sync.Spec.Template.Spec.Containers[0].Command[2]).To(HaveSuffix("exec keystone-manage " + ManageConfigArgs + " db_sync"))
 	g.Expect(ManageConfigArgs).To(HaveSuffix("--config-file /etc/keystone/"+ManageConf), "the bound is read last, so it wins")
@@ -158,11 +156,8 @@ func TestServiceOverride(t *testing.T) {
 // CA bundle in the pods and the jobs; the probes speak HTTPS.
 func TestTLSVolumes(t *testing.T) {
 	g := NewWithT(t)
-	api := testAPI()
-	api.Spec.TLS.API.Public.SecretName = ptr.To("cert-keystone-public-svc")
-	api.Spec.TLS.API.Internal.SecretName = ptr.To("cert-keystone-internal-svc")
-	api.Spec.TLS.CaBundleSecretName = "combined-ca-bundle"
-	pod := apiDeployment(api, "rev").Spec.Template.Spec
+	api := tlsAPI()
+	pod := apiDeployment(api, "rev", nil).Spec.Template.Spec
 	mounts := map[string]string{}
 	for _, m := range pod.Containers[0].VolumeMounts {
 		mounts[m.MountPath] = m.Name + "/" + m.SubPath
@@ -201,25 +196,46 @@ func TestTrustFlushCronJob(t *testing.T) {
 	g.Expect(cmd).To(ContainSubstring("--config-file /etc/keystone/keystone-manage.conf"))
 }
 
-// TestCredentialFilesPrivate checks that every configuration file that may hold a
-// credential is installed readable by Keystone's user only.
+// TestCredentialFilesPrivate checks that every file that may hold a credential (the
+// configuration, the keys, the certificates) is mounted read-only, readable by the
+// keystone user and group only, in every pod, and that no pod mounts an API token.
 func TestCredentialFilesPrivate(t *testing.T) {
 	g := NewWithT(t)
-	files, err := RenderConfig(testAPI(), ConfigInput{DatabaseHostname: "db", DatabaseUser: "keystone", DatabasePassword: "pw"})
-	g.Expect(err).NotTo(HaveOccurred())
-	var kolla struct {
-		ConfigFiles []struct{ Source, Dest, Perm string } `json:"config_files"`
-	}
-	g.Expect(json.Unmarshal([]byte(files[APIKollaConfig]), &kolla)).To(Succeed())
-	g.Expect(kolla.ConfigFiles).NotTo(BeEmpty())
-	for _, f := range kolla.ConfigFiles {
-		if strings.HasSuffix(f.Dest, "httpd.conf") {
-			continue // no credential in it
+	api := testAPI()
+	api.Spec.TLS.API.Public.SecretName = ptr.To("cert-public")
+	for name, spec := range keystonePods(api) {
+		g.Expect(spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()), name)
+		g.Expect(spec.SecurityContext.FSGroup).To(HaveValue(Equal(KeystoneUID)), name)
+		for _, v := range spec.Volumes {
+			if v.Secret != nil {
+				g.Expect(v.Secret.DefaultMode).To(HaveValue(BeEquivalentTo(0o440)), "%s: volume %s", name, v.Name)
+			}
 		}
-		g.Expect(f.Perm).To(Equal("0600"), f.Dest)
+		for _, m := range spec.Containers[0].VolumeMounts {
+			if m.Name != keyRepositoryVolume && m.Name != httpdRunVolume {
+				g.Expect(m.ReadOnly).To(BeTrue(), "%s: %s", name, m.MountPath)
+			}
+		}
 	}
-	for _, job := range []*batchv1.Job{dbSyncJob(testAPI(), "h"), bootstrapJob(testAPI(), "h", map[string]string{})} {
-		g.Expect(job.Spec.Template.Spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()), job.Name)
+}
+
+// tlsAPI is testAPI with a certificate for each interface and a CA bundle.
+func tlsAPI() *keystonev1.KeystoneAPI {
+	api := testAPI()
+	api.Spec.TLS.API.Public.SecretName = ptr.To("cert-keystone-public-svc")
+	api.Spec.TLS.API.Internal.SecretName = ptr.To("cert-keystone-internal-svc")
+	api.Spec.TLS.CaBundleSecretName = "combined-ca-bundle"
+	return api
+}
+
+// keystonePods are the pod specs of every workload of api, by name.
+func keystonePods(api *keystonev1.KeystoneAPI) map[string]corev1.PodSpec {
+	files := APIFiles(api, ConfigInput{})
+	return map[string]corev1.PodSpec{
+		"deployment":  apiDeployment(api, "h", files).Spec.Template.Spec,
+		"db-sync":     dbSyncJob(api, "h").Spec.Template.Spec,
+		"bootstrap":   bootstrapJob(api, "h", map[string]string{}).Spec.Template.Spec,
+		"trust-flush": trustFlushCronJob(api).Spec.JobTemplate.Spec.Template.Spec,
 	}
 }
 
@@ -238,7 +254,7 @@ func TestExtraMounts(t *testing.T) {
 	api.Spec.ExtraMounts = []keystonev1.KeystoneExtraMounts{{Name: "ldap", VolMounts: []storage.VolMounts{
 		volume("unset"), volume("all", storage.PropagationEverywhere), volume("keystone", "Keystone"), volume("nova", "Nova"),
 	}}}
-	pod := apiDeployment(api, "rev").Spec.Template.Spec
+	pod := apiDeployment(api, "rev", nil).Spec.Template.Spec
 	names := func(vols []corev1.Volume) []string {
 		var out []string
 		for _, v := range vols {
@@ -257,7 +273,7 @@ func TestExtraMounts(t *testing.T) {
 func TestJobPodsAreNotAPIPods(t *testing.T) {
 	g := NewWithT(t)
 	api := testAPI()
-	selector := apiDeployment(api, "rev").Spec.Selector.MatchLabels
+	selector := apiDeployment(api, "rev", nil).Spec.Selector.MatchLabels
 	svcs, err := apiServices(api)
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, labels := range []map[string]string{
@@ -282,17 +298,12 @@ func matches(selector, labels map[string]string) bool {
 }
 
 // TestPodsRunAsTheirServiceAccount: every pod a KeystoneAPI makes runs as
-// keystone-<name>, whose Role may use anyuid and nothing else, not as the namespace's
+// keystone-<name>, whose Role may use nonroot-v2 and nothing else, not as the namespace's
 // default ServiceAccount (restricted-v2 on OpenShift refuses the image's fixed UID).
 func TestPodsRunAsTheirServiceAccount(t *testing.T) {
 	g := NewWithT(t)
 	api := testAPI()
-	specs := map[string]corev1.PodSpec{
-		"deployment":  apiDeployment(api, "h").Spec.Template.Spec,
-		"db-sync":     dbSyncJob(api, "h").Spec.Template.Spec,
-		"bootstrap":   bootstrapJob(api, "h", map[string]string{}).Spec.Template.Spec,
-		"trust-flush": trustFlushCronJob(api).Spec.JobTemplate.Spec.Template.Spec,
-	}
+	specs := keystonePods(api)
 	for name, spec := range specs {
 		g.Expect(spec.ServiceAccountName).To(Equal("keystone-"+api.Name), name)
 	}
@@ -301,7 +312,7 @@ func TestPodsRunAsTheirServiceAccount(t *testing.T) {
 	g.Expect(role.Rules).To(HaveLen(1))
 	g.Expect(role.Rules[0].APIGroups).To(ConsistOf("security.openshift.io"))
 	g.Expect(role.Rules[0].Resources).To(ConsistOf("securitycontextconstraints"))
-	g.Expect(role.Rules[0].ResourceNames).To(ConsistOf("anyuid"))
+	g.Expect(role.Rules[0].ResourceNames).To(ConsistOf("nonroot-v2"))
 	g.Expect(role.Rules[0].Verbs).To(ConsistOf("use"))
 	g.Expect(binding.RoleRef.Name).To(Equal(role.Name))
 	g.Expect(binding.Subjects).To(HaveLen(1))
@@ -309,32 +320,47 @@ func TestPodsRunAsTheirServiceAccount(t *testing.T) {
 	g.Expect(binding.Subjects[0].Namespace).To(Equal(api.Namespace))
 }
 
-// TestJobsRunKeystoneManageUnprivileged: db-sync, bootstrap and trust flush run
-// keystone-manage directly, as the keystone user, without escalation or capabilities,
-// the files it reads mounted where it reads them (the image's /etc/keystone is root's).
-func TestJobsRunKeystoneManageUnprivileged(t *testing.T) {
+// TestPodsStartTheirProcessDirectly: every pod starts its process itself (keystone-manage,
+// httpd), as the keystone user, without escalation, capabilities or a writable root file
+// system, each file it reads mounted where it reads it; only httpd's run directory and
+// the key repositories are writable.
+func TestPodsStartTheirProcessDirectly(t *testing.T) {
 	g := NewWithT(t)
 	api := testAPI()
-	specs := map[string]corev1.PodSpec{
-		"db-sync":     dbSyncJob(api, "h").Spec.Template.Spec,
-		"bootstrap":   bootstrapJob(api, "h", map[string]string{}).Spec.Template.Spec,
-		"trust-flush": trustFlushCronJob(api).Spec.JobTemplate.Spec.Template.Spec,
-	}
-	for name, spec := range specs {
+	api.Spec.DefaultConfigOverwrite = map[string]string{"policy.yaml": "{}"}
+	for name, spec := range keystonePods(api) {
 		c := spec.Containers[0]
-		g.Expect(c.Command[2]).To(HavePrefix("exec keystone-manage "+ManageConfigArgs), name)
+		g.Expect(c.Command[:2]).To(Equal([]string{"/bin/bash", "-c"}), name)
+		g.Expect(c.Command[2]).To(HavePrefix(LinkKeys+"exec "), name)
 		g.Expect(c.Command[2]).NotTo(ContainSubstring("kolla"), name)
+		g.Expect(c.Command[2]).NotTo(ContainSubstring("sudo"), name)
+		g.Expect(c.SecurityContext).To(Equal(RestrictedContainer()), name)
 		g.Expect(*c.SecurityContext.RunAsUser).To(BeEquivalentTo(42425), name)
 		g.Expect(*c.SecurityContext.AllowPrivilegeEscalation).To(BeFalse(), name)
+		g.Expect(*c.SecurityContext.ReadOnlyRootFilesystem).To(BeTrue(), name)
 		g.Expect(c.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")), name)
-		mounts := map[string]string{}
+		g.Expect(spec.SecurityContext).To(Equal(RestrictedPod()), name)
+		mounts, writable := map[string]string{}, []string{}
 		for _, m := range c.VolumeMounts {
 			mounts[m.MountPath] = m.SubPath
+			if !m.ReadOnly {
+				writable = append(writable, m.MountPath)
+			}
 		}
 		g.Expect(mounts).To(HaveKeyWithValue("/etc/keystone/keystone.conf", "keystone.conf"), name)
 		g.Expect(mounts).To(HaveKeyWithValue("/etc/keystone/keystone.conf.d/custom.conf", "custom.conf"), name)
-		g.Expect(mounts).To(HaveKeyWithValue("/etc/keystone/keystone-manage.conf", "keystone-manage.conf"), name)
 		g.Expect(mounts).To(HaveKeyWithValue("/etc/my.cnf", "my.cnf"), name)
+		g.Expect(mounts).To(HaveKey(FernetKeysMount), name)
 		g.Expect(mounts).NotTo(HaveKey("/var/lib/kolla/config_files/config.json"), name)
+		if name == "deployment" {
+			g.Expect(c.Command[2]).To(HaveSuffix("exec /usr/sbin/httpd -DFOREGROUND"))
+			g.Expect(mounts).To(HaveKeyWithValue("/etc/httpd/conf/httpd.conf", "httpd.conf"))
+			g.Expect(mounts).To(HaveKeyWithValue("/etc/keystone/policy.yaml", "policy.yaml"))
+			g.Expect(writable).To(ConsistOf(KeyRepositoriesDir, HttpdRunDir))
+		} else {
+			g.Expect(c.Command[2]).To(ContainSubstring("exec keystone-manage "+ManageConfigArgs), name)
+			g.Expect(mounts).To(HaveKeyWithValue("/etc/keystone/keystone-manage.conf", "keystone-manage.conf"), name)
+			g.Expect(writable).To(ConsistOf(KeyRepositoriesDir), name)
+		}
 	}
 }

@@ -103,3 +103,43 @@ func TestNoEnvironmentNote(t *testing.T) {
 		}
 	}
 }
+
+// TestE2EScenariosRestricted: as docs/development.md says, every e2e scenario's first
+// command makes its namespace enforce Pod Security's restricted profile, before any pod.
+func TestE2EScenariosRestricted(t *testing.T) {
+	root := repoRoot(t)
+	dirs, err := os.ReadDir(filepath.Join(root, "tests/e2e/scenarios"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(readAll(t, root, "docs/development.md"), "Every scenario starts by making its namespace enforce Pod Security's `restricted` profile") {
+		t.Error("docs/development.md no longer says that every scenario enforces the restricted profile")
+	}
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		steps, err := filepath.Glob(filepath.Join(root, "tests/e2e/scenarios", d.Name(), "00-*.yaml"))
+		if err != nil || len(steps) == 0 {
+			t.Errorf("scenario %s has no step 00", d.Name())
+			continue
+		}
+		first := ""
+		for _, path := range steps {
+			var step struct {
+				Kind     string `json:"kind"`
+				Commands []struct {
+					Script string `json:"script"`
+				} `json:"commands"`
+			}
+			doc, _, _ := strings.Cut(readAll(t, root, strings.TrimPrefix(path, root+"/")), "\n---")
+			if err := yaml.Unmarshal([]byte(doc), &step); err == nil && step.Kind == "TestStep" && len(step.Commands) > 0 {
+				first = strings.TrimSpace(step.Commands[0].Script)
+				break
+			}
+		}
+		if first != "../../keystone.sh restricted" {
+			t.Errorf("scenario %s: the first command of step 00 is %q, not ../../keystone.sh restricted", d.Name(), first)
+		}
+	}
+}

@@ -230,6 +230,24 @@ pods() {
 	kubectl -n "$NAMESPACE" get pods -l service=keystone --field-selector=status.phase=Running -o go-template='{{range .items}}{{if not .metadata.deletionTimestamp}}{{.metadata.name}}:{{(index .status.containerStatuses 0).restartCount}}{{"\n"}}{{end}}{{end}}' | sort
 }
 
+# restricted makes the namespace enforce Pod Security's restricted profile, as the first
+# step of every scenario, and checks that the API server enforces it: a pod that may
+# escalate is refused.
+restricted() {
+	kubectl label namespace "$NAMESPACE" --overwrite pod-security.kubernetes.io/enforce=restricted \
+		pod-security.kubernetes.io/enforce-version=latest >/dev/null
+	until_ 30 refused_escalation
+}
+refused_escalation() {
+	local out
+	if out=$(kubectl -n "$NAMESPACE" run psa-probe --image=localhost/keystone-stepwise/pause:1 --dry-run=server \
+		--overrides='{"spec":{"containers":[{"name":"psa-probe","image":"localhost/keystone-stepwise/pause:1","securityContext":{"allowPrivilegeEscalation":true}}]}}' 2>&1); then
+		fail "namespace $NAMESPACE admitted a pod that breaks the restricted profile: $out"
+	fi
+	# Anything else (the namespace's default ServiceAccount not made yet) is tried again.
+	grep -q 'violates PodSecurity "restricted' <<<"$out" || { echo "keystone.sh: not yet refused by Pod Security: $out" >&2; return 1; }
+}
+
 # save NAME VALUE / saved NAME keep values between steps.
 save() { echo "$2" >"$state/$1"; }
 saved() { cat "$state/$1"; }

@@ -360,12 +360,12 @@ var _ = Describe("KeystoneAPI trust flush, httpd and policy fields", func() {
 		config := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-config-data"}, config)).To(Succeed())
 		Expect(string(config.Data["federation-1"])).To(Equal(`{"issuer": "https://idp.example.com/realms/one"}`))
-		var kolla struct {
-			ConfigFiles []struct{ Source, Dest string } `json:"config_files"`
-		}
-		Expect(json.Unmarshal(config.Data["keystone-api-config.json"], &kolla)).To(Succeed())
-		Expect(kolla.ConfigFiles).To(ContainElement(And(HaveField("Source", "/var/lib/config-data/default/federation-0"),
-			HaveField("Dest", "/var/lib/httpd/metadata/idp.example.com%2Frealms%2Fone.client"))))
+		// Each realm's file is mounted where mod_auth_openidc reads it.
+		finishJob(ns, "keystone-db-sync", true, "")
+		Eventually(func(g Gomega) {
+			g.Expect(podTemplate(key)(g).Spec.Containers[0].VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: "config-data",
+				MountPath: "/var/lib/httpd/metadata/idp.example.com%2Frealms%2Fone.client", SubPath: "federation-0", ReadOnly: true}))
+		}).Should(Succeed())
 	})
 
 	It("mounts extraMounts into the API pods, and takes them out when removed", func() {
@@ -407,11 +407,17 @@ var _ = Describe("KeystoneAPI trust flush, httpd and policy fields", func() {
 		}).Should(Succeed())
 		Expect(string(config.Data["httpd_custom_internal_limits.conf"])).To(Equal("LimitRequestBody 120000\n"))
 		httpd := string(config.Data["httpd.conf"])
-		Expect(httpd).To(ContainSubstring(`Include "/var/lib/config-data/default/httpd_custom_public_limits.conf"`))
+		Expect(httpd).To(ContainSubstring(`Include "/etc/httpd/conf/httpd_custom_public_limits.conf"`))
 		Expect(httpd).To(ContainSubstring("TimeOut 120"))
 		Expect(httpd).To(ContainSubstring("WSGIDaemonProcess internal processes=3 "))
 		Expect(string(config.Data["keystone.conf"])).To(ContainSubstring("enforce_new_defaults = true\nenforce_scope = true"))
-		Expect(string(config.Data["keystone-api-config.json"])).To(ContainSubstring(`"dest": "/etc/keystone/policy.yaml"`))
+		finishJob(ns, "keystone-db-sync", true, "")
+		Eventually(func(g Gomega) {
+			g.Expect(podTemplate(key)(g).Spec.Containers[0].VolumeMounts).To(ContainElements(
+				corev1.VolumeMount{Name: "config-data", MountPath: "/etc/keystone/policy.yaml", SubPath: "policy.yaml", ReadOnly: true},
+				corev1.VolumeMount{Name: "config-data", MountPath: "/etc/httpd/conf/httpd_custom_public_limits.conf",
+					SubPath: "httpd_custom_public_limits.conf", ReadOnly: true}))
+		}).Should(Succeed())
 
 		By("a snippet changed: the configuration follows")
 		setSecretKey(ns, "httpd-custom", "limits.conf", "LimitRequestBody 1\n")

@@ -152,10 +152,12 @@ var _ = Describe("KeystoneAPI", func() {
 			condition{"ServiceAccountReady", "True", "Ready", ""},
 			condition{"DBReady", "False", "Requested", "Info"})
 		// The operator, on the permissions config/rbac grants, gave the pods' ServiceAccount
-		// the use of anyuid (OpenShift admits the image's fixed UID under it), and nothing more.
+		// the use of nonroot-v2 (OpenShift admits the image's fixed UID under it), and nothing more.
 		podAccount := "system:serviceaccount:" + ns + ":keystone-keystone"
 		Expect(allowed(podAccount, authorizationv1.ResourceAttributes{Namespace: ns, Verb: "use",
-			Group: "security.openshift.io", Resource: "securitycontextconstraints", Name: "anyuid"})).To(BeTrue())
+			Group: "security.openshift.io", Resource: "securitycontextconstraints", Name: "nonroot-v2"})).To(BeTrue())
+		Expect(allowed(podAccount, authorizationv1.ResourceAttributes{Namespace: ns, Verb: "use",
+			Group: "security.openshift.io", Resource: "securitycontextconstraints", Name: "anyuid"})).To(BeFalse())
 		Expect(allowed(podAccount, authorizationv1.ResourceAttributes{Namespace: ns, Verb: "use",
 			Group: "security.openshift.io", Resource: "securitycontextconstraints", Name: "privileged"})).To(BeFalse())
 		Expect(allowed(podAccount, authorizationv1.ResourceAttributes{Namespace: ns, Verb: "get", Resource: "pods"})).To(BeFalse())

@@ -303,7 +303,7 @@ func (a *actor) memcached(ctx context.Context, req reconcile.Request) (reconcile
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	labels := map[string]string{"app": "memcached", "cr": "memcached-" + mc.Name}
-	dep := server(mc.Namespace, mc.Name, labels, corev1.Container{
+	dep := server(mc.Namespace, mc.Name, labels, memcachedUID, corev1.Container{
 		Name: "memcached", Image: mc.Spec.ContainerImage, ImagePullPolicy: corev1.PullIfNotPresent,
 		Ports:          []corev1.ContainerPort{{ContainerPort: 11211}},
 		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(11211)}}, PeriodSeconds: 1},
@@ -365,7 +365,7 @@ func (a *actor) ensureRabbitMQ(ctx context.Context, namespace, cluster string) (
 		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secret.Name}, Key: key}}
 	}
 	labels := map[string]string{"app.kubernetes.io/name": cluster, "app.kubernetes.io/component": "rabbitmq"}
-	dep := server(namespace, cluster+"-server", labels, corev1.Container{
+	dep := server(namespace, cluster+"-server", labels, rabbitmqUID, corev1.Container{
 		Name: "rabbitmq", Image: rabbitmqImage, ImagePullPolicy: corev1.PullNever,
 		Env: []corev1.EnvVar{{Name: "RABBITMQ_DEFAULT_USER", ValueFrom: fromSecret("username")},
 			{Name: "RABBITMQ_DEFAULT_PASS", ValueFrom: fromSecret("password")}},
@@ -412,7 +412,7 @@ func (a *actor) ensureMariaDB(ctx context.Context, namespace, instance string) e
 		return err
 	}
 	labels := map[string]string{"app": "mariadb", "cr": "mariadb-" + instance}
-	dep := server(namespace, "mariadb-"+instance, labels, corev1.Container{
+	dep := server(namespace, "mariadb-"+instance, labels, mysqlUID, corev1.Container{
 		Name: "mariadb", Image: mariadbImage, ImagePullPolicy: corev1.PullNever,
 		Env: []corev1.EnvVar{{Name: "MYSQL_ROOT_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: secret.Name}, Key: rootSecretKey}}}},
@@ -492,14 +492,34 @@ func (a *actor) ensure(ctx context.Context, owner client.Object, dep *appsv1.Dep
 	return nil
 }
 
-func server(namespace, name string, labels map[string]string, c corev1.Container) *appsv1.Deployment {
+// The users the servers run as, as the images make them (hack/images/*/setup, TCIB's IDs).
+const (
+	memcachedUID int64 = 42457
+	mysqlUID     int64 = 42434
+	rabbitmqUID  int64 = 42439
+)
+
+// server is a Deployment of one pod running c as uid, as Pod Security's restricted
+// profile asks (the e2e namespaces enforce it): never root, no capability, no
+// privilege escalation, the runtime's seccomp profile.
+func server(namespace, name string, labels map[string]string, uid int64, c corev1.Container) *appsv1.Deployment {
+	c.SecurityContext = &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](1),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{c}, TerminationGracePeriodSeconds: ptr.To[int64](5)}},
+				Spec: corev1.PodSpec{
+					Containers:                    []corev1.Container{c},
+					TerminationGracePeriodSeconds: ptr.To[int64](5),
+					AutomountServiceAccountToken:  ptr.To(false),
+					SecurityContext: &corev1.PodSecurityContext{RunAsUser: ptr.To(uid), RunAsGroup: ptr.To(uid),
+						RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+				}},
 		},
 	}
 }

@@ -182,9 +182,9 @@ func (s *Stack) deploy(ctx context.Context, api *keystonev1.KeystoneAPI, adminPa
 	return s.Keystone.Warm(ctx, api.Spec.AdminUser, adminPassword, api.Spec.AdminProject)
 }
 
-// JobShell is what a Job's container runs after kolla_set_configs copied the configuration.
+// JobShell is what a Job's container runs once its key repositories are made (deploy.LinkKeys).
 func JobShell(cmd string) string {
-	return strings.TrimPrefix(cmd, deploy.JobCommand(""))
+	return strings.TrimPrefix(cmd, deploy.StartCommand(""))
 }
 
 // Stop stops every server of the stack.
