@@ -26,6 +26,8 @@ var degraded = map[string]string{
 	"get /namespaces": "the kube-system namespace is not read: a new cluster identity is made once and kept in " +
 		"ConfigMap " + identity.ClusterConfigMap + " of the operator's namespace",
 	"patch topology.openstack.org/topologies": "the finalizer on a KeystoneAPI's Topology is added with an update instead",
+	"use security.openshift.io/securitycontextconstraints": "the Keystone pods' Role grants the SecurityContextConstraints " +
+		"anyuid (when the manager may use it) instead of nonroot-v2; it admits the same pods",
 }
 
 // Needed are the permissions config/rbac grants the manager, one "verb group/resource"

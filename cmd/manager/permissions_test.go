@@ -31,7 +31,8 @@ func TestLacking(t *testing.T) {
 	// Run by openstack-operator, with the RBAC it gives keystone-operator: all that is
 	// missing is optional, and said at start-up with what the manager does instead.
 	lacking := Lacking(needed, asReviewed(openstackrbac.Rules()))
-	g.Expect(lacking).To(Equal([]string{"get /namespaces", "patch topology.openstack.org/topologies"}),
+	g.Expect(lacking).To(Equal([]string{"get /namespaces", "patch topology.openstack.org/topologies",
+		"use security.openshift.io/securitycontextconstraints"}),
 		"openstack-operator's role at %s", openstackrbac.SourceCommit)
 	for _, p := range lacking {
 		g.Expect(degraded).To(HaveKey(p), "%s is optional", p)

@@ -140,14 +140,21 @@ type vhost struct {
 // federationFile is one federated realm's metadata file.
 type federationFile struct{ Key, Name string }
 
-// FederationMetadataDir is where httpd's mod_auth_openidc finds the realms' metadata.
-const FederationMetadataDir = "/var/lib/httpd/metadata"
+// FederationMetadataDir is where httpd's mod_auth_openidc finds the realms' metadata, and
+// writes what it refreshes or registers (keystone-operator makes it writable by the
+// keystone user): an EmptyDir, filled at start with the realms' files, mounted read-only
+// in FederationFilesDir.
+const (
+	FederationMetadataDir = "/var/lib/httpd/metadata"
+	FederationFilesDir    = "/var/lib/config-data/federation"
+)
 
 // APIFiles are the files of the configuration Secret the API container reads, by
 // where it reads them: Keystone's (keystone.conf, custom.conf in its conf.d, the files
 // of defaultConfigOverwrite that no template renders, in /etc/keystone as
 // keystone-operator installs them), PyMySQL's my.cnf, httpd's httpd.conf and the
-// httpdCustomization snippets it includes, and the federated realms' metadata.
+// httpdCustomization snippets it includes, and the federated realms' metadata (in
+// FederationFilesDir, copied at start where mod_auth_openidc reads and writes it).
 func APIFiles(api *keystonev1.KeystoneAPI, in ConfigInput) map[string]string {
 	data := templateData(api, in)
 	files := map[string]string{
@@ -165,7 +172,7 @@ func APIFiles(api *keystonev1.KeystoneAPI, in ConfigInput) map[string]string {
 		}
 	}
 	for _, f := range data.Federation {
-		files[data.MetadataDir+"/"+f.Name] = f.Key
+		files[FederationFilesDir+"/"+f.Name] = f.Key
 	}
 	return files
 }

@@ -15,11 +15,28 @@ import (
 // drop every capability, never escalate and use the runtime's seccomp profile
 // (RestrictedPod, RestrictedContainer). keystone-operator's pods, started by kolla with
 // sudo, need anyuid; glance-operator lowered its pods to nonroot-v2 the same way.
+// A Role may grant only what its writer holds: where the operator may not use
+// nonroot-v2 but may use anyuid (openstack-operator's role for keystone-operator grants
+// anyuid alone), the Role grants anyuid, which admits the same pods (PodSCC).
 // keystone-operator names the ServiceAccount, Role and RoleBinding the same way.
 // Elsewhere the Role grants nothing the cluster knows of.
 
-// PodSCC is the SecurityContextConstraints the pods' ServiceAccount may use.
-const PodSCC = "nonroot-v2"
+// NonRootSCC and AnyUIDSCC are the SecurityContextConstraints the pods' ServiceAccount
+// may be given: the first the operator may grant.
+const (
+	NonRootSCC = "nonroot-v2"
+	AnyUIDSCC  = "anyuid"
+)
+
+// PodSCC is the SecurityContextConstraints the pods' Role grants: nonroot-v2 when the
+// operator may use it (so may grant it), else anyuid when it may use that, else
+// nonroot-v2 (the API server then says what is missing).
+func PodSCC(mayUse func(scc string) bool) string {
+	if !mayUse(NonRootSCC) && mayUse(AnyUIDSCC) {
+		return AnyUIDSCC
+	}
+	return NonRootSCC
+}
 
 // ServiceAccountName is the ServiceAccount every pod of a KeystoneAPI runs as.
 func ServiceAccountName(api *keystonev1.KeystoneAPI) string { return "keystone-" + api.Name }
@@ -37,19 +54,19 @@ func ServiceAccount(api *keystonev1.KeystoneAPI) *corev1.ServiceAccount {
 	return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: ServiceAccountName(api), Namespace: api.Namespace, Labels: Labels(api)}}
 }
 
-// PodRules are what the pods' ServiceAccount may do: use PodSCC, nothing else. Keystone
-// never calls the Kubernetes API (its pods mount no token).
-func PodRules() []rbacv1.PolicyRule {
+// PodRules are what the pods' ServiceAccount may do: use scc (PodSCC), nothing else.
+// Keystone never calls the Kubernetes API (its pods mount no token).
+func PodRules(scc string) []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{{
 		APIGroups: []string{"security.openshift.io"}, Resources: []string{"securitycontextconstraints"},
-		ResourceNames: []string{PodSCC}, Verbs: []string{"use"},
+		ResourceNames: []string{scc}, Verbs: []string{"use"},
 	}}
 }
 
-// Role is the Role of the pods' ServiceAccount.
-func Role(api *keystonev1.KeystoneAPI) *rbacv1.Role {
+// Role is the Role of the pods' ServiceAccount, which may use scc.
+func Role(api *keystonev1.KeystoneAPI, scc string) *rbacv1.Role {
 	return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: RoleName(api), Namespace: api.Namespace, Labels: Labels(api)},
-		Rules: PodRules()}
+		Rules: PodRules(scc)}
 }
 
 // RoleBinding binds Role to the pods' ServiceAccount.

@@ -64,7 +64,13 @@ const (
 	FernetKeysMount     = "/var/lib/config-data/fernet-keys"
 	CredentialKeysMount = "/var/lib/config-data/credential-keys"
 
+	// TmpDir is the API container's temporary directory (an EmptyDir): Keystone signs SAML
+	// assertions through a temporary file, mod_auth_openidc keeps its cache files there.
+	TmpDir = "/tmp"
+
 	configVolume        = "config-data"
+	tmpVolume           = "tmp"
+	federationVolume    = "federation-metadata"
 	fernetVolume        = "fernet-keys"
 	credentialVolume    = "credential-keys"
 	httpdRunVolume      = "httpd-run"
@@ -251,6 +257,11 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[st
 	// nothing. Neither runs before the startup probe has had its first answer: it polls
 	// every second, so a pod is started at Keystone's first answer, and the kubelet then
 	// runs the readiness probe at once (no initial delay left to wait for).
+	start := StartCommand(HttpdCommand)
+	if federated(files) {
+		// mod_auth_openidc writes where it reads the realms' metadata: a copy, made at start.
+		start = LinkKeys + fmt.Sprintf("cp %s/* %s/ && exec %s", FederationFilesDir, FederationMetadataDir, HttpdCommand)
+	}
 	get := corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v3", Port: intstr.FromInt32(Port), Scheme: probeScheme}}
 	probe := func(period int32) *corev1.Probe {
 		return &corev1.Probe{ProbeHandler: get, PeriodSeconds: period, TimeoutSeconds: 30,
@@ -265,7 +276,7 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[st
 		FailureThreshold: StartupSeconds}
 	pod := podSpec(api, corev1.Container{
 		Name:           "keystone-api",
-		Command:        []string{"/bin/bash", "-c", StartCommand(HttpdCommand)},
+		Command:        []string{"/bin/bash", "-c", start},
 		Ports:          []corev1.ContainerPort{{Name: "keystone", ContainerPort: Port, Protocol: corev1.ProtocolTCP}},
 		StartupProbe:   startup,
 		ReadinessProbe: probe(10),
@@ -316,8 +327,13 @@ func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container, kind podKind, file
 		emptyDir(keyRepositoryVolume),
 	}
 	if kind == apiPod {
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: httpdRunVolume, MountPath: HttpdRunDir})
-		volumes = append(volumes, emptyDir(httpdRunVolume))
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: httpdRunVolume, MountPath: HttpdRunDir},
+			corev1.VolumeMount{Name: tmpVolume, MountPath: TmpDir})
+		volumes = append(volumes, emptyDir(httpdRunVolume), emptyDir(tmpVolume))
+		if federated(files) {
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: federationVolume, MountPath: FederationMetadataDir})
+			volumes = append(volumes, emptyDir(federationVolume))
+		}
 	}
 	for _, path := range slices.Sorted(maps.Keys(files)) {
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: configVolume, MountPath: path,
@@ -372,6 +388,17 @@ func RestrictedContainer() *corev1.SecurityContext {
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
+}
+
+// federated tells whether the files the API container reads include federated realms'
+// metadata.
+func federated(files map[string]string) bool {
+	for path := range files {
+		if strings.HasPrefix(path, FederationFilesDir+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func emptyDir(name string) corev1.Volume {

@@ -212,7 +212,7 @@ func TestCredentialFilesPrivate(t *testing.T) {
 			}
 		}
 		for _, m := range spec.Containers[0].VolumeMounts {
-			if m.Name != keyRepositoryVolume && m.Name != httpdRunVolume {
+			if m.Name != keyRepositoryVolume && m.Name != httpdRunVolume && m.Name != tmpVolume {
 				g.Expect(m.ReadOnly).To(BeTrue(), "%s: %s", name, m.MountPath)
 			}
 		}
@@ -307,7 +307,13 @@ func TestPodsRunAsTheirServiceAccount(t *testing.T) {
 	for name, spec := range specs {
 		g.Expect(spec.ServiceAccountName).To(Equal("keystone-"+api.Name), name)
 	}
-	role, binding := Role(api), RoleBinding(api)
+	// The operator may use nonroot-v2 (config/rbac): the Role grants it. May it use anyuid
+	// alone (openstack-operator's role for keystone-operator): anyuid, which admits the
+	// same pods. Neither: nonroot-v2, which the API server then refuses with its reason.
+	g.Expect(PodSCC(func(string) bool { return true })).To(Equal("nonroot-v2"))
+	g.Expect(PodSCC(func(scc string) bool { return scc == "anyuid" })).To(Equal("anyuid"))
+	g.Expect(PodSCC(func(string) bool { return false })).To(Equal("nonroot-v2"))
+	role, binding := Role(api, PodSCC(func(string) bool { return true })), RoleBinding(api)
 	g.Expect(role.Name).To(Equal("keystone-" + api.Name + "-role"))
 	g.Expect(role.Rules).To(HaveLen(1))
 	g.Expect(role.Rules[0].APIGroups).To(ConsistOf("security.openshift.io"))
@@ -356,7 +362,7 @@ func TestPodsStartTheirProcessDirectly(t *testing.T) {
 			g.Expect(c.Command[2]).To(HaveSuffix("exec /usr/sbin/httpd -DFOREGROUND"))
 			g.Expect(mounts).To(HaveKeyWithValue("/etc/httpd/conf/httpd.conf", "httpd.conf"))
 			g.Expect(mounts).To(HaveKeyWithValue("/etc/keystone/policy.yaml", "policy.yaml"))
-			g.Expect(writable).To(ConsistOf(KeyRepositoriesDir, HttpdRunDir))
+			g.Expect(writable).To(ConsistOf(KeyRepositoriesDir, HttpdRunDir, TmpDir))
 		} else {
 			g.Expect(c.Command[2]).To(ContainSubstring("exec keystone-manage "+ManageConfigArgs), name)
 			g.Expect(mounts).To(HaveKeyWithValue("/etc/keystone/keystone-manage.conf", "keystone-manage.conf"), name)

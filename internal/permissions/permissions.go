@@ -80,9 +80,26 @@ func (c Client) AllowsOn(verb string, obj client.Object) bool {
 	return c.Rules.Allows(verb, mapping.Resource.Group, mapping.Resource.Resource)
 }
 
+// Allows tells whether the rules grant verb on group/resource, on names if given
+// (Rules.Allows): for what has no kind the client knows, such as OpenShift's
+// SecurityContextConstraints on another cluster.
+func (c Client) Allows(verb, group, resource string, names ...string) bool {
+	return c.Rules.Allows(verb, group, resource, names...)
+}
+
 // Allower is a client that knows what it may do (Client).
 type Allower interface {
 	AllowsOn(verb string, obj client.Object) bool
+	Allows(verb, group, resource string, names ...string) bool
+}
+
+// Allows tells whether c may do verb on group/resource (and names): as c's rules say
+// when c knows them, else yes.
+func Allows(c client.Client, verb, group, resource string, names ...string) bool {
+	if a, ok := c.(Allower); ok {
+		return a.Allows(verb, group, resource, names...)
+	}
+	return true
 }
 
 // AllowsOn tells whether c may do verb on obj: as c's rules say when c knows them, else yes.

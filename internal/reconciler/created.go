@@ -78,6 +78,11 @@ func (c RecordingClient) AllowsOn(verb string, obj client.Object) bool {
 	return permissions.AllowsOn(c.Client, verb, obj)
 }
 
+// Allows is the wrapped client's answer (permissions.Allows).
+func (c RecordingClient) Allows(verb, group, resource string, names ...string) bool {
+	return permissions.Allows(c.Client, verb, group, resource, names...)
+}
+
 // Create creates obj and records it.
 func (c RecordingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
 	if err := c.Client.Create(ctx, obj, opts...); err != nil {

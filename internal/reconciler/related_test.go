@@ -62,17 +62,21 @@ func TestRelatedListsWhatTheRoundCreated(t *testing.T) {
 }
 
 // TestRecordingClientKeepsPermissions: wrapping a client that knows its permissions
-// keeps them known (permissions.AllowsOn), so a write it may not make is not tried.
+// keeps them known (permissions.AllowsOn, permissions.Allows), so a write it may not make
+// is not tried.
 func TestRecordingClientKeepsPermissions(t *testing.T) {
 	g := NewWithT(t)
 	var wrapped client.Client = RecordingClient{Client: refusing{fake.NewClientBuilder().WithScheme(scheme.Scheme).Build()}}
 	g.Expect(permissions.AllowsOn(wrapped, "patch", &corev1.Secret{})).To(BeFalse())
+	g.Expect(permissions.Allows(wrapped, "use", "security.openshift.io", "securitycontextconstraints", "nonroot-v2")).To(BeFalse())
 }
 
 // refusing is a client that may do nothing.
 type refusing struct{ client.Client }
 
 func (refusing) AllowsOn(string, client.Object) bool { return false }
+
+func (refusing) Allows(string, string, string, ...string) bool { return false }
 
 // TestRelatedLeavesOutWhatTheRoundDeleted: an object a round deleted through a
 // RecordingClient is not listed though the reader (a cache behind the deletion) still

@@ -360,11 +360,15 @@ var _ = Describe("KeystoneAPI trust flush, httpd and policy fields", func() {
 		config := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-config-data"}, config)).To(Succeed())
 		Expect(string(config.Data["federation-1"])).To(Equal(`{"issuer": "https://idp.example.com/realms/one"}`))
-		// Each realm's file is mounted where mod_auth_openidc reads it.
+		// Each realm's file is mounted, and copied at start where mod_auth_openidc reads and
+		// writes it (an EmptyDir).
 		finishJob(ns, "keystone-db-sync", true, "")
 		Eventually(func(g Gomega) {
-			g.Expect(podTemplate(key)(g).Spec.Containers[0].VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: "config-data",
-				MountPath: "/var/lib/httpd/metadata/idp.example.com%2Frealms%2Fone.client", SubPath: "federation-0", ReadOnly: true}))
+			c := podTemplate(key)(g).Spec.Containers[0]
+			g.Expect(c.VolumeMounts).To(ContainElements(corev1.VolumeMount{Name: "config-data",
+				MountPath: "/var/lib/config-data/federation/idp.example.com%2Frealms%2Fone.client", SubPath: "federation-0", ReadOnly: true},
+				corev1.VolumeMount{Name: "federation-metadata", MountPath: "/var/lib/httpd/metadata"}))
+			g.Expect(c.Command[2]).To(ContainSubstring("cp /var/lib/config-data/federation/* /var/lib/httpd/metadata/ && exec /usr/sbin/httpd"))
 		}).Should(Succeed())
 	})
 

@@ -90,8 +90,9 @@ func TestOpenStackOperatorRBAC(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	lacking, _, err := manager.CheckPermissions(ctx, op, deployed, log)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(lacking).To(Equal([]string{"get /namespaces", "patch topology.openstack.org/topologies"}))
-	g.Expect(said).To(HaveLen(2))
+	g.Expect(lacking).To(Equal([]string{"get /namespaces", "patch topology.openstack.org/topologies",
+		"use security.openshift.io/securitycontextconstraints"}))
+	g.Expect(said).To(HaveLen(3))
 	g.Expect(said[0]).To(ContainSubstring(`"msg"="optional permission missing" "permission"="get /namespaces"`))
 
 	// The cluster's identity, made once and kept in the operators' namespace.
@@ -132,6 +133,12 @@ func TestOpenStackOperatorRBAC(t *testing.T) {
 		c := got.Status.Conditions.Get("DBReady")
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Message).To(HavePrefix("MariaDBDatabase keystone"), "it created the database and its account")
+		// The pods' Role grants what this role lets the operator grant: anyuid, not nonroot-v2.
+		podRole := &rbacv1.Role{}
+		g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: deployed, Name: "keystone-keystone-role"}, podRole)).To(Succeed())
+		g.Expect(podRole.Rules).To(HaveLen(1))
+		g.Expect(podRole.Rules[0].ResourceNames).To(Equal([]string{"anyuid"}))
+		g.Expect(got.Status.Conditions.Get(keystonev1.KeystoneAPIServiceAccountReady).Message).To(HaveSuffix("may use SecurityContextConstraints anyuid"))
 	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
 
 	// An external KeystoneAPI and a registration.

@@ -10,7 +10,7 @@ const (
 	// KeystoneAPIInputReady: the admin password Secret and key exist.
 	KeystoneAPIInputReady = condition.InputReadyCondition
 	// KeystoneAPIServiceAccountReady: the pods' ServiceAccount exists with a Role, bound
-	// to it, that may use the SecurityContextConstraints nonroot-v2 (OpenShift); the names
+	// to it, that may use the SecurityContextConstraints nonroot-v2 (OpenShift; anyuid where the operator may grant only that); the names
 	// are keystone-operator's: keystone-<name>, -role, -rolebinding.
 	KeystoneAPIServiceAccountReady = condition.ServiceAccountReadyCondition
 	// KeystoneAPITLSInputReady: the certificate Secrets of the interfaces and the CA

@@ -1,7 +1,8 @@
 // Package openstackrbac states the permissions openstack-operator gives keystone-operator
 // (and so whatever image runs in its place): the ClusterRole keystone-operator-manager-role
 // of openstack-operator's config/operator/bundle-rbac/keystone-operator-manager-role.yaml
-// at commit 84322c77 (2026-08-19), rule by rule as group, resources and verbs.
+// at commit 84322c77 (2026-08-19), rule by rule as group, resources and verbs, and the
+// resource names a rule is limited to.
 package openstackrbac
 
 import (
@@ -34,11 +35,15 @@ var rules = [][3]string{
 	{"rabbitmq.openstack.org", "transporturls", "create,delete,get,list,patch,update,watch"},
 	{"rbac.authorization.k8s.io", "rolebindings,roles", "create,get,list,patch,update,watch"},
 	{"route.openshift.io", "routes", "create,delete,get,list,patch,update,watch"},
+	// Limited to resourceNames [anyuid] (namedRules).
 	{"security.openshift.io", "securitycontextconstraints", "use"},
 	{"topology.openstack.org", "topologies", "get,list,update,watch"},
 	{"authentication.k8s.io", "tokenreviews", "create"},
 	{"authorization.k8s.io", "subjectaccessreviews", "create"},
 }
+
+// namedRules are the resource names of the rules limited to some, by group/resources.
+var namedRules = map[string][]string{"security.openshift.io/securitycontextconstraints": {"anyuid"}}
 
 // Rules returns the ClusterRole's rules.
 func Rules() []rbacv1.PolicyRule { return policyRules(rules) }
@@ -46,7 +51,8 @@ func Rules() []rbacv1.PolicyRule { return policyRules(rules) }
 func policyRules(rules [][3]string) []rbacv1.PolicyRule {
 	out := make([]rbacv1.PolicyRule, 0, len(rules))
 	for _, r := range rules {
-		out = append(out, rbacv1.PolicyRule{APIGroups: []string{r[0]}, Resources: strings.Split(r[1], ","), Verbs: strings.Split(r[2], ",")})
+		out = append(out, rbacv1.PolicyRule{APIGroups: []string{r[0]}, Resources: strings.Split(r[1], ","), Verbs: strings.Split(r[2], ","),
+			ResourceNames: namedRules[r[0]+"/"+r[1]]})
 	}
 	return out
 }
