@@ -28,6 +28,8 @@ func (r *Reconciler) reconcileServiceAccount(ctx context.Context, s *scope) (ctr
 	scc := deploy.PodSCC(func(name string) bool {
 		return permissions.Allows(r.Client, "use", "security.openshift.io", "securitycontextconstraints", name)
 	})
+	// The pods are built for the SCC the Role grants (no seccomp profile under anyuid).
+	s.in.SCC = scc
 	sa, role, binding := deploy.ServiceAccount(api), deploy.Role(api, scc), deploy.RoleBinding(api)
 	if !s.acting(step) {
 		existing := &rbacv1.Role{ObjectMeta: role.ObjectMeta}

@@ -38,6 +38,9 @@ type Gathered struct {
 	Topology *topologyv1.Topology
 	// MemcachedMTLSSecret is the Memcached's client certificate Secret, "" for none.
 	MemcachedMTLSSecret string
+	// SCC is the SecurityContextConstraints the pods' Role grants (PodSCC): under anyuid,
+	// which admits no seccomp profile, the pods set none.
+	SCC string
 	// APIFiles are the files of the configuration Secret the API pods read, by where
 	// they read them (APIFiles).
 	APIFiles map[string]string
@@ -132,9 +135,17 @@ func (in Gathered) TrustFlushCronJob() (*batchv1.CronJob, error) {
 }
 
 // finish completes a pod spec of Keystone's with what was gathered: the Memcached's
-// client certificate, and the credential keys the Secret holds.
+// client certificate, the credential keys the Secret holds, and no seccomp profile where
+// the pods' SecurityContextConstraints is anyuid (OpenShift refuses any profile under
+// it, "seccomp may not be set", and the runtime's default applies).
 func (in Gathered) finish(spec *corev1.PodSpec) {
 	WithMemcachedMTLS(spec, in.MemcachedMTLSSecret)
+	if in.SCC == AnyUIDSCC {
+		spec.SecurityContext.SeccompProfile = nil
+		for i := range spec.Containers {
+			spec.Containers[i].SecurityContext.SeccompProfile = nil
+		}
+	}
 	if in.CredentialKeys == nil {
 		return
 	}

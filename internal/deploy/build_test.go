@@ -50,6 +50,7 @@ func TestBuiltObjects(t *testing.T) {
 		{name: "custom-files", input: ConfigInput{HttpdCustom: map[string]string{"10-oidc.conf": "OIDCClaimPrefix OIDC-"},
 			FederationFiles: map[string]string{"idp.example.com%2Frealms%2Fone.provider": "{}"}},
 			mutate: func(in *Gathered) { in.API.Spec.DefaultConfigOverwrite = map[string]string{"policy.yaml": "{}"} }},
+		{name: "anyuid", mutate: func(in *Gathered) { in.SCC = AnyUIDSCC }},
 		{name: "taken-over-selector", mutate: func(in *Gathered) {
 			in.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"service": "keystone"}}
 		}},
