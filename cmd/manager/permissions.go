@@ -27,7 +27,7 @@ var degraded = map[string]string{
 		"ConfigMap " + identity.ClusterConfigMap + " of the operator's namespace",
 	"patch topology.openstack.org/topologies": "the finalizer on a KeystoneAPI's Topology is added with an update instead",
 	"use security.openshift.io/securitycontextconstraints": "the Keystone pods' Role grants the SecurityContextConstraints " +
-		"anyuid (when the manager may use it) instead of nonroot-v2; it admits the same pods",
+		"anyuid (when the manager may use it) instead of nonroot-v2, and the pods set no seccomp profile, which anyuid refuses",
 }
 
 // Needed are the permissions config/rbac grants the manager, one "verb group/resource"

@@ -12,6 +12,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -55,7 +56,17 @@ func (r *Reconciler) reconcileServiceAccount(ctx context.Context, s *scope) (ctr
 		return ctrl.Result{}, err
 	}
 	rules := role.Rules
-	if err := ensure(role, func() { role.Rules = rules }); err != nil {
+	err := ensure(role, func() { role.Rules = rules })
+	if apierrors.IsForbidden(err) && scc == deploy.NonRootSCC {
+		// The rules were not known (no complete review at start) and the API server says
+		// the operator may not grant nonroot-v2: anyuid, as where it is known.
+		scc = deploy.AnyUIDSCC
+		s.in.SCC = scc
+		role = deploy.Role(api, scc)
+		rules = role.Rules
+		err = ensure(role, func() { role.Rules = rules })
+	}
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	// A RoleBinding's roleRef cannot change: only the subjects are brought in step.

@@ -17,7 +17,8 @@ import (
 // sudo, need anyuid; glance-operator lowered its pods to nonroot-v2 the same way.
 // A Role may grant only what its writer holds: where the operator may not use
 // nonroot-v2 but may use anyuid (openstack-operator's role for keystone-operator grants
-// anyuid alone), the Role grants anyuid, which admits the same pods (PodSCC).
+// anyuid alone), the Role grants anyuid (PodSCC), which admits the same pods once they
+// set no seccomp profile (Gathered.finish).
 // keystone-operator names the ServiceAccount, Role and RoleBinding the same way.
 // Elsewhere the Role grants nothing the cluster knows of.
 

@@ -259,8 +259,10 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[st
 	// runs the readiness probe at once (no initial delay left to wait for).
 	start := StartCommand(HttpdCommand)
 	if federated(files) {
-		// mod_auth_openidc writes where it reads the realms' metadata: a copy, made at start.
-		start = LinkKeys + fmt.Sprintf("cp %s/* %s/ && exec %s", FederationFilesDir, FederationMetadataDir, HttpdCommand)
+		// mod_auth_openidc writes where it reads the realms' metadata: a copy, made afresh
+		// at each start (a restart in the same pod finds the last one), writable by httpd.
+		start = LinkKeys + fmt.Sprintf("rm -rf %[2]s/* && install -m 0600 %[1]s/* %[2]s/ && exec %[3]s",
+			FederationFilesDir, FederationMetadataDir, HttpdCommand)
 	}
 	get := corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v3", Port: intstr.FromInt32(Port), Scheme: probeScheme}}
 	probe := func(period int32) *corev1.Probe {
