@@ -55,16 +55,18 @@ func (r *Reconciler) reconcileServiceAccount(ctx context.Context, s *scope) (ctr
 	if err := ensure(sa, func() {}); err != nil {
 		return ctrl.Result{}, err
 	}
-	rules := role.Rules
-	err := ensure(role, func() { role.Rules = rules })
+	writeRole := func() error {
+		role = deploy.Role(api, scc)
+		rules := role.Rules
+		return ensure(role, func() { role.Rules = rules })
+	}
+	err := writeRole()
 	if apierrors.IsForbidden(err) && scc == deploy.NonRootSCC {
 		// The rules were not known (no complete review at start) and the API server says
 		// the operator may not grant nonroot-v2: anyuid, as where it is known.
 		scc = deploy.AnyUIDSCC
 		s.in.SCC = scc
-		role = deploy.Role(api, scc)
-		rules = role.Rules
-		err = ensure(role, func() { role.Rules = rules })
+		err = writeRole()
 	}
 	if err != nil {
 		return ctrl.Result{}, err

@@ -88,8 +88,15 @@ func linkKeys(mount, repository string) string {
 }
 
 // StartCommand is the shell command of a container running cmd (keystone-manage, httpd):
-// the key repositories made (LinkKeys), then cmd in the shell's place.
-func StartCommand(cmd string) string { return LinkKeys + "exec " + cmd }
+// the key repositories made (LinkKeys), then each of the container's own steps (shell
+// commands), then cmd in the shell's place.
+func StartCommand(cmd string, steps ...string) string {
+	out := LinkKeys
+	for _, step := range steps {
+		out += step + " && "
+	}
+	return out + "exec " + cmd
+}
 
 // jobConfigFiles are the files of the configuration Secret a job's keystone-manage
 // reads (ManageConfigArgs, my.cnf), by where it reads them.
@@ -257,12 +264,11 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[st
 	// nothing. Neither runs before the startup probe has had its first answer: it polls
 	// every second, so a pod is started at Keystone's first answer, and the kubelet then
 	// runs the readiness probe at once (no initial delay left to wait for).
-	start := StartCommand(HttpdCommand)
+	var steps []string
 	if federated(files) {
 		// mod_auth_openidc writes where it reads the realms' metadata: a copy, made afresh
 		// at each start (a restart in the same pod finds the last one), writable by httpd.
-		start = LinkKeys + fmt.Sprintf("rm -rf %[2]s/* && install -m 0600 %[1]s/* %[2]s/ && exec %[3]s",
-			FederationFilesDir, FederationMetadataDir, HttpdCommand)
+		steps = append(steps, fmt.Sprintf("rm -rf %[2]s/* && install -m 0600 %[1]s/* %[2]s/", FederationFilesDir, FederationMetadataDir))
 	}
 	get := corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v3", Port: intstr.FromInt32(Port), Scheme: probeScheme}}
 	probe := func(period int32) *corev1.Probe {
@@ -278,7 +284,7 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[st
 		FailureThreshold: StartupSeconds}
 	pod := podSpec(api, corev1.Container{
 		Name:           "keystone-api",
-		Command:        []string{"/bin/bash", "-c", start},
+		Command:        []string{"/bin/bash", "-c", StartCommand(HttpdCommand, steps...)},
 		Ports:          []corev1.ContainerPort{{Name: "keystone", ContainerPort: Port, Protocol: corev1.ProtocolTCP}},
 		StartupProbe:   startup,
 		ReadinessProbe: probe(10),
