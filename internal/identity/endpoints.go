@@ -3,6 +3,8 @@ package identity
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -98,7 +100,7 @@ func (c *Client) EnsureEndpoints(ctx context.Context, want EndpointSet) (map[str
 	for _, e := range owned {
 		url, wanted := want.URLs[e.Interface]
 		if !wanted || ids[e.Interface] != "" {
-			if err := c.deleteEndpoint(ctx, e.ID); err != nil {
+			if err := c.deleteEndpointUnchecked(ctx, e.ID); err != nil {
 				return nil, false, err
 			}
 			changed = true
@@ -152,3 +154,5 @@ func (m markedEndpoint) ToEndpointCreateMap() (map[string]any, error) {
 	}
 	return withMark(body, "endpoint", m.owner)
 }
+
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

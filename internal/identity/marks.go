@@ -232,3 +232,30 @@ func withMark(body map[string]any, singular, owner string) (map[string]any, erro
 	e[OwnerAttribute] = owner
 	return body, nil
 }
+
+// Registered is an entity as ensured: its ID and whether the owner owns it.
+type Registered struct {
+	ID        string
+	Ownership Ownership
+	// Created tells that this call created it.
+	Created bool
+	// Keeper is the mark of the owner a Shared or Joined entity belongs to.
+	Keeper string
+	// Owners are a user's owners of record in other regions, with the roles each asks
+	// for (OwnersAttribute): the keeper gives it their union.
+	Owners Owners
+}
+
+// claim marks the entity id of kind, marked mark (its predecessor's, an earlier form of
+// owner's, or none) and with owners of record owners, as owner's, dropping from the record
+// the marks owner supersedes (mark, its predecessors').
+func (c *Client) claim(ctx context.Context, kind, id, mark string, owners Owners, owner string) error {
+	update := map[string]any{OwnerAttribute: owner}
+	if pruned := owners.without(func(m string) bool { return m == mark || superseded(m, owner) }); len(pruned) < len(owners) {
+		update[OwnersAttribute] = pruned
+	}
+	if err := c.patchEntity(ctx, kind, id, update); err != nil {
+		return fmt.Errorf("marking %s %s as %s's: %w", singular(kind), id, owner, err)
+	}
+	return nil
+}

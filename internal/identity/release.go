@@ -1,0 +1,163 @@
+package identity
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Release is what releasing a cluster does to one entity (ReleaseCluster).
+type Release struct {
+	// Entity is "<kind> <name or URL> (<ID>)".
+	Entity string
+	// Action says what is done: "leaves the owners", "handed to <owner>", "deleted".
+	Action string
+}
+
+// ReleaseCluster takes cluster, a cluster gone for good, out of every service, user and
+// endpoint of Keystone it registered: it leaves the owners of record where other regions
+// own the entity too (a keeper hands it to the next owner), and its own alone (its
+// endpoints, a service or user no other region owns) are deleted, as its deletion would
+// have. With apply false it only says what it would do. It never touches what carries
+// no mark of cluster.
+func (c *Client) ReleaseCluster(ctx context.Context, cluster string, apply bool) ([]Release, error) {
+	if cluster == "" {
+		return nil, fmt.Errorf("releasing a cluster needs its identity")
+	}
+	all, err := c.listAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := releaser{c: c, cluster: cluster, apply: apply}
+	for _, e := range all.endpoints {
+		if err := r.endpoint(ctx, e); err != nil {
+			return r.out, err
+		}
+	}
+	for _, s := range all.services {
+		if err := r.entity(ctx, "services", s.Type+"/"+s.Name, s.ID, func() error { return c.deleteServiceUnchecked(ctx, s.ID) }); err != nil {
+			return r.out, err
+		}
+	}
+	for _, u := range all.users {
+		if err := r.entity(ctx, "users", u.Name, u.ID, func() error { return c.deleteUserUnchecked(ctx, u.ID) }); err != nil {
+			return r.out, err
+		}
+	}
+	return r.out, nil
+}
+
+// releaser is one ReleaseCluster: what it has done, or would do.
+type releaser struct {
+	c       *Client
+	cluster string
+	apply   bool
+	out     []Release
+}
+
+// ofCluster tells whether mark names an object of the cluster released.
+func (r *releaser) ofCluster(mark string) bool {
+	_, cl := splitMark(mark)
+	return cl == r.cluster
+}
+
+// endpoint deletes e when the cluster registered it.
+func (r *releaser) endpoint(ctx context.Context, e Endpoint) error {
+	if !r.ofCluster(e.Owner) {
+		return nil
+	}
+	r.out = append(r.out, Release{Entity: fmt.Sprintf("endpoint %s %s in %s (%s)", e.Interface, e.URL, e.region(), e.ID), Action: "deleted"})
+	if !r.apply {
+		return nil
+	}
+	return r.c.deleteEndpointUnchecked(ctx, e.ID)
+}
+
+// entity takes the cluster's marks out of the entity id of kind (depart): left to the
+// other owners, or, the cluster's alone, removed.
+func (r *releaser) entity(ctx context.Context, kind, label, id string, remove func() error) error {
+	action, err := r.c.depart(ctx, kind, id, departure{leaving: r.ofCluster, remove: remove, apply: r.apply})
+	if action != "" {
+		r.out = append(r.out, Release{Entity: fmt.Sprintf("%s %s (%s)", singular(kind), label, id), Action: action})
+	}
+	return err
+}
+
+// everything is every service, user of the default domain and endpoint of Keystone.
+type everything struct {
+	services  []Service
+	users     []User
+	endpoints []Endpoint
+}
+
+// listAll lists everything ReleaseCluster looks at.
+func (c *Client) listAll(ctx context.Context) (everything, error) {
+	var all everything
+	err := c.list(ctx, &all, "services", "users", "endpoints")
+	return all, err
+}
+
+// list fills all with the kinds ("services", "users" of the default domain,
+// "endpoints") listed in full: a list Keystone's list_limit truncated is an error.
+func (c *Client) list(ctx context.Context, all *everything, kinds ...string) error {
+	for _, kind := range kinds {
+		path, into := c.sc.ServiceURL(kind), any(nil)
+		switch kind {
+		case "services":
+			into = &all.services
+		case "users":
+			path, into = path+"?domain_id=default", &all.users
+		case "endpoints":
+			into = &all.endpoints
+		}
+		body := map[string]json.RawMessage{}
+		resp, err := c.sc.Get(ctx, path, &body, nil)
+		if resp != nil && resp.Body != nil {
+			_ = resp.Body.Close()
+		}
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", kind, err)
+		}
+		// Keystone's list_limit cuts a list short and says so: acting on part of it
+		// would leave the rest behind, unsaid.
+		if string(body["truncated"]) == "true" {
+			return fmt.Errorf("listing %s: Keystone truncated the list (its list_limit); raise it", kind)
+		}
+		if err := json.Unmarshal(body[kind], into); err != nil {
+			return fmt.Errorf("reading %s: %w", kind, err)
+		}
+	}
+	return nil
+}
+
+// Records are the co-owners' records of Keystone's services (by type and name,
+// "service/<type>/<name>": several of one type and name in ID order) and of its users of
+// the default domain (by name, "user/<name>"): each entity's keeper, owners of record
+// and, of a service, its definition (description, enabled), of a user, its password's
+// source, as one comparable string. Two listings: what an operator compares between two
+// looks to see what another cluster changed (Keystone has no watch).
+func (c *Client) Records(ctx context.Context) (map[string]string, error) {
+	var all everything
+	if err := c.list(ctx, &all, "services", "users"); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(all.services, func(a, b Service) int { return strings.Compare(a.ID, b.ID) })
+	out := make(map[string]string, len(all.services)+len(all.users))
+	for _, s := range all.services {
+		key := "service/" + s.Type + "/" + s.Name
+		out[key] += record(s.Owner, s.Owners, fmt.Sprintf("%s %q %t", s.ID, s.Description, s.Enabled)) + "\n"
+	}
+	for _, u := range all.users {
+		out["user/"+u.Name] = record(u.Owner, u.Owners, u.PasswordFrom)
+	}
+	return out, nil
+}
+
+// record is an entity's keeper, owners of record and what else tells a change (a
+// service's definition, a user's password source) as one string.
+func record(keeper string, owners Owners, more string) string {
+	recorded, _ := json.Marshal(owners) // a map of strings: keys sorted, never an error
+	return keeper + " " + string(recorded) + " " + more
+}

@@ -1,0 +1,292 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
+)
+
+// EnsureProject returns the ID of a project, creating it when missing.
+func (c *Client) EnsureProject(ctx context.Context, domainID, name string) (string, bool, error) {
+	key := domainID + "/" + name
+	if id, ok := c.projectIDs.Load(key); ok {
+		return id.(string), false, nil
+	}
+	find := func() (string, error) {
+		pages, err := projects.List(c.sc, projects.ListOpts{DomainID: domainID, Name: name}).AllPages(ctx)
+		if err != nil {
+			return "", fmt.Errorf("listing projects named %s: %w", name, err)
+		}
+		all, err := projects.ExtractProjects(pages)
+		if err != nil || len(all) == 0 {
+			return "", err
+		}
+		return all[0].ID, nil
+	}
+	id, err := find()
+	changed := false
+	if err == nil && id == "" {
+		var p *projects.Project
+		p, err = projects.Create(ctx, c.sc, projects.CreateOpts{DomainID: domainID, Name: name,
+			Description: "Service users of OpenStack services"}).Extract()
+		switch {
+		case conflict(err):
+			id, err = find()
+		case err == nil:
+			id, changed = p.ID, true
+		}
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("ensuring project %s: %w", name, err)
+	}
+	c.projectIDs.Store(key, id)
+	return id, changed, nil
+}
+
+// PasswordFromAttribute records on a user, in the request that sets its password,
+// where that password came from (UserSpec.PasswordFrom): a password whose source is
+// unchanged is not set again, and the record cannot drift from the password, as a
+// record kept anywhere else could when a crash falls between the two writes.
+const PasswordFromAttribute = "keystone_operator_password_from"
+
+// UserSpec is a service user.
+type UserSpec struct {
+	Name, DomainID, ProjectID, Password string
+	// PasswordFrom names the source of Password (for a Secret,
+	// "<uid>/<resourceVersion>#<key>"; no password, only where it is kept). A user whose
+	// PasswordFromAttribute differs (sameSource)
+	// gets the password set, and the attribute with it.
+	PasswordFrom string
+	// Owner marks the user when it is created (OwnerAttribute).
+	Owner string
+	// ClaimUnmarked takes an unmarked user of that name as the owner's (keystone-operator
+	// created it for the owner before marks existed).
+	ClaimUnmarked bool
+	// Roles are the roles the owner asks the user to have, recorded among its owners of
+	// record where other regions own it too (OwnersAttribute).
+	Roles []string
+	// Sharing, when set, is asked about a user that carries another owner's mark: shared,
+	// the user is Shared, not Foreign (its password is that owner's to set: a password
+	// that differs is a PasswordConflictError); takeOver, that owner is gone and the user
+	// becomes this one's (claimed, its password set); neither, it stays Foreign.
+	Sharing func(ctx context.Context, mark string) (shared, takeOver bool, err error)
+	// Retry, when it changes, has a password Keystone refused tried again though its
+	// source did not change (the owner's resourceVersion: an admin who set the user's
+	// password by hand touches the object).
+	Retry string
+}
+
+// User is a user as Keystone lists it, with the owner mark.
+type User struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	Owner        string `json:"keystone_operator_owner"`
+	PasswordFrom string `json:"keystone_operator_password_from"`
+	Owners       Owners `json:"keystone_operator_owners"`
+}
+
+// EnsureUser returns the user, creating it with its password, the owner's mark and
+// the password's source when missing, and setting the password (with its source) on an
+// existing one whose recorded source is not want.PasswordFrom. An unmarked user is
+// adopted (used, never deleted, its password checked and never set: a
+// PasswordConflictError when want's is not its password); a user another owner registered
+// is refused with a ForeignError, or the two would overwrite each other's password. A
+// claim (ClaimUnmarked, or a predecessor's mark) is written in the same request as the
+// password.
+func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, bool, error) {
+	u, err := c.findUser(ctx, want.DomainID, want.Name)
+	if err != nil {
+		return Registered{}, false, err
+	}
+	if u == nil {
+		var created string
+		switch created, u, err = c.createUser(ctx, want); {
+		case err != nil:
+			return Registered{}, false, err
+		case u == nil:
+			return Registered{ID: created, Ownership: Owned, Created: true}, true, nil
+		}
+	}
+	ownership, claim := c.classify(u.Owner, want.Owner, want.ClaimUnmarked)
+	if ownership == Foreign && want.Sharing != nil {
+		if ownership, claim, err = shareOrTake(ctx, want.Sharing, u.Owner); err != nil {
+			return Registered{}, false, err
+		}
+	}
+	if (ownership == Foreign || ownership == Shared) && u.Owners.recorded(want.Owner) {
+		// Recorded as an adopter before another claimed it: another's now, or shared
+		// within the cluster (whose sharers keep it among them), on no record.
+		if err := c.forget(ctx, "users", u.ID, want.Owner); err != nil {
+			return Registered{}, false, err
+		}
+	}
+	switch ownership {
+	case Foreign:
+		return Registered{}, false, foreign("user", want.Name, u.Owner, want.Owner)
+	case Shared:
+		// Another's password: checked, never set. Setting it would hand whoever writes
+		// the Secret a user that is not this owner's.
+		return c.checkPassword(ctx, u, want, ownership)
+	case Joined, Adopted:
+		// Another region's, or a user that existed before: its password checked, never
+		// set, and this owner recorded as one using it.
+		return c.joinUser(ctx, u, want, ownership)
+	}
+	return c.updateOwnedUser(ctx, u, want, ownership, claim)
+}
+
+// updateOwnedUser brings u, this owner's (Owned, or claimed), to want: the claim's mark,
+// the password when set from another source. Reported with the other owners of record
+// and the roles they ask for.
+func (c *Client) updateOwnedUser(ctx context.Context, u *User, want UserSpec, ownership Ownership, claim bool) (Registered, bool, error) {
+	// A claim writes the mark (an earlier version's mark gaining the cluster at an
+	// upgrade, a predecessor's replaced) and drops the marks it supersedes from the
+	// record; the password only when it was set from another source.
+	update := map[string]any{}
+	if !sameSource(u.PasswordFrom, want.PasswordFrom) {
+		update["password"], update[PasswordFromAttribute] = want.Password, want.PasswordFrom
+	}
+	own := func(m string) bool { return m == want.Owner || m == u.Owner || superseded(m, want.Owner) }
+	if claim {
+		update[OwnerAttribute] = want.Owner
+		if pruned := u.Owners.without(own); len(pruned) < len(u.Owners) {
+			update[OwnersAttribute] = pruned
+		}
+	}
+	reg := Registered{ID: u.ID, Ownership: ownership, Owners: u.Owners.without(own).coOwners(want.Owner)}
+	if len(update) == 0 {
+		return reg, false, nil
+	}
+	if err := c.patchEntity(ctx, "users", u.ID, update); err != nil {
+		return Registered{}, false, fmt.Errorf("updating user %s: %w", want.Name, err)
+	}
+	return reg, true, nil
+}
+
+// joinUser checks want's password against u, another region's (Joined) or unmarked
+// (Adopted), never setting it, and once it holds records want's owner among u's owners
+// of record, asking for want's roles: the keeper gives the user their union, and only
+// an owner that proved the password may keep the user after its keeper. Without the
+// password (a PasswordConflictError) the owner is not (or no longer) recorded, and asks
+// for no role.
+func (c *Client) joinUser(ctx context.Context, u *User, want UserSpec, ownership Ownership) (Registered, bool, error) {
+	reg, _, err := c.checkPassword(ctx, u, want, ownership)
+	var conflict *PasswordConflictError
+	if errors.As(err, &conflict) {
+		if err := c.forget(ctx, "users", u.ID, want.Owner); err != nil {
+			return Registered{}, false, err
+		}
+		return reg, false, conflict
+	}
+	if err != nil {
+		return Registered{}, false, err
+	}
+	changed, err := c.join(ctx, "users", u.ID, want.Owner, want.Roles, "")
+	return reg, changed, err
+}
+
+// shareOrTake is the ownership of a user marked by another owner (mark), as sharing
+// says: Shared, Owned and claimed, or Foreign.
+func shareOrTake(ctx context.Context, sharing func(context.Context, string) (bool, bool, error), mark string) (Ownership, bool, error) {
+	shared, takeOver, err := sharing(ctx, mark)
+	switch {
+	case err != nil:
+		return Foreign, false, err
+	case takeOver:
+		return Owned, true, nil
+	case shared:
+		return Shared, false, nil
+	}
+	return Foreign, false, nil
+}
+
+// createUser creates the user want names, marked with its owner and its password's
+// source, and returns its ID; or, when someone else created it meanwhile (409), that
+// user as found, its password not known to be ours.
+func (c *Client) createUser(ctx context.Context, want UserSpec) (string, *User, error) {
+	enabled := true
+	created, err := users.Create(ctx, c.sc, markedUser{CreateOpts: users.CreateOpts{Name: want.Name, DomainID: want.DomainID,
+		DefaultProjectID: want.ProjectID, Password: want.Password, Enabled: &enabled,
+		Extra: map[string]any{PasswordFromAttribute: want.PasswordFrom}}, owner: want.Owner}).Extract()
+	if !conflict(err) {
+		if err != nil {
+			return "", nil, fmt.Errorf("creating user %s: %w", want.Name, err)
+		}
+		return created.ID, nil, nil
+	}
+	u, err := c.findUser(ctx, want.DomainID, want.Name)
+	if err != nil || u == nil {
+		return "", nil, fmt.Errorf("user %s conflicts but cannot be found: %w", want.Name, err)
+	}
+	u.PasswordFrom = ""
+	return "", u, nil
+}
+
+// HandOverUser moves the mark of the user named name from owner (when the user is
+// owner's: see classify) to next, who shares it and stays: the user outlives owner, and
+// next sets its password and roles from then on. A user that is gone, or not owner's,
+// is left as it is. It tells whether it moved the mark.
+func (c *Client) HandOverUser(ctx context.Context, domainID, name, owner string, claimUnmarked bool, next string) (bool, error) {
+	u, err := c.findUser(ctx, domainID, name)
+	if err != nil || u == nil {
+		return false, err
+	}
+	if ownership, _ := c.classify(u.Owner, owner, claimUnmarked); ownership != Owned {
+		return false, nil
+	}
+	if len(u.Owners) == 0 {
+		return true, c.mark(ctx, "users", u.ID, next)
+	}
+	// Other regions own it too: next keeps it among them, and records its roles itself.
+	if err := c.patchEntity(ctx, "users", u.ID, map[string]any{OwnerAttribute: next,
+		OwnersAttribute: u.Owners.without(func(m string) bool { return m == u.Owner })}); err != nil {
+		return false, fmt.Errorf("handing user %s over to %s: %w", name, next, err)
+	}
+	return true, nil
+}
+
+// markedUser is a create request that also carries the owner mark.
+type markedUser struct {
+	users.CreateOpts
+	owner string
+}
+
+func (m markedUser) ToUserCreateMap() (map[string]any, error) {
+	body, err := m.CreateOpts.ToUserCreateMap()
+	if err != nil {
+		return nil, err
+	}
+	return withMark(body, "user", m.owner)
+}
+
+// findUser returns the user named name in the domain, nil when there is none.
+func (c *Client) findUser(ctx context.Context, domainID, name string) (*User, error) {
+	pages, err := users.List(c.sc, users.ListOpts{DomainID: domainID, Name: name}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing users named %s: %w", name, err)
+	}
+	var all []User
+	if err := pages.(users.UserPage).ExtractIntoSlicePtr(&all, "users"); err != nil {
+		return nil, fmt.Errorf("reading users named %s: %w", name, err)
+	}
+	if len(all) == 0 {
+		return nil, nil
+	}
+	return &all[0], nil
+}
+
+// GetUser returns the user with ID id, nil when there is none.
+func (c *Client) GetUser(ctx context.Context, id string) (*User, error) {
+	var u User
+	err := users.Get(ctx, c.sc, id).ExtractIntoStructPtr(&u, "user")
+	if notFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading user %s: %w", id, err)
+	}
+	return &u, nil
+}
