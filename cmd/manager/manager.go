@@ -266,12 +266,13 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return reconciler.Reporter{Client: apiClient, Recorder: recorder,
 			Metrics: m, Versions: reconciler.NewVersions(), Reader: mgr.GetAPIReader(), Kind: kind}
 	}
+	// One client per Keystone and admin, shared by every controller that talks to Keystone,
+	// and one memory of the logins Keystone refused.
+	keystoneClients := &identity.Clients{Transport: opts.KeystoneTransport, ClaimUnclustered: opts.ClaimUnclusteredMarks}
 	if err := (&keystoneapi.Reconciler{Client: apiClient, Reporter: reporter(keystoneapi.Kind), Clock: clk,
-		KeystoneTransport: opts.KeystoneTransport, DefaultImage: opts.KeystoneAPIImage}).SetupWithManager(mgr); err != nil {
+		Keystone: keystoneClients, DefaultImage: opts.KeystoneAPIImage}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneAPI controller: %w", err)
 	}
-	// One client per Keystone and admin, shared by every controller that talks to Keystone.
-	keystoneClients := &identity.Clients{Transport: opts.KeystoneTransport, ClaimUnclustered: opts.ClaimUnclusteredMarks}
 	cluster := opts.ClusterID
 	if cluster == "" {
 		cluster = identityOf(ctx, mgr, rules, operatorNamespace(opts))

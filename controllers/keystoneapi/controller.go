@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/http"
 	"strings"
 	"sync"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
@@ -57,8 +57,9 @@ type Reconciler struct {
 	client.Client
 	Reporter reconciler.Reporter
 	Clock    clock.PassiveClock
-	// KeystoneTransport carries the external-mode check's requests; http.DefaultTransport when nil.
-	KeystoneTransport http.RoundTripper
+	// Keystone logs the admin in for the external-mode check, with the memory of refused
+	// logins the registrations share.
+	Keystone *identity.Clients
 	// DefaultImage is what an empty spec.containerImage is set to
 	// (keystonev1.KeystoneAPIContainerImage when empty).
 	DefaultImage string

@@ -9,13 +9,10 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack"
-	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/regions"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
@@ -86,31 +83,24 @@ func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (c
 	return ctrl.Result{}, nil
 }
 
-// checkExternal authenticates the admin at url, verifying Keystone's certificate
-// against the KeystoneAPI's CA bundle when it names one, and reads the region the
-// KeystoneAPI registers endpoints in: a *missingRegionError when Keystone has none of
-// that name (its registrations would get a 400 for each endpoint).
+// checkExternal logs the admin in at url afresh, verifying Keystone's certificate
+// against the KeystoneAPI's CA bundle when it names one, through the operator's memory of
+// refused logins (a password Keystone refused is not tried again until its Secret, or
+// the KeystoneAPI itself, changes: access.AdminSource; every refusal counts towards
+// Keystone's lockout, and whoever may edit the KeystoneAPI is Keystone's admin anyway),
+// and reads the region the KeystoneAPI registers endpoints in: a
+// *missingRegionError when Keystone has none of that name (its registrations would get a
+// 400 for each endpoint). A login that works clears the refusals of that password, so
+// the registrations log in again too.
 func (r *Reconciler) checkExternal(ctx context.Context, s *scope, url string) error {
 	api := s.api
-	endpoint := strings.TrimRight(url, "/") + "/v3/"
-	provider, err := openstack.NewClient(endpoint)
+	kc, err := r.Keystone.Check(ctx, identity.Credentials{URL: url, User: api.Spec.AdminUser, Password: s.adminPassword,
+		Project: api.Spec.AdminProject, Domain: "Default", CABundle: s.caBundle, Source: access.AdminSource(api, s.adminSource)})
 	if err != nil {
 		return err
 	}
-	transport, err := identity.TransportFor(r.KeystoneTransport, s.caBundle)
-	if err != nil {
-		return err
-	}
-	provider.HTTPClient = http.Client{Transport: transport}
-	if err := openstack.Authenticate(ctx, provider, gophercloud.AuthOptions{
-		IdentityEndpoint: endpoint, Username: api.Spec.AdminUser, Password: s.adminPassword, DomainName: "Default",
-		Scope: &gophercloud.AuthScope{ProjectName: api.Spec.AdminProject, DomainName: "Default"},
-	}); err != nil {
-		return err
-	}
-	sc := &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: endpoint, Type: "identity"}
-	_, err = regions.Get(ctx, sc, api.Spec.Region).Extract()
-	if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+	found, err := kc.RegionExists(ctx, api.Spec.Region)
+	if err == nil && !found {
 		return &missingRegionError{region: api.Spec.Region}
 	}
 	return err
@@ -135,9 +125,10 @@ func externalVerdict(api *keystonev1.KeystoneAPI, url string, err error) conditi
 		return condition.FalseVerdict(condition.DependencyNotFound, "Keystone at %s has no region %s, which this KeystoneAPI's "+
 			"registrations put their endpoints in: create it (openstack region create %s), or set spec.region to one it has",
 			url, missing.region, missing.region)
-	case gophercloud.ResponseCodeIs(err, http.StatusUnauthorized):
-		return condition.FalseVerdict(condition.InvalidInput, "Keystone at %s refused the credentials of admin %s in project %s",
-			url, api.Spec.AdminUser, api.Spec.AdminProject)
+	case identity.StatusCode(err) == http.StatusUnauthorized:
+		return condition.FalseVerdict(condition.InvalidInput, "Keystone at %s refused the credentials of admin %s in project %s; "+
+			"tried again when the secret %s or this KeystoneAPI changes, not before: every refusal counts towards Keystone's "+
+			"lockout", url, api.Spec.AdminUser, api.Spec.AdminProject, api.Spec.Secret)
 	}
 	return condition.FalseVerdict(condition.ServiceUnavailable, "Keystone at %s: %v", url, err)
 }

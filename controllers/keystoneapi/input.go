@@ -39,7 +39,7 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 		return ctrl.Result{}, nil
 	}
 	password := string(secret.Data[spec.PasswordSelectors.Admin])
-	s.adminPassword = password
+	s.adminPassword, s.adminSource = password, access.PasswordSource(secret, spec.PasswordSelectors.Admin)
 	// A copy for removing registrations from Keystone, whatever is deleted first.
 	saved, err := r.cleanupData(ctx, s.api, password)
 	if err != nil {

@@ -81,7 +81,9 @@ type scope struct {
 	api   *keystonev1.KeystoneAPI
 	round *condition.Round
 
-	adminPassword    string
+	adminPassword string
+	// adminSource says where adminPassword was read (access.PasswordSource).
+	adminSource      string
 	dbUser           string
 	dbPassword       string
 	memcachedServers []string

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	"github.com/openstack-k8s-operators/lib-common/modules/common/util"
 	corev1 "k8s.io/api/core/v1"
@@ -62,9 +64,14 @@ func securityChanged(recorded string, spec keystonev1.KeystoneApplicationCredent
 // unrestricted flag changed, or when its rotation is due.
 func (r *Reconciler) reconcileCredential(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneApplicationCredentialCredentialReady
+	if !r.Keystone.Authenticated(s.user) {
+		if done, err := r.beforeLogin(ctx, s); err != nil || done {
+			return ctrl.Result{}, err
+		}
+	}
 	kc, err := r.Keystone.Get(ctx, s.user)
 	if err != nil {
-		return r.userFailed(ctx, s, step, err)
+		return r.userFailed(s, step, err)
 	}
 	s.userClient = kc
 	why, err := r.replacementReason(ctx, s)
@@ -163,17 +170,49 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 	return ctrl.Result{}, nil
 }
 
+// beforeLogin looks up, as the admin, the user a login is about to send a password for:
+// Keystone's admin, whatever name reached it, is refused (NotAllowed), as is a user
+// Keystone finds under another name; one that does not exist is not logged in as
+// (authenticationVerdict: a refusal would be remembered for a user that may yet be
+// created). The user's record of its password's source joins the login's source, so
+// that a password its KeystoneService sets anew is tried again, a refused one never
+// (identity.Clients.Get). done tells that the step is marked and the round goes no
+// further.
+func (r *Reconciler) beforeLogin(ctx context.Context, s *scope) (done bool, err error) {
+	step := keystonev1.KeystoneApplicationCredentialCredentialReady
+	admin, err := r.Keystone.Get(ctx, s.Admin)
+	if err != nil {
+		_, err = s.Failed(step, credentialFailed, err)
+		return true, err
+	}
+	u, err := admin.LookUpUser(ctx, "default", s.ac.Spec.UserName)
+	var self *identity.AdminUserError
+	var otherName *identity.OtherNameError
+	switch {
+	case errors.As(err, &self):
+		s.Round.Apply(step, registration.NotAllowedVerdict(fmt.Sprintf("spec.userName: %v", self)))
+		return true, nil
+	case errors.As(err, &otherName):
+		s.Round.Apply(step, condition.FalseVerdict(condition.InvalidInput, "spec.userName: %v (nothing is written)", otherName))
+		return true, nil
+	case err != nil:
+		_, err = s.Failed(step, credentialFailed, err)
+		return true, err
+	case u == nil:
+		s.Round.Apply(step, authenticationVerdict(s.ac.Spec, true))
+		return true, fmt.Errorf("user %s does not exist in Keystone (yet)", s.ac.Spec.UserName)
+	}
+	s.user.Source += " user " + u.ID + " " + u.PasswordFrom
+	return false, nil
+}
+
 // userFailed reports a failure to authenticate as the service user
-// (authenticationVerdict): the admin looks the user up to say whether it exists.
-func (r *Reconciler) userFailed(ctx context.Context, s *scope, step lc.Type, err error) (ctrl.Result, error) {
+// (authenticationVerdict): Keystone refused the password, now or at an earlier login
+// that is not tried again (identity.LoginRefusedError).
+func (r *Reconciler) userFailed(s *scope, step lc.Type, err error) (ctrl.Result, error) {
 	if identity.StatusCode(err) != 401 {
 		return s.FailedAs(s.user, step, credentialFailed, err)
 	}
-	user, missing := s.ac.Spec.UserName, false
-	if admin, aerr := r.Keystone.Get(ctx, s.Admin); aerr == nil {
-		id, ferr := admin.FindUserID(ctx, "default", user)
-		missing = ferr == nil && id == ""
-	}
-	s.Round.Apply(step, authenticationVerdict(s.ac.Spec, missing))
-	return ctrl.Result{}, fmt.Errorf("authenticating as %s: %w", user, err)
+	s.Round.Apply(step, authenticationVerdict(s.ac.Spec, false))
+	return ctrl.Result{}, fmt.Errorf("authenticating as %s: %w", s.ac.Spec.UserName, err)
 }

@@ -4,20 +4,29 @@ import (
 	"context"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// reconcileInput marks InputReady: the service user's password.
+// reconcileInput marks InputReady: the user is one the namespace's KeystoneAPI lets it
+// name (never its admin: a credential is made by logging in as the user, and every
+// refused login counts towards Keystone's lockout), and the user's password is there.
 func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneApplicationCredentialInputReady
 	spec := s.ac.Spec
+	if why := registration.UserRefusal(s.API, "spec.userName", spec.UserName); why != "" {
+		s.Round.Apply(step, registration.NotAllowedVerdict(why))
+		return ctrl.Result{}, nil
+	}
 	secret, err := s.Password(ctx, r.Client, step, s.ac.Namespace, spec.Secret, spec.PasswordSelector)
 	if err != nil || secret == nil {
 		return ctrl.Result{}, err
 	}
 	s.user = identity.Credentials{URL: s.Admin.URL, User: spec.UserName, Password: string(secret.Data[spec.PasswordSelector]),
-		Project: serviceProject, Domain: "Default", CABundle: s.Admin.CABundle}
+		Project: serviceProject, Domain: "Default", CABundle: s.Admin.CABundle,
+		Source: access.PasswordSource(secret, spec.PasswordSelector)}
 	s.Round.Apply(step, inputVerdict(spec))
 	return ctrl.Result{}, nil
 }

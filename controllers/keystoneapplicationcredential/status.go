@@ -62,17 +62,19 @@ func refusedVerdict(spec keystonev1.KeystoneApplicationCredentialSpec, url strin
 		url, identity.Message(err), spec.UserName, spec.Roles, serviceProject), true
 }
 
-// authenticationVerdict is CredentialReady when Keystone refused the user's password:
-// it answers 401 alike for a user that does not exist (userMissing, as the admin found)
-// and for a wrong password. Both may be transient (the KeystoneService that creates
-// the user and sets its password may not have yet): UserAuthenticationFailed
-// (Warning), retried.
+// authenticationVerdict is CredentialReady when the user cannot be logged in as: it does
+// not exist (userMissing: not tried), or Keystone refused the password of the Secret.
+// Both may be transient (the KeystoneService that creates the user and sets its
+// password may not have yet): UserAuthenticationFailed (Warning), retried; a refused
+// password is tried again only when the Secret, or the password the user's
+// KeystoneService set, changes: every refusal counts towards Keystone's lockout.
 func authenticationVerdict(spec keystonev1.KeystoneApplicationCredentialSpec, userMissing bool) condition.Verdict {
 	if userMissing {
 		return condition.FalseVerdict(userAuthenticationFailed, "user %s does not exist in Keystone (yet)", spec.UserName)
 	}
-	return condition.FalseVerdict(userAuthenticationFailed, "Keystone refused the password of user %s from secret %s",
-		spec.UserName, spec.Secret)
+	return condition.FalseVerdict(userAuthenticationFailed, "Keystone refused the password of user %s from secret %s key %s; "+
+		"tried again only when the secret, or the password the user's KeystoneService sets, changes (every refusal counts "+
+		"towards Keystone's lockout)", spec.UserName, spec.Secret, spec.PasswordSelector)
 }
 
 // secretVerdict is ApplicationCredentialSecretReady from the AC_ID the current Secret

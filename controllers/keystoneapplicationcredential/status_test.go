@@ -64,7 +64,7 @@ func brief(v condition.Verdict) verdictOf { return verdictOf(testutil.Brief(v)) 
 
 func TestVerdicts(t *testing.T) {
 	expires := metav1.NewTime(time.Date(2027, 5, 25, 10, 0, 0, 0, time.UTC))
-	spec := keystonev1.KeystoneApplicationCredentialSpec{UserName: "glance", Secret: "osp-secret", Roles: []string{"service"},
+	spec := keystonev1.KeystoneApplicationCredentialSpec{UserName: "glance", Secret: "osp-secret", PasswordSelector: "GlancePassword", Roles: []string{"service"},
 		ExpirationDays: 365, GracePeriodDays: 182}
 	ac := &keystonev1.KeystoneApplicationCredential{Spec: spec, Status: keystonev1.KeystoneApplicationCredentialStatus{
 		ACID: "ac2", SecretName: "ac-glance-secret-b", ExpiresAt: &expires}}
@@ -93,7 +93,9 @@ func TestVerdicts(t *testing.T) {
 		{"credential: a role the user lacks yet", unassigned, verdictOf{false, "RoleNotAssigned", lc.SeverityWarning,
 			"Keystone at https://keystone refused: Bad Request: Trying to assign an unassigned role: user glance needs roles [service] on project service"}, false},
 		{"credential: the user's password refused", authenticationVerdict(spec, false), verdictOf{false, "UserAuthenticationFailed",
-			lc.SeverityWarning, "Keystone refused the password of user glance from secret osp-secret"}, false},
+			lc.SeverityWarning, "Keystone refused the password of user glance from secret osp-secret key GlancePassword; tried " +
+				"again only when the secret, or the password the user's KeystoneService sets, changes (every refusal counts " +
+				"towards Keystone's lockout)"}, false},
 		{"credential: no such user (yet)", authenticationVerdict(spec, true), verdictOf{false, "UserAuthenticationFailed",
 			lc.SeverityWarning, "user glance does not exist in Keystone (yet)"}, false},
 		{"secret: made this round", secretVerdict(ac.Status, true, "ac2"), verdictOf{false, "SecretCreated", lc.SeverityInfo,

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
@@ -39,6 +40,13 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 		}
 		changedService = true
 	}
+	if refused, err := r.serviceRefusal(ctx, s, kc); err != nil || refused != "" {
+		if err != nil {
+			return s.Failed(step, endpointFailed, err)
+		}
+		s.Round.Apply(step, registration.NotAllowedVerdict(refused))
+		return ctrl.Result{}, nil
+	}
 	ids, changed, err := kc.EnsureEndpoints(ctx, identity.EndpointSet{
 		ServiceID: s.service.Status.ServiceID, Region: region, Owner: r.owner(ep), URLs: ep.Spec.Endpoints,
 		Known: knownIDs(ep, s.service.Status.ServiceID),
@@ -56,6 +64,21 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 	s.Mark(ctx, step, changed || changedService, verdict)
 	r.Recent.Record(ep.UID, r.inputs(s, region), r.Clock.Now())
 	return ctrl.Result{}, nil
+}
+
+// serviceRefusal says why no endpoint may go under the service of the KeystoneService
+// (its status.serviceID): its namespace did not register it (it adopted a service that
+// existed, unmarked: keystone-manage bootstrap's identity service, a service made by
+// hand) and the KeystoneAPI does not list it in spec.registrationPolicy
+// .adoptedServiceEndpoints; or it is another's. "" when endpoints may go there, or the
+// service is gone (the write says so).
+func (r *Reconciler) serviceRefusal(ctx context.Context, s *scope, kc *identity.Client) (string, error) {
+	svc, ownership, err := kc.ServiceOwnership(ctx, s.service.Status.ServiceID,
+		identity.OwnerMark(keystoneservice.Kind, s.service, r.ClusterID))
+	if err != nil || svc == nil {
+		return "", err
+	}
+	return endpointServiceRefusal(s.API, s.service.Name, svc, ownership), nil
 }
 
 // inputs is everything a finding of reconcileEndpoints depends on (registration.Recent):

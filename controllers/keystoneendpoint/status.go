@@ -7,6 +7,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/endpointurl"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 )
 
@@ -86,6 +87,28 @@ func invalidEndpoints(urls map[string]string) (problem string, pending bool, not
 		return fmt.Sprintf("waiting for a host in %s (its operator sets it once its Route has one)", strings.Join(hostless, " and ")), true, ""
 	}
 	return "", false, notes
+}
+
+// endpointServiceRefusal says why no endpoint may go under svc, the service of
+// KeystoneService ksName, which relates to it as ownership: adopted (existed unmarked)
+// and not allowed by api's spec.registrationPolicy.adoptedServiceEndpoints, or
+// another's; "" when endpoints may go there (created or claimed by the namespace,
+// shared with its other regions).
+func endpointServiceRefusal(api *keystonev1.KeystoneAPI, ksName string, svc *identity.Service, ownership identity.Ownership) string {
+	switch ownership {
+	case identity.Owned, identity.Joined:
+		return ""
+	case identity.Adopted:
+		if p := api.Policy(); !p.AllowsAdoptedEndpoints(svc.Type, svc.Name) {
+			return fmt.Sprintf("service %s/%s (%s) existed in Keystone before KeystoneService %s adopted it: endpoints go only "+
+				"under a service this namespace registered, or one KeystoneAPI %s lists (%s); its endpoints of earlier "+
+				"versions stay until this KeystoneEndpoint is deleted", svc.Type, svc.Name, svc.ID, ksName, api.Name,
+				p.Setting("adoptedServiceEndpoints"))
+		}
+		return ""
+	}
+	return fmt.Sprintf("service %s/%s (%s) is registered by %s, not by KeystoneService %s", svc.Type, svc.Name, svc.ID,
+		identity.OwnerName(svc.Owner), ksName)
 }
 
 func sortedKeys(m map[string]string) []string {

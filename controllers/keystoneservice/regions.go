@@ -18,11 +18,12 @@ const DefaultRegionRecheck = time.Minute
 // regionWatch stands in for a watch of Keystone, which has none: every interval it reads
 // the co-owners' records in each Keystone the namespaces with KeystoneServices register
 // in (two listings per Keystone, identity.Records), and wakes each KeystoneService whose
-// service's (by type and name) or user's record changed since its previous look. That is what other clusters sharing the
-// Keystone do: another region joining, leaving, handing over, changing its roles or the
-// password, or a record lost to two regions writing at once. A KeystoneService it sees
-// for the first time is woken too: what changed between its round and that look is not
-// known.
+// service's (by type and name) or user's record changed since its previous look. That is
+// what other clusters sharing the Keystone do: another region joining, leaving, handing
+// over, changing its roles or the password, or a record lost to two regions writing at
+// once; and a service of its type coming or going (one refused a second service of a
+// type goes on once the first is gone). A KeystoneService it sees for the first time is
+// woken too: what changed between its round and that look is not known.
 type regionWatch struct {
 	r        *Reconciler
 	interval time.Duration
@@ -88,7 +89,8 @@ func (w *regionWatch) look(ctx context.Context) {
 				continue
 			}
 			spec := svc.Spec
-			now := records["service/"+spec.ServiceType+"/"+spec.ServiceName] + "\n" + records["user/"+spec.ServiceUser]
+			now := records["service/"+spec.ServiceType+"/"+spec.ServiceName] + "\n" + records["user/"+spec.ServiceUser] + "\n" +
+				records["type/"+spec.ServiceType]
 			if before, looked := w.seen[svc.UID]; !looked || before != now {
 				select {
 				case w.events <- event.GenericEvent{Object: svc}:
@@ -115,11 +117,12 @@ func errorText(err error) string {
 }
 
 // records reads the co-owners' records in the Keystone of namespace ns's KeystoneAPI,
-// once per Keystone and admin in a look (read); nil when it has none, or no admin
-// password yet.
+// once per Keystone and admin in a look (read); nil when it has none, no endpoint or no
+// admin password yet.
 func (w *regionWatch) records(ctx context.Context, ns string, read map[string]map[string]string) (map[string]string, error) {
 	api, err := access.Lookup(ctx, w.r.Client, ns)
-	if err != nil || api == nil {
+	if err != nil || api == nil || api.Status.APIEndpoints[keystonev1.EndpointInternal] == "" {
+		// None, or not reachable yet: nothing to read.
 		return nil, err
 	}
 	creds, ok, err := access.Credentials(ctx, w.r.Client, api)

@@ -29,7 +29,8 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 	})
 	var foreign *identity.ForeignError
 	var differs *identity.DefinitionConflictError
-	if errors.As(err, &foreign) || errors.As(err, &differs) {
+	var taken *identity.TypeTakenError
+	if errors.As(err, &foreign) || errors.As(err, &differs) || errors.As(err, &taken) {
 		s.Round.Apply(step, serviceVerdict(spec, reg, err))
 		return ctrl.Result{}, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/reasons"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
@@ -15,26 +16,43 @@ import (
 // to the step's verdict, covered reason by reason in status_test.go. A Keystone error
 // is the shared registration.Session's (FailedAs).
 
-// inputVerdict is InputReady once the passwords are found: the admin's user is not a
-// service's, so a serviceUser that names it is InvalidInput (Error).
+// inputVerdict is InputReady's refusal of what svc asks for that its namespace's
+// KeystoneAPI, api, does not allow (NotAllowed, Error): the admin's user, a user,
+// service or role outside api's registration policy. True when it asks for nothing
+// refused (the passwords are read next).
 func inputVerdict(svc *keystonev1.KeystoneService, api *keystonev1.KeystoneAPI) condition.Verdict {
 	spec := svc.Spec
-	if spec.ServiceUser == api.Spec.AdminUser {
-		return condition.FalseVerdict(condition.InvalidInput,
-			"serviceUser %s is the admin user of KeystoneAPI %s; a service needs a user of its own", spec.ServiceUser, api.Name)
+	for _, why := range []string{
+		registration.UserRefusal(api, "spec.serviceUser", spec.ServiceUser),
+		registration.ServiceRefusal(api, spec.ServiceType, spec.ServiceName),
+		registration.RolesRefusal(api, spec.ServiceRoles()),
+	} {
+		if why != "" {
+			return registration.NotAllowedVerdict(why)
+		}
 	}
-	return condition.TrueVerdict("password of user %s found in secret %s", spec.ServiceUser, spec.Secret)
+	return condition.TrueVerdict("KeystoneAPI %s allows user %s, service %s/%s and roles %v", api.Name, spec.ServiceUser,
+		spec.ServiceType, spec.ServiceName, spec.ServiceRoles())
 }
 
-// serviceVerdict is ServiceReady from Keystone's service (reg), or from foreign: a
-// service of that type and name that another KeystoneService registered, which is
-// InvalidInput (Error).
+// serviceVerdict is ServiceReady from Keystone's service (reg), or from what refused it,
+// InvalidInput (Error) each, nothing written: a service of that type and name that
+// another KeystoneService registered; one of that type under another name (a catalog
+// has one service of a type); one another region keeps, or that existed unmarked
+// (adopted), defined otherwise than the spec says.
 func serviceVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered, refused error) condition.Verdict {
 	var foreign *identity.ForeignError
 	var differs *identity.DefinitionConflictError
+	var taken *identity.TypeTakenError
 	switch {
 	case errors.As(refused, &foreign):
 		return condition.FalseVerdict(condition.InvalidInput, "%v; choose another serviceType or serviceName", foreign)
+	case errors.As(refused, &taken):
+		return condition.FalseVerdict(condition.InvalidInput, "%v: make spec.serviceName %s, or have that one removed "+
+			"(nothing is written; looked at again when Keystone's services of type %s change)", taken, taken.Name, taken.Type)
+	case errors.As(refused, &differs) && differs.Keeper == "":
+		return condition.FalseVerdict(condition.InvalidInput, "%v: make this spec's serviceDescription and enabled match it, "+
+			"or have the service's owner change it in Keystone (nothing is written)", differs)
 	case errors.As(refused, &differs):
 		return condition.FalseVerdict(condition.InvalidInput, "%v: the regions sharing a service define it alike; "+
 			"make this spec's serviceDescription and enabled the keeper's (nothing is written, and this region is not among the "+
@@ -43,14 +61,23 @@ func serviceVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered
 	return condition.TrueVerdict("service %s (%s) registered as %s%s", spec.ServiceName, spec.ServiceType, reg.ID, ownershipNote(reg))
 }
 
-// userVerdict is ServiceUserReady from Keystone's user (reg), or from foreign: a user of
-// that name that another namespace's or cluster's KeystoneService registered, which is
-// InvalidInput (Error); or from conflict: a user shared with another KeystoneService
-// of the namespace whose password is not the spec's, PasswordConflict (Warning).
-func userVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered, foreign *identity.ForeignError,
+// userVerdict is ServiceUserReady from Keystone's user (reg), or from what refused it:
+// Keystone's admin, whatever name reached it (NotAllowed, Error); a user Keystone
+// found under another name, or one that another namespace's or cluster's
+// KeystoneService registered (InvalidInput, Error); or from conflict: a user shared
+// with another KeystoneService of the namespace whose password is not the spec's,
+// PasswordConflict (Warning).
+func userVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered, refused error,
 	conflict *identity.PasswordConflictError) condition.Verdict {
+	var foreign *identity.ForeignError
+	var admin *identity.AdminUserError
+	var otherName *identity.OtherNameError
 	switch {
-	case foreign != nil:
+	case errors.As(refused, &admin):
+		return registration.NotAllowedVerdict(fmt.Sprintf("spec.serviceUser: %v", admin))
+	case errors.As(refused, &otherName):
+		return condition.FalseVerdict(condition.InvalidInput, "spec.serviceUser: %v (nothing is written)", otherName)
+	case errors.As(refused, &foreign):
 		return condition.FalseVerdict(condition.InvalidInput, "%v; choose another serviceUser", foreign)
 	case conflict != nil && conflict.Owner == "":
 		return condition.FalseVerdict(reasons.Of(keystonev1.PasswordConflictReason),

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/testutil"
@@ -29,6 +30,19 @@ func TestVerdicts(t *testing.T) {
 		s.Spec.PasswordSelector = key
 		return s
 	}
+	no := false
+	tenantAPI := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone"}, Spec: keystonev1.KeystoneAPISpec{
+		AdminUser: "admin", RegistrationPolicy: &keystonev1.RegistrationPolicy{Roles: []string{"service"}, CreateRoles: &no,
+			Services: []string{"image/tenant-a-*"}, Users: []string{"tenant-a-*"}}}}
+	tenantSvc := func(name, user string) *keystonev1.KeystoneService {
+		s := svc(user)
+		s.Spec.ServiceName = name
+		return s
+	}
+	withRoles := func(s *keystonev1.KeystoneService, roles ...string) *keystonev1.KeystoneService {
+		s.Spec.Roles = roles
+		return s
+	}
 	foreign := &identity.ForeignError{Kind: "service", Name: "glance (image)", Owner: "KeystoneService/other/glance/u1@c1"}
 	owned := identity.Registered{ID: "s1", Ownership: identity.Owned}
 	adopted := identity.Registered{ID: "s1", Ownership: identity.Adopted}
@@ -37,9 +51,51 @@ func TestVerdicts(t *testing.T) {
 		got  condition.Verdict
 		want verdictOf
 	}{
-		{"input: the admin's user as a service's", inputVerdict(svc("admin"), api), verdictOf{false, "InvalidInput", lc.SeverityError,
-			"serviceUser admin is the admin user of KeystoneAPI keystone; a service needs a user of its own"}},
-		{"input: found", inputVerdict(svc("glance"), api), verdictOf{true, "", "", "password of user glance found in secret osp-secret"}},
+		{"input: the admin's user as a service's", inputVerdict(svc("admin"), api), verdictOf{false, "NotAllowed", lc.SeverityError,
+			"spec.serviceUser admin is the admin user of KeystoneAPI keystone, as which the operator acts: a namespace never uses it; " +
+				"nothing is written to Keystone"}},
+		{"input: the admin's user under another case, as Keystone on MariaDB finds it", inputVerdict(svc("Admin"), api),
+			verdictOf{false, "NotAllowed", lc.SeverityError, "spec.serviceUser Admin is the admin user of KeystoneAPI keystone, as " +
+				"which the operator acts: a namespace never uses it; nothing is written to Keystone"}},
+		{"input: a user the KeystoneAPI does not allow", inputVerdict(svc("glance"), tenantAPI), verdictOf{false, "NotAllowed",
+			lc.SeverityError, "spec.serviceUser glance is not among the users KeystoneAPI keystone allows " +
+				"(spec.registrationPolicy.users: [tenant-a-*]); nothing is written to Keystone"}},
+		{"input: a service the KeystoneAPI does not allow", inputVerdict(tenantSvc("glance", "tenant-a-glance"), tenantAPI),
+			verdictOf{false, "NotAllowed", lc.SeverityError, "spec.serviceType/spec.serviceName image/glance is not among the " +
+				"services KeystoneAPI keystone allows (spec.registrationPolicy.services: [image/tenant-a-*]); nothing is written to Keystone"}},
+		{"input: a role the KeystoneAPI does not allow (keystone-operator's default roles)", inputVerdict(tenantSvc("tenant-a-glance",
+			"tenant-a-glance"), tenantAPI), verdictOf{false, "NotAllowed", lc.SeverityError, "spec.roles asks for role admin, which " +
+			"KeystoneAPI keystone does not allow (spec.registrationPolicy.roles: [service]); nothing is written to Keystone"}},
+		{"input: a role the default policy does not allow", inputVerdict(withRoles(svc("glance"), "service", "reader"), api),
+			verdictOf{false, "NotAllowed", lc.SeverityError, "spec.roles asks for role reader, which KeystoneAPI keystone does not " +
+				"allow (spec.registrationPolicy.roles: [admin service]); nothing is written to Keystone"}},
+		{"input: allowed", inputVerdict(withRoles(tenantSvc("tenant-a-glance", "tenant-a-glance"), "service"), tenantAPI),
+			verdictOf{true, "", "", "KeystoneAPI keystone allows user tenant-a-glance, service image/tenant-a-glance and roles [service]"}},
+		{"input: allowed by default", inputVerdict(svc("glance"), api), verdictOf{true, "", "",
+			"KeystoneAPI keystone allows user glance, service image/glance and roles [admin service]"}},
+		{"input: missing roles that may not be created", registration.NotAllowedVerdict(registration.MissingRolesRefusal(tenantAPI,
+			[]string{"observer"})), verdictOf{false, "NotAllowed", lc.SeverityError, "spec.roles asks for observer, which Keystone " +
+			"lacks, and KeystoneAPI keystone does not let its namespace create roles (spec.registrationPolicy.createRoles: false); " +
+			"nothing is written to Keystone"}},
+		{"service: of a type registered under another name", serviceVerdict(spec, identity.Registered{}, &identity.TypeTakenError{
+			Type: "image", Name: "glance-evil", ID: "s9", Owner: "KeystoneService/tenant/glance-evil/u9@c1"}), verdictOf{false,
+			"InvalidInput", lc.SeverityError, "Keystone has a service of type image already: glance-evil (s9), registered by " +
+				"KeystoneService/tenant/glance-evil of the cluster c1; a catalog has one service of a type: make spec.serviceName " +
+				"glance-evil, or have that one removed (nothing is written; looked at again when Keystone's services of type image change)"}},
+		{"service: adopted, defined otherwise: never redefined", serviceVerdict(spec, identity.Registered{}, &identity.DefinitionConflictError{
+			Kind: "service", Name: "dns/designate", Have: `description "DNS", enabled true`, Want: `description "", enabled false`}),
+			verdictOf{false, "InvalidInput", lc.SeverityError, `service dns/designate existed before and is not this owner's: it ` +
+				`has description "DNS", enabled true, where this spec says description "", enabled false, and it is never changed ` +
+				`here: make this spec's serviceDescription and enabled match it, or have the service's owner change it in Keystone ` +
+				`(nothing is written)`}},
+		{"user: Keystone's admin, reached by another name", userVerdict(svc("àdmin").Spec, identity.Registered{}, &identity.AdminUserError{
+			Asked: "àdmin", Name: "admin"}, nil), verdictOf{false, "NotAllowed", lc.SeverityError, "spec.serviceUser: Keystone finds " +
+			"user admin for the name àdmin: it is Keystone's admin, as which the operator acts; a namespace never uses it; nothing " +
+			"is written to Keystone"}},
+		{"user: found under another name", userVerdict(svc("glànce").Spec, identity.Registered{}, &identity.OtherNameError{
+			Asked: "glànce", Name: "glance", ID: "u1"}, nil), verdictOf{false, "InvalidInput", lc.SeverityError, "spec.serviceUser: " +
+			"Keystone finds user glance (u1) for the name glànce: its database compares names loosely; name the user as Keystone " +
+			"has it (nothing is written)"}},
 		{"service: another KeystoneService's", serviceVerdict(spec, identity.Registered{}, foreign), verdictOf{false, "InvalidInput",
 			lc.SeverityError, "service glance (image) is registered by KeystoneService/other/glance of the cluster c1; " +
 				"choose another serviceType or serviceName"}},

@@ -65,10 +65,12 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 		Sharing: func(ctx context.Context, mark string) (bool, bool, error) { return r.sharing(ctx, svc, mark) },
 	})
 	var foreign *identity.ForeignError
+	var admin *identity.AdminUserError
+	var otherName *identity.OtherNameError
 	var conflict *identity.PasswordConflictError
 	switch {
-	case errors.As(err, &foreign):
-		s.Round.Apply(step, userVerdict(svc.Spec, reg, foreign, nil))
+	case errors.As(err, &foreign), errors.As(err, &admin), errors.As(err, &otherName):
+		s.Round.Apply(step, userVerdict(svc.Spec, reg, err, nil))
 		return ctrl.Result{}, nil
 	case errors.As(err, &conflict):
 		// Woken when the Secret changes (watched) or the keeper sets another password

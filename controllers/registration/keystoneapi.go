@@ -10,6 +10,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -89,8 +90,9 @@ func Region(api *keystonev1.KeystoneAPI) string {
 
 // KeystoneAPIChanged passes the KeystoneAPI updates a registration depends on: Ready
 // as Mirror with Steady mirrors it (not the messages of its progress), the generation it
-// describes, the endpoints, the region, the admin's secret, deletion, OrphanAnnotation. Not, for example,
-// the finalizers the registrations themselves add.
+// describes, the endpoints, the region, the admin's secret and user, what it allows its
+// namespace (spec.registrationPolicy), deletion, OrphanAnnotation. Not, for example, the
+// finalizers the registrations themselves add.
 var KeystoneAPIChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		o, ok1 := e.ObjectOld.(*keystonev1.KeystoneAPI)
@@ -101,6 +103,7 @@ var KeystoneAPIChanged = predicate.Funcs{
 		return condition.MirrorKey(o, condition.Steady()) != condition.MirrorKey(n, condition.Steady()) || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
 			!maps.Equal(o.Status.APIEndpoints, n.Status.APIEndpoints) || o.Status.Region != n.Status.Region ||
 			o.Spec.Secret != n.Spec.Secret || !o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
-			o.Annotations[OrphanAnnotation] != n.Annotations[OrphanAnnotation]
+			o.Annotations[OrphanAnnotation] != n.Annotations[OrphanAnnotation] ||
+			!equality.Semantic.DeepEqual(o.Policy(), n.Policy()) || o.Spec.AdminUser != n.Spec.AdminUser
 	},
 }

@@ -183,8 +183,12 @@ func (s *Session) OpenCleanup(ctx context.Context, c client.Reader, step lc.Type
 // keystoneVerdict is a registration step's verdict on an error from the Keystone at
 // url: a 404 that no valid session gets (suspect: authenticate again), an answer that
 // may change by itself (none, 429, 5xx) or a stale cached ID are ServiceUnavailable
-// (Warning, retried with backoff); any other answer is the step's failed reason (Error).
+// (Warning, retried with backoff); any other answer, and a login Keystone refused (now,
+// or earlier and not tried again), is the step's failed reason (Error).
 func keystoneVerdict(url string, failed condition.Reason, err error) (v condition.Verdict, suspect bool) {
+	if refused, ok := identity.LoginRefused(err); ok {
+		return condition.FalseVerdict(failed, "%v", refused), false
+	}
 	switch {
 	case identity.SessionSuspect(err):
 		return condition.FalseVerdict(condition.ServiceUnavailable, "Keystone at %s: %s to a request that cannot get one; authenticating again",

@@ -2,8 +2,11 @@ package access
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -44,7 +47,7 @@ func First(items []keystonev1.KeystoneAPI) *keystonev1.KeystoneAPI {
 // Credentials returns the credentials of api's admin at its internal endpoint;
 // ok is false when the admin password Secret or its key is missing.
 func Credentials(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) (creds identity.Credentials, ok bool, err error) {
-	password, ok, err := adminPassword(ctx, c, api)
+	password, source, ok, err := adminPassword(ctx, c, api)
 	if err != nil || !ok {
 		return creds, false, err
 	}
@@ -52,17 +55,40 @@ func Credentials(ctx context.Context, c client.Reader, api *keystonev1.KeystoneA
 	if err != nil {
 		return creds, false, err
 	}
-	return adminAt(api, password, ca), true, nil
+	return adminAt(api, password, AdminSource(api, source), ca), true, nil
 }
 
-// adminPassword reads the admin's password from the KeystoneAPI's Secret; ok is false
-// when the Secret or its key is missing.
-func adminPassword(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) (password string, ok bool, err error) {
-	secret, found, err := SecretKey(ctx, c, api.Namespace, api.Spec.Secret, api.Spec.PasswordSelectors.Admin)
-	if err != nil || !found {
-		return "", false, err
+// AdminSource is where the admin's password of api was read (source, PasswordSource's),
+// and the KeystoneAPI's generation and annotations: a login Keystone refused is not tried
+// again until one of them changes, so an admin who fixed the password in Keystone
+// touches the Secret or the KeystoneAPI (which only an admin may edit), and every login
+// of that admin (the KeystoneAPI's check, every registration, the regions' read) shares
+// the one refusal.
+func AdminSource(api *keystonev1.KeystoneAPI, source string) string {
+	h := sha256.New()
+	for _, k := range slices.Sorted(maps.Keys(api.Annotations)) {
+		h.Write([]byte(k + "=" + api.Annotations[k] + "\x00"))
 	}
-	return string(secret.Data[api.Spec.PasswordSelectors.Admin]), true, nil
+	return fmt.Sprintf("%s; KeystoneAPI %s generation %d annotations %x", source, api.UID, api.Generation, h.Sum(nil)[:8])
+}
+
+// adminPassword reads the admin's password from the KeystoneAPI's Secret, and where it
+// was read (PasswordSource); ok is false when the Secret or its key is missing.
+func adminPassword(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) (password, source string, ok bool, err error) {
+	key := api.Spec.PasswordSelectors.Admin
+	secret, found, err := SecretKey(ctx, c, api.Namespace, api.Spec.Secret, key)
+	if err != nil || !found {
+		return "", "", false, err
+	}
+	return string(secret.Data[key]), PasswordSource(secret, key), true, nil
+}
+
+// PasswordSource names where a password was read, the value of key in secret, as
+// "<uid>/<resourceVersion>#<key>": no password, only where it is kept. A login Keystone
+// refused is not tried again until it changes (identity.Credentials.Source), and a
+// user's password is set again when it does (identity.UserSpec.PasswordFrom).
+func PasswordSource(secret *corev1.Secret, key string) string {
+	return string(secret.UID) + "/" + secret.ResourceVersion + "#" + key
 }
 
 // SecretKey reads the Secret name of namespace ns and tells whether it holds key
@@ -90,7 +116,7 @@ func CleanupCredentials(ctx context.Context, c client.Reader, api *keystonev1.Ke
 	if err := c.Get(ctx, client.ObjectKey{Namespace: api.Namespace, Name: deploy.CleanupSecretName(api)}, saved); client.IgnoreNotFound(err) != nil {
 		return identity.Credentials{}, "", fmt.Errorf("reading secret %s: %w", deploy.CleanupSecretName(api), err)
 	}
-	password, ok, err := adminPassword(ctx, c, api)
+	password, source, ok, err := adminPassword(ctx, c, api)
 	if err != nil {
 		return identity.Credentials{}, "", err
 	}
@@ -99,7 +125,7 @@ func CleanupCredentials(ctx context.Context, c client.Reader, api *keystonev1.Ke
 		if !found {
 			return identity.Credentials{}, Missing(api), nil
 		}
-		password = string(value)
+		password, source = string(value), PasswordSource(saved, deploy.CleanupPasswordKey)
 	}
 	ca, err := CABundle(ctx, c, api)
 	if err != nil {
@@ -114,14 +140,15 @@ func CleanupCredentials(ctx context.Context, c client.Reader, api *keystonev1.Ke
 			return identity.Credentials{}, "", err
 		}
 	}
-	return adminAt(api, password, ca), "", nil
+	return adminAt(api, password, AdminSource(api, source), ca), "", nil
 }
 
-// adminAt is the admin's identity at api's internal endpoint, with password, trusting ca.
-func adminAt(api *keystonev1.KeystoneAPI, password string, ca []byte) identity.Credentials {
+// adminAt is the admin's identity at api's internal endpoint, with password (read at
+// source), trusting ca.
+func adminAt(api *keystonev1.KeystoneAPI, password, source string, ca []byte) identity.Credentials {
 	return identity.Credentials{
 		URL: api.Status.APIEndpoints[keystonev1.EndpointInternal], User: api.Spec.AdminUser,
-		Password: password, Project: api.Spec.AdminProject, Domain: "Default", CABundle: ca,
+		Password: password, Project: api.Spec.AdminProject, Domain: "Default", CABundle: ca, Source: source,
 	}
 }
 

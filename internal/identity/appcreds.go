@@ -128,12 +128,18 @@ func (c *Client) OwnedAppCreds(ctx context.Context, userID, owner string) ([]str
 	return ids, nil
 }
 
-// DeleteAppCred revokes the application credential id; one already gone is fine. As
-// AppCredUser, Keystone finds it by its ID whatever user the path names: the admin
-// revokes any user's, a user its own.
+// DeleteAppCred revokes the application credential id at its owner's path
+// (DELETE /v3/users/<owner>/application_credentials/<id>, as the API is documented;
+// Keystone 22 would take any user's path, as it finds a credential by its ID alone, a
+// later one need not). The owner is read first (GetAppCred): the client's own user for a
+// credential it made, any user's for the admin. One already gone is fine.
 func (c *Client) DeleteAppCred(ctx context.Context, id string) error {
-	if err := applicationcredentials.Delete(ctx, c.sc, c.UserID(), id).ExtractErr(); err != nil && !notFound(err) {
-		return fmt.Errorf("revoking application credential %s: %w", id, err)
+	info, err := c.GetAppCred(ctx, id)
+	if err != nil || info == nil {
+		return err
+	}
+	if err := applicationcredentials.Delete(ctx, c.sc, info.UserID, id).ExtractErr(); err != nil && !notFound(err) {
+		return fmt.Errorf("revoking application credential %s of user %s: %w", id, info.UserID, err)
 	}
 	return nil
 }

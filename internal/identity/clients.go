@@ -29,6 +29,10 @@ type Credentials struct {
 	Domain string
 	// CABundle, PEM, replaces the system's roots to verify Keystone's certificate.
 	CABundle []byte
+	// Source says where Password was read ("<secret uid>/<resourceVersion>#<key>"; ""
+	// when not known): a login Keystone refused is not tried again until it changes
+	// (Clients.Get).
+	Source string
 }
 
 func (c Credentials) key() string {
@@ -96,11 +100,21 @@ type Clients struct {
 	mu        sync.Mutex
 	clients   map[string]*Client
 	lastSweep time.Time
+	// logins remembers the logins Keystone refused (passwords.go).
+	logins refusedLogins
 }
 
-// Get returns the client of creds, authenticating the first time.
+// Get returns the client of creds, authenticating the first time. A login Keystone
+// refused is not tried again with the same password from the same source (a
+// LoginRefusedError, remembered): every refusal counts towards Keystone's lockout.
 func (cs *Clients) Get(ctx context.Context, creds Credentials) (*Client, error) {
 	key := creds.key()
+	if refused := cs.logins.refused(creds); refused != nil {
+		return nil, refused
+	}
+	cs.logins.mu.Lock()
+	cs.logins.drop = cs.Forget
+	cs.logins.mu.Unlock()
 	cs.mu.Lock()
 	now := cs.now()
 	cs.sweepLocked(now)
@@ -114,7 +128,54 @@ func (cs *Clients) Get(ctx context.Context, creds Credentials) (*Client, error) 
 	}
 	c.lastUsed = now
 	cs.mu.Unlock()
-	return c, c.authenticate(ctx, creds, cs.Timeout, cs.Transport)
+	fresh, err := c.authenticate(ctx, creds, cs.Timeout, cs.Transport, &cs.logins)
+	if err != nil {
+		if refused, ok := LoginRefused(err); ok {
+			cs.Forget(creds)
+			return nil, refused
+		}
+		if refused := cs.logins.refuse(creds, err); refused != nil {
+			cs.Forget(creds)
+			return nil, refused
+		}
+		return c, err
+	}
+	if fresh {
+		cs.logins.clear(creds)
+	}
+	return c, nil
+}
+
+// Check logs in with creds afresh, on a client of its own that is not kept (an admin's
+// credentials checked as they are now, not a session opened earlier), through the same
+// memory of refused logins as Get: a password Keystone refused is not tried again.
+func (cs *Clients) Check(ctx context.Context, creds Credentials) (*Client, error) {
+	if refused := cs.logins.refused(creds); refused != nil {
+		return nil, refused
+	}
+	c := &Client{claimUnclustered: cs.ClaimUnclustered}
+	if _, err := c.authenticate(ctx, creds, cs.Timeout, cs.Transport, &cs.logins); err != nil {
+		if refused := cs.logins.refuse(creds, err); refused != nil {
+			return nil, refused
+		}
+		return nil, err
+	}
+	cs.logins.clear(creds)
+	return c, nil
+}
+
+// Authenticated tells whether a client of creds holds a session: Get then sends no
+// password to Keystone.
+func (cs *Clients) Authenticated(creds Credentials) bool {
+	cs.mu.Lock()
+	c := cs.clients[creds.key()]
+	cs.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sc != nil
 }
 
 // Len is how many clients are kept.
@@ -191,6 +252,10 @@ type Client struct {
 	// refused holds, by user ID, the password check Keystone last refused (the
 	// Secret's version and the user's password source): not tried again (checkPassword).
 	refused sync.Map
+	// registered holds, by service ID and owner, the services EnsureService found the
+	// owner's namespace registered (Owned, Joined), which nothing a namespace writes can
+	// make another's: ServiceOwnership need not read them again.
+	registered sync.Map
 }
 
 // ForgetIDs drops the cached project and role IDs: one of them turned out stale.
@@ -199,11 +264,18 @@ func (c *Client) ForgetIDs() {
 	c.roleIDs.Clear()
 }
 
-func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout time.Duration, transport http.RoundTripper) error {
+// authenticate logs the client in with creds unless it holds a session; fresh tells
+// that it logged in now.
+func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout time.Duration, transport http.RoundTripper,
+	logins *refusedLogins) (fresh bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sc != nil {
-		return nil
+		return false, nil
+	}
+	// Another round may have had this very login refused while this one waited.
+	if refused := logins.refused(creds); refused != nil {
+		return false, refused
 	}
 	if timeout == 0 {
 		timeout = 30 * time.Second
@@ -211,10 +283,10 @@ func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout ti
 	endpoint := strings.TrimRight(creds.URL, "/") + "/v3/"
 	provider, err := openstack.NewClient(endpoint)
 	if err != nil {
-		return fmt.Errorf("keystone client for %s: %w", creds.URL, err)
+		return false, fmt.Errorf("keystone client for %s: %w", creds.URL, err)
 	}
 	if transport, err = TransportFor(transport, creds.CABundle); err != nil {
-		return fmt.Errorf("keystone client for %s: %w", creds.URL, err)
+		return false, fmt.Errorf("keystone client for %s: %w", creds.URL, err)
 	}
 	provider.HTTPClient = http.Client{Timeout: timeout, Transport: transport}
 	c.http = &provider.HTTPClient
@@ -224,11 +296,14 @@ func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout ti
 		AllowReauth: true,
 	}
 	if err := openstack.Authenticate(ctx, provider, opts); err != nil {
-		return fmt.Errorf("authenticating as %s at %s: %w", creds.User, creds.URL, err)
+		return false, fmt.Errorf("authenticating as %s at %s: %w", creds.User, creds.URL, err)
 	}
+	// gophercloud logs in again when the token is refused (expired): with a password
+	// Keystone refused once, never again (refusedLogins).
+	provider.ReauthFunc = logins.guard(creds, provider.ReauthFunc)
 	c.sc = &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: endpoint, Type: "identity"}
 	c.refreshUserLocked()
-	return nil
+	return true, nil
 }
 
 // refreshUserLocked reads the user's ID from the current token when the token changed

@@ -90,7 +90,7 @@ func (c *Client) DeleteUserNamed(ctx context.Context, domainID, name, owner stri
 // DeleteOwnedUser deletes u, as read from Keystone, if it is owner's; one already gone
 // is fine.
 func (c *Client) DeleteOwnedUser(ctx context.Context, u *User, owner string, claimUnmarked bool) error {
-	ownership, _ := c.classify(u.Owner, owner, claimUnmarked)
+	ownership, _ := c.classifyUser(u, owner, claimUnmarked)
 	return c.giveUpEntity(ctx, "users", u.ID, u.Owner, owner, ownership, func() error {
 		return c.deleteUserUnchecked(ctx, u.ID)
 	})

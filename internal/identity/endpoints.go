@@ -9,6 +9,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/endpoints"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/regions"
 )
 
 // OwnerAttribute is the extra attribute Keystone keeps on a service, user or endpoint
@@ -49,6 +50,41 @@ type EndpointSet struct {
 	// they carry no mark (registered by keystone-operator before this suite took over).
 	Known map[string]string
 }
+
+// RegionExists tells whether Keystone has the region id.
+func (c *Client) RegionExists(ctx context.Context, id string) (bool, error) {
+	_, err := regions.Get(ctx, c.sc, id).Extract()
+	switch {
+	case notFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading region %s: %w", id, err)
+	}
+	return true, nil
+}
+
+// ServiceOwnership says how owner, a KeystoneService's mark, relates to the service with
+// ID id (classify): endpoints go only under a service the owner's namespace registered
+// (Owned: created or claimed; Joined: shared with its other regions), not under one it
+// adopted unless its KeystoneAPI says so. A service EnsureService found registered so is
+// not read again; another is read (nil when it is gone).
+func (c *Client) ServiceOwnership(ctx context.Context, id, owner string) (*Service, Ownership, error) {
+	if ownership, ok := c.registered.Load(registeredKey(id, owner)); ok {
+		return &Service{ID: id}, ownership.(Ownership), nil
+	}
+	svc, err := c.getService(ctx, id)
+	if err != nil || svc == nil {
+		return nil, Foreign, err
+	}
+	ownership, _ := c.classify(svc.Owner, owner, false)
+	if ownership == Owned || ownership == Joined {
+		c.registered.Store(registeredKey(id, owner), ownership)
+	}
+	return svc, ownership, nil
+}
+
+// registeredKey is the key of Client.registered.
+func registeredKey(id, owner string) string { return id + "\x00" + owner }
 
 // ownedEndpoints lists the endpoints of the service that belong to the set's owner:
 // marked with it, or recorded by ID.

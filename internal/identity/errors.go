@@ -29,14 +29,16 @@ func Transient(err error) bool {
 // Unreachable tells whether err says that Keystone at keystoneURL could not be reached
 // or refused the operator's credentials: a request to it that got no answer (the
 // *url.Error of the HTTP client, naming a URL of that host; any host when keystoneURL
-// is ""), an answer 5xx, 429 or 408 (busy), 401 or 403 (the credentials), a suspect
+// is ""), an answer 5xx, 429 or 408 (busy), 401 or 403 (the credentials; a login
+// Keystone refused, remembered or not, included), a suspect
 // session; or the credentials to ask with are gone (CredentialsGoneError). Any other
 // answer refuses the request itself, and Keystone is there; and an error of anything
 // else (the Kubernetes API, this operator's own) says nothing of Keystone.
 func Unreachable(err error, keystoneURL string) bool {
 	var gone *CredentialsGoneError
+	_, refused := LoginRefused(err)
 	switch code := StatusCode(err); {
-	case errors.As(err, &gone), SessionSuspect(err):
+	case errors.As(err, &gone), SessionSuspect(err), refused:
 		return true
 	case code != 0:
 		return code >= 500 || code == http.StatusTooManyRequests || code == http.StatusRequestTimeout ||

@@ -252,7 +252,7 @@ type Registered struct {
 func (c *Client) claim(ctx context.Context, kind, id, mark string, owners Owners, owner string) error {
 	update := map[string]any{OwnerAttribute: owner}
 	if pruned := owners.without(func(m string) bool { return m == mark || superseded(m, owner) }); len(pruned) < len(owners) {
-		update[OwnersAttribute] = pruned
+		update[OwnersAttribute] = pruned.value()
 	}
 	if err := c.patchEntity(ctx, kind, id, update); err != nil {
 		return fmt.Errorf("marking %s %s as %s's: %w", singular(kind), id, owner, err)

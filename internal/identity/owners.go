@@ -35,6 +35,16 @@ func (o Owners) with(mark string, roles []string, drop string) Owners {
 	return out
 }
 
+// value is o as written to Keystone: null once no owner is left. Keystone keeps an
+// attribute once set (a PATCH cannot take it away), so an empty record is written as
+// null, which reads as no record at all.
+func (o Owners) value() any {
+	if len(o) == 0 {
+		return nil
+	}
+	return o
+}
+
 // without returns a copy of o without the marks leaving names.
 func (o Owners) without(leaving func(string) bool) Owners {
 	out := Owners{}
@@ -220,9 +230,9 @@ func (d departure) plan(e entityOwners) (string, map[string]any) {
 	case keeperLeaves && !ok:
 		return departDeletes, nil
 	case keeperLeaves:
-		return departHands + OwnerName(next), map[string]any{OwnerAttribute: next, OwnersAttribute: rest}
+		return departHands + OwnerName(next), map[string]any{OwnerAttribute: next, OwnersAttribute: rest.value()}
 	case len(rest) < len(e.Owners):
-		return departLeaves, map[string]any{OwnersAttribute: rest}
+		return departLeaves, map[string]any{OwnersAttribute: rest.value()}
 	}
 	return "", nil
 }

@@ -51,7 +51,8 @@ func TestRegionsShareAService(t *testing.T) {
 
 	_, _, err = kc.EnsureService(ctx, "", other)
 	g.Expect(errors.As(err, &differs)).To(BeTrue())
-	g.Expect(owners()).NotTo(HaveKey(regionTwo), "a definition that no longer agrees takes the region out of the record")
+	g.Expect(owners()).To(BeNil(), "a definition that no longer agrees takes the region out of the record, "+
+		"its last owner: the record is removed (null)")
 	_, _, err = kc.EnsureService(ctx, "", spec(regionTwo))
 	g.Expect(err).NotTo(HaveOccurred())
 
@@ -113,7 +114,7 @@ func TestRegionsShareAUser(t *testing.T) {
 
 	_, _, err = kc.EnsureUser(ctx, user(regionTwoAgain, "stale", "service"))
 	g.Expect(errors.As(err, &conflict)).To(BeTrue())
-	g.Expect(owners()).To(BeEmpty(), "a password that no longer holds takes the region out of the record")
+	g.Expect(owners()).To(BeNil(), "a password that no longer holds takes the region out of the record (null when none is left)")
 	_, _, err = kc.EnsureUser(ctx, user(regionTwoAgain, "pw", "service"))
 	g.Expect(err).NotTo(HaveOccurred())
 
@@ -192,7 +193,8 @@ func TestAdoptersRecorded(t *testing.T) {
 	g.Expect(kc.DeleteService(ctx, unmarked, regionTwo, false)).To(Succeed())
 	glance := keystone.List(fakekeystone.Services, map[string]any{"type": "image"})
 	g.Expect(glance).To(HaveLen(1), "adopted: never deleted")
-	g.Expect(glance[0][identity.OwnersAttribute]).To(BeEmpty(), "only its record goes")
+	g.Expect(glance[0]).To(HaveKeyWithValue(identity.OwnersAttribute, BeNil()), "only its record goes: the last, so the "+
+		"attribute is null, as Keystone keeps an attribute once set")
 }
 
 // TestReleaseCluster: a cluster gone for good is taken out of what it registered: what

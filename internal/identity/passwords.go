@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
@@ -90,4 +91,145 @@ func (e *PasswordConflictError) Error() string {
 func sameSource(have, want string) bool {
 	source, _, _ := strings.Cut(want, "#")
 	return have == want || have == source
+}
+
+// refusedLogins remembers, by credentials and the source of their password, the logins
+// Keystone refused (401): a login is tried once per password and source, never again,
+// because each refusal counts towards Keystone's lockout ([security_compliance]
+// lockout_failure_attempts), and a locked-out user is locked out for everyone using it
+// (the admin: the operator in every namespace). Whoever fixes the password in Keystone
+// touches the Secret: a new source is tried once. The memory lives as long as the
+// operator's process, and holds at most maxRefusedLogins entries (the oldest go).
+type refusedLogins struct {
+	mu    sync.Mutex
+	byKey map[string]*LoginRefusedError
+	order []string
+	// drop, when set, is told of credentials whose session a refused login again ended
+	// (guard): Clients.Forget, so that the next Get says the refusal.
+	drop func(Credentials)
+}
+
+const maxRefusedLogins = 4096
+
+// loginKey identifies a login: the credentials (a digest of the password among them)
+// and the source of the password.
+func loginKey(creds Credentials) string { return creds.key() + "\x00" + creds.Source }
+
+// refused is the remembered refusal of creds' login, nil when there is none.
+func (l *refusedLogins) refused(creds Credentials) *LoginRefusedError {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.byKey[loginKey(creds)]
+	if e == nil {
+		return nil
+	}
+	again := *e
+	again.Earlier = true
+	return &again
+}
+
+// refuse remembers err, the failure of creds' login, when it is Keystone's refusal of
+// the password (401), and returns it as a LoginRefusedError; nil for any other failure.
+func (l *refusedLogins) refuse(creds Credentials, err error) *LoginRefusedError {
+	if l == nil || StatusCode(err) != http.StatusUnauthorized {
+		return nil
+	}
+	refused := &LoginRefusedError{User: creds.User, URL: creds.URL, Source: creds.Source, Err: err}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := loginKey(creds)
+	if l.byKey == nil {
+		l.byKey = map[string]*LoginRefusedError{}
+	}
+	if _, seen := l.byKey[key]; !seen {
+		l.order = append(l.order, key)
+	}
+	l.byKey[key] = refused
+	for len(l.order) > maxRefusedLogins {
+		delete(l.byKey, l.order[0])
+		l.order = l.order[1:]
+	}
+	return refused
+}
+
+// clear forgets the refusals of creds' password whatever their source: Keystone took
+// that password since (the admin fixed it in Keystone, and a check that may try again,
+// such as the KeystoneAPI's after it is touched, found it works).
+func (l *refusedLogins) clear(creds Credentials) {
+	prefix := creds.key() + "\x00"
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.byKey) == 0 {
+		return
+	}
+	kept := l.order[:0]
+	for _, key := range l.order {
+		if strings.HasPrefix(key, prefix) {
+			delete(l.byKey, key)
+			continue
+		}
+		kept = append(kept, key)
+	}
+	l.order = kept
+}
+
+// guard wraps gophercloud's login again after a refused token (reauth): not tried with a
+// password Keystone refused, and a refusal remembered.
+func (l *refusedLogins) guard(creds Credentials, reauth func(context.Context) error) func(context.Context) error {
+	if reauth == nil || l == nil {
+		return reauth
+	}
+	return func(ctx context.Context) error {
+		refused := l.refused(creds)
+		if refused == nil {
+			err := reauth(ctx)
+			if refused = l.refuse(creds, err); refused == nil {
+				return err
+			}
+		}
+		l.mu.Lock()
+		drop := l.drop
+		l.mu.Unlock()
+		if drop != nil {
+			drop(creds)
+		}
+		return refused
+	}
+}
+
+// LoginRefusedError tells that Keystone refused the password of User (at URL) read from
+// Source: now, or, Earlier, at an earlier login that is not tried again.
+type LoginRefusedError struct {
+	User, URL, Source string
+	Earlier           bool
+	// Err is Keystone's answer.
+	Err error
+}
+
+func (e *LoginRefusedError) Error() string {
+	msg := fmt.Sprintf("Keystone at %s refused the password of user %s", e.URL, e.User)
+	if e.Earlier {
+		msg += " (at an earlier login)"
+	}
+	return msg + "; a refused password is not tried again until its secret changes, as every refusal counts " +
+		"towards Keystone's lockout"
+}
+
+func (e *LoginRefusedError) Unwrap() error { return e.Err }
+
+// LoginRefused returns the LoginRefusedError in err, also from behind gophercloud's
+// failure to log in again after a refused token (which does not unwrap).
+func LoginRefused(err error) (*LoginRefusedError, bool) {
+	var refused *LoginRefusedError
+	if errors.As(err, &refused) {
+		return refused, true
+	}
+	var reauth *gophercloud.ErrUnableToReauthenticate
+	if errors.As(err, &reauth) && errors.As(reauth.ErrReauth, &refused) {
+		return refused, true
+	}
+	return nil, false
 }

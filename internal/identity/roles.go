@@ -5,13 +5,17 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/roles"
 )
 
-// EnsureRoles returns the IDs of the roles, by name, creating missing ones. Roles
-// already seen by this client are not looked up again (ForgetIDs).
-func (c *Client) EnsureRoles(ctx context.Context, names []string) (map[string]string, bool, error) {
+// EnsureRoles returns the IDs of the roles, by name, creating missing ones when create
+// says so (else a MissingRolesError, nothing written). Keystone's database usually
+// compares names without case: a role Keystone has under a name that differs by case
+// alone is that role. Roles already seen by this client are not looked up again
+// (ForgetIDs).
+func (c *Client) EnsureRoles(ctx context.Context, names []string, create bool) (map[string]string, bool, error) {
 	ids := map[string]string{}
 	for _, name := range names {
 		if id, ok := c.roleIDs.Load(name); ok {
@@ -21,41 +25,34 @@ func (c *Client) EnsureRoles(ctx context.Context, names []string) (map[string]st
 	if len(ids) == len(names) {
 		return ids, false, nil
 	}
-	list := func() (map[string]string, error) {
-		pages, err := roles.List(c.sc, roles.ListOpts{}).AllPages(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("listing roles: %w", err)
-		}
-		all, err := roles.ExtractRoles(pages)
-		if err != nil {
-			return nil, fmt.Errorf("reading roles: %w", err)
-		}
-		ids := map[string]string{}
-		for _, r := range all {
-			ids[r.Name] = r.ID
-			c.roleIDs.Store(r.Name, r.ID)
-		}
-		return ids, nil
-	}
-	all, err := list()
+	all, err := c.listRoles(ctx)
 	if err != nil {
 		return nil, false, err
 	}
-	changed := false
+	var missing []string
 	for _, name := range names {
-		if id, ok := all[name]; ok {
+		if id := roleID(all, name); id != "" {
 			ids[name] = id
+			c.roleIDs.Store(name, id)
 			continue
 		}
+		missing = append(missing, name)
+	}
+	if len(missing) > 0 && !create {
+		return nil, false, &MissingRolesError{Roles: missing}
+	}
+	changed := false
+	for _, name := range missing {
 		r, err := roles.Create(ctx, c.sc, roles.CreateOpts{Name: name}).Extract()
-		if conflict(err) {
-			if all, err = list(); err != nil {
+		if conflicted := err; conflict(conflicted) {
+			// Created meanwhile, by another round or by hand: found now.
+			if all, err = c.listRoles(ctx); err != nil {
 				return nil, false, err
 			}
-			if all[name] == "" {
-				return nil, false, fmt.Errorf("role %s conflicts but cannot be found", name)
+			if ids[name] = roleID(all, name); ids[name] == "" {
+				return nil, false, fmt.Errorf("creating role %s: %w, and Keystone lists no role of that name", name, conflicted)
 			}
-			ids[name] = all[name]
+			c.roleIDs.Store(name, ids[name])
 			continue
 		}
 		if err != nil {
@@ -65,6 +62,44 @@ func (c *Client) EnsureRoles(ctx context.Context, names []string) (map[string]st
 		ids[name], changed = r.ID, true
 	}
 	return ids, changed, nil
+}
+
+// listRoles lists Keystone's roles: ID by name.
+func (c *Client) listRoles(ctx context.Context) (map[string]string, error) {
+	pages, err := roles.List(c.sc, roles.ListOpts{}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing roles: %w", err)
+	}
+	all, err := roles.ExtractRoles(pages)
+	if err != nil {
+		return nil, fmt.Errorf("reading roles: %w", err)
+	}
+	ids := map[string]string{}
+	for _, r := range all {
+		ids[r.Name] = r.ID
+	}
+	return ids, nil
+}
+
+// roleID is the ID of the role name among all (ID by name): of exactly that name, else
+// of the first by name that differs by case alone; "" when there is none.
+func roleID(all map[string]string, name string) string {
+	if id, ok := all[name]; ok {
+		return id
+	}
+	for _, other := range slices.Sorted(maps.Keys(all)) {
+		if strings.EqualFold(other, name) {
+			return all[other]
+		}
+	}
+	return ""
+}
+
+// MissingRolesError tells that Keystone lacks Roles and they may not be created.
+type MissingRolesError struct{ Roles []string }
+
+func (e *MissingRolesError) Error() string {
+	return fmt.Sprintf("Keystone has no role %s", strings.Join(e.Roles, ", "))
 }
 
 // AssignmentSpec is the roles a user has on a project.

@@ -3,7 +3,7 @@ package identity
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/services"
@@ -36,23 +36,32 @@ type Service struct {
 }
 
 // EnsureService finds the service of want's type and name (the one known by ID, the
-// owner's, or else the first by ID), creating it marked with the owner when missing
-// (an existing one is adopted, never taken), and updates description and enabled.
+// owner's, or else the first by ID), creating it marked with the owner when missing,
+// and, when it is the owner's, makes its description and enabled flag want's. What is
+// not the owner's is never redefined: another region's or an unmarked one (adopted)
+// that is defined otherwise is a DefinitionConflictError, nothing written; another
+// owner's is a ForeignError. A service of want's type under another name, not the
+// owner's, refuses the creation (TypeTakenError): a catalog has one service of a type.
 func (c *Client) EnsureService(ctx context.Context, knownID string, want ServiceSpec) (Registered, bool, error) {
 	svc, createdID, err := c.findOrCreateService(ctx, knownID, want)
 	switch {
 	case err != nil:
 		return Registered{}, false, err
 	case svc == nil:
-		return Registered{ID: createdID, Ownership: Owned}, true, nil
+		c.registered.Store(registeredKey(createdID, want.Owner), Owned)
+		return Registered{ID: createdID, Ownership: Owned, Created: true}, true, nil
 	}
 	ownership, claim := c.classify(svc.Owner, want.Owner, want.ClaimUnmarked && svc.ID == knownID)
-	if ownership == Foreign {
+	switch ownership {
+	case Foreign:
 		return Registered{}, false, c.refuseService(ctx, svc, want)
+	case Adopted:
+		return c.useService(ctx, svc, want, ownership)
+	case Joined:
+		c.registered.Store(registeredKey(svc.ID, want.Owner), Joined)
+		return c.useService(ctx, svc, want, ownership)
 	}
-	if ownership == Joined {
-		return c.joinService(ctx, svc, want)
-	}
+	c.registered.Store(registeredKey(svc.ID, want.Owner), Owned)
 	changed := false
 	if claim {
 		if err := c.claim(ctx, "services", svc.ID, svc.Owner, svc.Owners, want.Owner); err != nil {
@@ -66,15 +75,6 @@ func (c *Client) EnsureService(ctx context.Context, knownID string, want Service
 			return Registered{}, false, fmt.Errorf("updating service %s: %w", svc.ID, err)
 		}
 		changed = true
-	}
-	if ownership == Adopted {
-		// Recorded as a user of it, so that whoever claims it later (a region switching
-		// from keystone-operator) knows this one still uses it.
-		joined, err := c.join(ctx, "services", svc.ID, want.Owner, nil, "")
-		if err != nil {
-			return Registered{}, false, err
-		}
-		changed = changed || joined
 	}
 	return Registered{ID: svc.ID, Ownership: ownership, Keeper: svc.Owner}, changed, nil
 }
@@ -92,35 +92,82 @@ func (c *Client) refuseService(ctx context.Context, svc *Service, want ServiceSp
 	return foreign("service", want.Type+"/"+want.Name, svc.Owner, want.Owner)
 }
 
-// findOrCreateService returns the service want names (see findService), or creates it
+// findOrCreateService returns the service want names (see pickService), or creates it
 // and returns its ID; a creation that conflicts (someone created it meanwhile) returns
-// the service found.
+// the service found. A service of want's type under another name that is not the
+// owner's refuses the creation (TypeTakenError).
 func (c *Client) findOrCreateService(ctx context.Context, knownID string, want ServiceSpec) (*Service, string, error) {
-	svc, err := c.findService(ctx, knownID, want)
-	if err != nil || svc != nil {
+	if svc, err := c.knownService(ctx, knownID, want); err != nil || svc != nil {
 		return svc, "", err
+	}
+	ofType, err := c.servicesOfType(ctx, want.Type)
+	if err != nil {
+		return nil, "", err
+	}
+	if svc := pickService(ofType, want); svc != nil {
+		return svc, "", nil
+	}
+	if taken := c.typeTaken(ofType, want); taken != nil {
+		return nil, "", taken
 	}
 	created, err := c.createService(ctx, want)
 	if conflict(err) {
+		var svc *Service
 		if svc, err = c.findService(ctx, "", want); err == nil && svc == nil {
 			err = fmt.Errorf("service %s/%s conflicts but cannot be found", want.Type, want.Name)
+		}
+		if err == nil {
+			return svc, "", nil
 		}
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("creating service %s/%s: %w", want.Type, want.Name, err)
 	}
-	if svc != nil {
-		return svc, "", nil
-	}
 	return nil, created.ID, nil
 }
 
-// joinService joins svc, another region's (Joined), as want's owner once it is as want
-// defines it: used, never changed. One defined otherwise is a DefinitionConflictError,
-// and want's owner is not (or no longer) among its owners of record: only an owner that
-// agrees with the keeper may keep it after the keeper.
-func (c *Client) joinService(ctx context.Context, svc *Service, want ServiceSpec) (Registered, bool, error) {
-	reg := Registered{ID: svc.ID, Ownership: Joined, Keeper: svc.Owner}
+// typeTaken is the TypeTakenError of the first service (by ID) of ofType, the services
+// of want's type, that has another name and is not want's owner's (its own under a
+// previous serviceName, replaced once the new one exists); nil when there is none.
+func (c *Client) typeTaken(ofType []Service, want ServiceSpec) *TypeTakenError {
+	for _, s := range ofType {
+		if s.Name == want.Name {
+			continue
+		}
+		if ownership, _ := c.classify(s.Owner, want.Owner, false); ownership != Owned {
+			return &TypeTakenError{Type: want.Type, Name: s.Name, ID: s.ID, Owner: s.Owner}
+		}
+	}
+	return nil
+}
+
+// TypeTakenError refuses a second service of a type: Keystone's catalog would list both,
+// and clients take whichever comes first. Name, ID and Owner (its mark, "" for none) are
+// the one there.
+type TypeTakenError struct {
+	Type, Name, ID, Owner string
+}
+
+func (e *TypeTakenError) Error() string {
+	by := "which this operator did not register (made by hand, by keystone-manage bootstrap, or by keystone-operator)"
+	if e.Owner != "" {
+		by = "registered by " + strings.Join(ownerName(e.Owner), "/")
+		if _, cluster := splitMark(e.Owner); cluster != "" {
+			by += " of the cluster " + cluster
+		}
+	}
+	return fmt.Sprintf("Keystone has a service of type %s already: %s (%s), %s; a catalog has one service of a type", e.Type,
+		e.Name, e.ID, by)
+}
+
+// useService uses svc, another region's (Joined) or unmarked (Adopted), as want's owner
+// once it is as want defines it: never changed, and want's owner recorded among its
+// owners of record (an adopter too, so that whoever claims it later, such as a region
+// switching from keystone-operator, knows this one still uses it). One defined otherwise
+// is a DefinitionConflictError, and want's owner is not (or no longer) on its record:
+// only an owner that agrees with the keeper may keep it after the keeper.
+func (c *Client) useService(ctx context.Context, svc *Service, want ServiceSpec, ownership Ownership) (Registered, bool, error) {
+	reg := Registered{ID: svc.ID, Ownership: ownership, Keeper: svc.Owner}
 	if svc.Description != want.Description || svc.Enabled != want.Enabled {
 		if err := c.forget(ctx, "services", svc.ID, want.Owner); err != nil {
 			return Registered{}, false, err
@@ -152,36 +199,51 @@ func (m markedService) ToServiceCreateMap() (map[string]any, error) {
 	return withMark(body, "service", m.owner)
 }
 
-// findService returns the service of want's type and name: the one known by ID, else
-// the owner's, else an unmarked one, else another owner's, the first by ID of each;
-// nil when there is none.
+// findService returns the service of want's type and name (the one known by ID, else as
+// pickService picks); nil when there is none.
 func (c *Client) findService(ctx context.Context, knownID string, want ServiceSpec) (*Service, error) {
-	if knownID != "" {
-		svc, err := c.getService(ctx, knownID)
-		if err != nil {
-			return nil, err
-		}
-		if svc != nil && svc.Type == want.Type && svc.Name == want.Name {
-			return svc, nil
-		}
+	if svc, err := c.knownService(ctx, knownID, want); err != nil || svc != nil {
+		return svc, err
 	}
-	pages, err := services.List(c.sc, services.ListOpts{ServiceType: want.Type, Name: want.Name}).AllPages(ctx)
+	ofType, err := c.servicesOfType(ctx, want.Type)
 	if err != nil {
-		return nil, fmt.Errorf("listing services of type %s: %w", want.Type, err)
+		return nil, err
+	}
+	return pickService(ofType, want), nil
+}
+
+// knownService is the service of ID knownID when it has want's type and name; nil when
+// it has not, or is gone, or knownID is "".
+func (c *Client) knownService(ctx context.Context, knownID string, want ServiceSpec) (*Service, error) {
+	if knownID == "" {
+		return nil, nil
+	}
+	svc, err := c.getService(ctx, knownID)
+	if err != nil || svc == nil || svc.Type != want.Type || svc.Name != want.Name {
+		return nil, err
+	}
+	return svc, nil
+}
+
+// servicesOfType lists the services of type serviceType, by ID.
+func (c *Client) servicesOfType(ctx context.Context, serviceType string) ([]Service, error) {
+	pages, err := services.List(c.sc, services.ListOpts{ServiceType: serviceType}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing services of type %s: %w", serviceType, err)
 	}
 	var all []Service
 	if err := pages.(services.ServicePage).ExtractIntoSlicePtr(&all, "services"); err != nil {
-		return nil, fmt.Errorf("reading services of type %s: %w", want.Type, err)
+		return nil, fmt.Errorf("reading services of type %s: %w", serviceType, err)
 	}
-	var found []Service
-	for _, s := range all {
-		if s.Type == want.Type && s.Name == want.Name {
-			found = append(found, s)
-		}
-	}
-	if len(found) == 0 {
-		return nil, nil
-	}
+	// A list filtered by type can hold others' only if Keystone ignored the filter.
+	all = slices.DeleteFunc(all, func(s Service) bool { return s.Type != serviceType })
+	slices.SortFunc(all, func(a, b Service) int { return strings.Compare(a.ID, b.ID) })
+	return all, nil
+}
+
+// pickService returns, among ofType, the service of want's name: the owner's, else an
+// unmarked one, else another owner's, the first by ID of each; nil when there is none.
+func pickService(ofType []Service, want ServiceSpec) *Service {
 	rank := func(s Service) int {
 		switch {
 		case sameOwner(s.Owner, want.Owner):
@@ -192,13 +254,14 @@ func (c *Client) findService(ctx context.Context, knownID string, want ServiceSp
 			return 2
 		}
 	}
-	sort.Slice(found, func(i, j int) bool {
-		if ri, rj := rank(found[i]), rank(found[j]); ri != rj {
-			return ri < rj
+	var best *Service
+	for i := range ofType {
+		s := &ofType[i]
+		if s.Name == want.Name && (best == nil || rank(*s) < rank(*best)) {
+			best = s
 		}
-		return found[i].ID < found[j].ID
-	})
-	return &found[0], nil
+	}
+	return best
 }
 
 // getService reads a service by ID; nil when it is gone.
@@ -214,15 +277,20 @@ func (c *Client) getService(ctx context.Context, id string) (*Service, error) {
 	return &svc, nil
 }
 
-// DefinitionConflictError tells that an entity another region keeps (Keeper) is not
-// defined as this owner's spec says: Have against Want. Neither is changed: no region
-// breaks another.
+// DefinitionConflictError tells that an entity that is not this owner's, kept by another
+// region (Keeper) or unmarked (Keeper ""), is not defined as this owner's spec says:
+// Have against Want. It is never changed: no region breaks another, and no namespace
+// redefines what somebody else made.
 type DefinitionConflictError struct {
 	Kind, Name, Keeper string
 	Have, Want         string
 }
 
 func (e *DefinitionConflictError) Error() string {
+	if e.Keeper == "" {
+		return fmt.Sprintf("%s %s existed before and is not this owner's: it has %s, where this spec says %s, and it is "+
+			"never changed here", e.Kind, e.Name, e.Have, e.Want)
+	}
 	by := strings.Join(ownerName(e.Keeper), "/")
 	if _, cluster := splitMark(e.Keeper); cluster != "" {
 		by += " of the cluster " + cluster

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
@@ -97,20 +98,14 @@ type User struct {
 // claim (ClaimUnmarked, or a predecessor's mark) is written in the same request as the
 // password.
 func (c *Client) EnsureUser(ctx context.Context, want UserSpec) (Registered, bool, error) {
-	u, err := c.findUser(ctx, want.DomainID, want.Name)
-	if err != nil {
+	u, createdID, err := c.findOrCreateUser(ctx, want)
+	switch {
+	case err != nil:
 		return Registered{}, false, err
+	case u == nil:
+		return Registered{ID: createdID, Ownership: Owned, Created: true}, true, nil
 	}
-	if u == nil {
-		var created string
-		switch created, u, err = c.createUser(ctx, want); {
-		case err != nil:
-			return Registered{}, false, err
-		case u == nil:
-			return Registered{ID: created, Ownership: Owned, Created: true}, true, nil
-		}
-	}
-	ownership, claim := c.classify(u.Owner, want.Owner, want.ClaimUnmarked)
+	ownership, claim := c.classifyUser(u, want.Owner, want.ClaimUnmarked)
 	if ownership == Foreign && want.Sharing != nil {
 		if ownership, claim, err = shareOrTake(ctx, want.Sharing, u.Owner); err != nil {
 			return Registered{}, false, err
@@ -153,7 +148,7 @@ func (c *Client) updateOwnedUser(ctx context.Context, u *User, want UserSpec, ow
 	if claim {
 		update[OwnerAttribute] = want.Owner
 		if pruned := u.Owners.without(own); len(pruned) < len(u.Owners) {
-			update[OwnersAttribute] = pruned
+			update[OwnersAttribute] = pruned.value()
 		}
 	}
 	reg := Registered{ID: u.ID, Ownership: ownership, Owners: u.Owners.without(own).coOwners(want.Owner)}
@@ -203,6 +198,24 @@ func shareOrTake(ctx context.Context, sharing func(context.Context, string) (boo
 	return Foreign, false, nil
 }
 
+// findOrCreateUser returns the user Keystone finds for want's name, refused when it is
+// the client's own or found under another name (refuseUser) before anything is asked of
+// it, a password check included (a failed one counts towards Keystone's lockout of that
+// user); or creates it and returns its ID.
+func (c *Client) findOrCreateUser(ctx context.Context, want UserSpec) (*User, string, error) {
+	u, err := c.findUser(ctx, want.DomainID, want.Name)
+	if err != nil {
+		return nil, "", err
+	}
+	if u == nil {
+		var created string
+		if created, u, err = c.createUser(ctx, want); err != nil || u == nil {
+			return nil, created, err
+		}
+	}
+	return u, "", c.refuseUser(u, want.Name)
+}
+
 // createUser creates the user want names, marked with its owner and its password's
 // source, and returns its ID; or, when someone else created it meanwhile (409), that
 // user as found, its password not known to be ours.
@@ -234,7 +247,7 @@ func (c *Client) HandOverUser(ctx context.Context, domainID, name, owner string,
 	if err != nil || u == nil {
 		return false, err
 	}
-	if ownership, _ := c.classify(u.Owner, owner, claimUnmarked); ownership != Owned {
+	if ownership, _ := c.classifyUser(u, owner, claimUnmarked); ownership != Owned {
 		return false, nil
 	}
 	if len(u.Owners) == 0 {
@@ -242,7 +255,7 @@ func (c *Client) HandOverUser(ctx context.Context, domainID, name, owner string,
 	}
 	// Other regions own it too: next keeps it among them, and records its roles itself.
 	if err := c.patchEntity(ctx, "users", u.ID, map[string]any{OwnerAttribute: next,
-		OwnersAttribute: u.Owners.without(func(m string) bool { return m == u.Owner })}); err != nil {
+		OwnersAttribute: u.Owners.without(func(m string) bool { return m == u.Owner }).value()}); err != nil {
 		return false, fmt.Errorf("handing user %s over to %s: %w", name, next, err)
 	}
 	return true, nil
@@ -262,7 +275,9 @@ func (m markedUser) ToUserCreateMap() (map[string]any, error) {
 	return withMark(body, "user", m.owner)
 }
 
-// findUser returns the user named name in the domain, nil when there is none.
+// findUser returns the user Keystone finds for name in the domain (the one of exactly
+// that name first: Keystone's database may compare names loosely), nil when there is
+// none.
 func (c *Client) findUser(ctx context.Context, domainID, name string) (*User, error) {
 	pages, err := users.List(c.sc, users.ListOpts{DomainID: domainID, Name: name}).AllPages(ctx)
 	if err != nil {
@@ -275,7 +290,76 @@ func (c *Client) findUser(ctx context.Context, domainID, name string) (*User, er
 	if len(all) == 0 {
 		return nil, nil
 	}
+	for i := range all {
+		if all[i].Name == name {
+			return &all[i], nil
+		}
+	}
 	return &all[0], nil
+}
+
+// LookUpUser returns the user Keystone finds for name in the domain, nil when there is
+// none, refusing the client's own user and a user Keystone finds under another name
+// (refuseUser): what a namespace may name before its password is tried.
+func (c *Client) LookUpUser(ctx context.Context, domainID, name string) (*User, error) {
+	u, err := c.findUser(ctx, domainID, name)
+	if err != nil || u == nil {
+		return nil, err
+	}
+	return u, c.refuseUser(u, name)
+}
+
+// refuseUser refuses u, the user Keystone found for name, when it is the client's own
+// user (the KeystoneAPI's admin, whatever name reached it) or when Keystone found it
+// under a name that is not name but for case: Keystone's database usually compares
+// names without case, and MariaDB's default collation without accents either ("àdmin"
+// finds admin), so a name is checked as Keystone has it, not as it was asked for.
+func (c *Client) refuseUser(u *User, name string) error {
+	if self := c.UserID(); self != "" && u.ID == self {
+		return &AdminUserError{Asked: name, Name: u.Name}
+	}
+	if !strings.EqualFold(u.Name, name) {
+		return &OtherNameError{Asked: name, Name: u.Name, ID: u.ID}
+	}
+	return nil
+}
+
+// classifyUser is classify for user u, which is never the owner's when it is the client's
+// own user (the admin): whatever proof claims it, it is never marked, handed over or
+// deleted.
+func (c *Client) classifyUser(u *User, owner string, claimUnmarked bool) (Ownership, bool) {
+	if self := c.UserID(); self != "" && u.ID == self {
+		return Foreign, false
+	}
+	return c.classify(u.Owner, owner, claimUnmarked)
+}
+
+// AdminUserError refuses the admin's own user, the one the operator authenticates as:
+// a namespace never sets its password, gives it roles, tries a password on it (each
+// failure counts towards Keystone's lockout, and a locked-out admin stops the operator
+// for every namespace) or deletes it.
+type AdminUserError struct {
+	// Asked is the name asked for, Name the admin's as Keystone has it.
+	Asked, Name string
+}
+
+func (e *AdminUserError) Error() string {
+	if e.Asked == e.Name {
+		return fmt.Sprintf("user %s is Keystone's admin, as which the operator acts; a namespace never uses it", e.Name)
+	}
+	return fmt.Sprintf("Keystone finds user %s for the name %s: it is Keystone's admin, as which the operator acts; a namespace "+
+		"never uses it", e.Name, e.Asked)
+}
+
+// OtherNameError refuses a user Keystone found under another name than the one asked
+// for (its database compares names without accents, or otherwise loosely).
+type OtherNameError struct {
+	Asked, Name, ID string
+}
+
+func (e *OtherNameError) Error() string {
+	return fmt.Sprintf("Keystone finds user %s (%s) for the name %s: its database compares names loosely; name the user as "+
+		"Keystone has it", e.Name, e.ID, e.Asked)
 }
 
 // GetUser returns the user with ID id, nil when there is none.

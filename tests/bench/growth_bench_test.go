@@ -77,7 +77,7 @@ func TestKeystoneGrowth(t *testing.T) {
 	must(err)
 	projectID, _, err := kc.EnsureProject(ctx, "default", "service")
 	must(err)
-	roles, _, err := kc.EnsureRoles(ctx, []string{"admin", "service"})
+	roles, _, err := kc.EnsureRoles(ctx, []string{"admin", "service"}, true)
 	must(err)
 	roleIDs := []string{roles["admin"], roles["service"]}
 	register := func(name string) error {

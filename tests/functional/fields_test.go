@@ -39,6 +39,7 @@ var fieldSpecs = map[string]string{
 	"preserveJobs":           "walks every step forward, each with its reason and severity",
 	"rabbitMqClusterName":    "asks infra-operator for a TransportURL, waits for it, renders the notifier",
 	"region":                 "runs containerImage, and bootstraps adminUser, adminProject and region",
+	"registrationPolicy":     "refuses at InputReady what spec.registrationPolicy does not allow",
 	"replicas":               "is Ready scaled to 0, with readyCount 0",
 	"resources":              "removes from the pods what is removed from the spec: a nodeSelector key, a resource limit",
 	"secret":                 "goes back to not Ready when the admin secret is deleted",

@@ -46,6 +46,38 @@ func externalKeystoneAPI(ns string) *keystonev1.KeystoneAPI {
 	return api
 }
 
+// allowRoles lets the registrations of namespace ns ask for roles beyond
+// keystone-operator's admin and service (spec.registrationPolicy.roles of its KeystoneAPI
+// keystone), and waits until the KeystoneAPI is Ready again for that generation.
+func allowRoles(ns string, roles ...string) {
+	GinkgoHelper()
+	setPolicy(ns, func(p *keystonev1.RegistrationPolicy) { p.Roles = append([]string{"admin", "service"}, roles...) })
+}
+
+// setPolicy changes spec.registrationPolicy of namespace ns's KeystoneAPI keystone and
+// waits until the KeystoneAPI is Ready for that generation.
+func setPolicy(ns string, change func(*keystonev1.RegistrationPolicy)) {
+	GinkgoHelper()
+	key := types.NamespacedName{Namespace: ns, Name: "keystone"}
+	var generation int64
+	Eventually(func(g Gomega) {
+		api := &keystonev1.KeystoneAPI{}
+		g.Expect(k8sClient.Get(context.Background(), key, api)).To(Succeed())
+		if api.Spec.RegistrationPolicy == nil {
+			api.Spec.RegistrationPolicy = &keystonev1.RegistrationPolicy{}
+		}
+		change(api.Spec.RegistrationPolicy)
+		g.Expect(k8sClient.Update(context.Background(), api)).To(Succeed())
+		generation = api.Generation
+	}).Should(Succeed())
+	Eventually(func(g Gomega) {
+		api := &keystonev1.KeystoneAPI{}
+		g.Expect(k8sClient.Get(context.Background(), key, api)).To(Succeed())
+		g.Expect(api.Status.ObservedGeneration).To(Equal(generation))
+		g.Expect(api.IsReady()).To(BeTrue())
+	}).Should(Succeed())
+}
+
 // keystoneService returns a minimal KeystoneService that the schema accepts.
 func keystoneService(ns string) *keystonev1.KeystoneService {
 	return &keystonev1.KeystoneService{

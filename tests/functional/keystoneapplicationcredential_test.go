@@ -324,6 +324,7 @@ var _ = Describe("KeystoneApplicationCredential", func() {
 
 	It("waits, with a Warning, for a role its user does not have yet, and goes on once the KeystoneService assigns it", func() {
 		keystone(true)
+		allowRoles(ns, "reader")
 		ac := applicationCredential(ns)
 		ac.Spec.Roles = []string{"reader"}
 		ks.Create(fakekeystone.Roles, map[string]any{"name": "reader"})

@@ -224,13 +224,14 @@ var _ = Describe("KeystoneEndpoint", func() {
 		ep := getEndpoint(key)(Default)
 
 		By("the service exists in Keystone with an endpoint this KeystoneEndpoint created, its ID never recorded")
-		serviceID := ks.Create(fakekeystone.Services, map[string]any{"type": "image", "name": "glance", "enabled": true})
+		serviceID := ks.Create(fakekeystone.Services, map[string]any{"type": "image", "name": "glance", "enabled": true,
+			identity.OwnerAttribute: identity.OwnerMark("KeystoneService", getService(svcKey)(Default), clusterID())})
 		orphan := ks.Create(fakekeystone.Endpoints, map[string]any{"service_id": serviceID, "interface": "public",
 			"region": "regionOne", "region_id": "regionOne", "url": "https://glance.old.example.com",
 			identity.OwnerAttribute: "KeystoneEndpoint/" + ns + "/glance/" + string(ep.UID)})
 		updateService(svcKey, func(s *keystonev1.KeystoneService) { s.Spec.PasswordSelector = "GlancePassword" })
 		expectEndpointConditions(key, condition{"Ready", "True", "Ready", ""})
-		Expect(getService(svcKey)(Default).Status.ServiceID).To(Equal(serviceID), "the service was adopted")
+		Expect(getService(svcKey)(Default).Status.ServiceID).To(Equal(serviceID), "the service its KeystoneService made")
 		Expect(getEndpoint(key)(Default).Status.EndpointIDs).To(HaveKeyWithValue("public", orphan))
 		Expect(endpointsIn(ks, serviceID)).To(HaveLen(2))
 		Expect(endpointsIn(ks, serviceID)).To(HaveKeyWithValue(orphan, "public https://glance.example.com"))
@@ -314,7 +315,9 @@ var _ = Describe("KeystoneEndpoint", func() {
 
 	It("removes its endpoints from an external Keystone before the KeystoneAPI goes, where the service stays", func() {
 		keystone()
-		// An adopted service stays in Keystone: its endpoints go only if the KeystoneEndpoint removes them.
+		// An adopted service stays in Keystone: its endpoints go only if the KeystoneEndpoint
+		// removes them. The KeystoneAPI lets endpoints go under it (they go nowhere else).
+		setPolicy(ns, func(p *keystonev1.RegistrationPolicy) { p.AdoptedServiceEndpoints = []string{"image/glance"} })
 		serviceID := ks.Create(fakekeystone.Services, map[string]any{"type": "image", "name": "glance", "enabled": true})
 		Expect(service()).To(Equal(serviceID))
 		foreign := foreignEndpoint(ks, serviceID, "public", "http://someone-else:9292")

@@ -326,7 +326,8 @@ var _ = Describe("KeystoneService", func() {
 		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
 		Expect(ks.List(fakekeystone.Users, map[string]any{"id": other})).To(HaveLen(1), "never deleted while the other region owns it")
-		Expect(ks.List(fakekeystone.Users, map[string]any{"id": other})[0][identity.OwnersAttribute]).To(BeEmpty(), "left its owners of record")
+		Expect(ks.List(fakekeystone.Users, map[string]any{"id": other})[0]).To(HaveKeyWithValue(identity.OwnersAttribute, BeNil()),
+			"left its owners of record, the last: the record removed (null)")
 
 		By("the same user marked by this cluster's earlier glance: claimed, its password set")
 		ks.Delete(fakekeystone.Users, other)
@@ -373,7 +374,7 @@ var _ = Describe("KeystoneService", func() {
 		expectEndpointConditions(novaKey, condition{"Ready", "True", "Ready", ""})
 		quiet(ks)
 		Expect(requestsSince(ks, before)).To(Equal(map[string]int{
-			"GET /v3/services": 1, "POST /v3/services": 1, // looked up, created
+			"GET /v3/services": 1, "POST /v3/services": 1, // looked up (with the others of its type), created
 			"GET /v3/users": 1, "POST /v3/users": 1, // looked up, created: it has no role yet
 			"PUT /v3/projects":  2, // its two roles; the project and role IDs are known
 			"GET /v3/endpoints": 1, "POST /v3/endpoints": 2,
@@ -410,7 +411,7 @@ var _ = Describe("KeystoneService", func() {
 		Expect(k8sClient.Create(ctx, api)).To(Succeed())
 		createSecret(other, "osp-secret", map[string]string{"AdminPassword": "secret-admin", "GlancePassword": "other-password"})
 		intruder := keystoneService(other)
-		intruder.Spec.ServiceName = "glance-other"
+		intruder.Spec.ServiceType, intruder.Spec.ServiceName = "image-other", "glance-other"
 		Expect(k8sClient.Create(ctx, intruder)).To(Succeed())
 		otherKey := client.ObjectKeyFromObject(intruder)
 		expectServiceConditions(otherKey, condition{"ServiceUserReady", "False", "InvalidInput", "Error"})
@@ -444,7 +445,7 @@ var _ = Describe("KeystoneService", func() {
 		admin.Name, admin.Spec.ServiceName, admin.Spec.ServiceType, admin.Spec.ServiceUser = "evil", "evil", "evil", "admin"
 		Expect(k8sClient.Create(ctx, admin)).To(Succeed())
 		adminKey := client.ObjectKeyFromObject(admin)
-		expectServiceConditions(adminKey, condition{"Ready", "False", "InvalidInput", "Error"}, condition{"InputReady", "False", "InvalidInput", "Error"})
+		expectServiceConditions(adminKey, condition{"Ready", "False", "NotAllowed", "Error"}, condition{"InputReady", "False", "NotAllowed", "Error"})
 		Expect(getService(adminKey)(Default).Status.Conditions.Get("InputReady").Message).To(ContainSubstring("admin user of KeystoneAPI keystone"))
 		Expect(canAuthenticate(ks.URL, "admin", "secret-admin")).To(BeTrue())
 		for req, n := range ks.Requests() {
@@ -604,11 +605,14 @@ var _ = Describe("KeystoneService", func() {
 		expectServiceConditions(forgedKey, condition{"KeystoneServiceReady", "True", "Ready", ""},
 			condition{"ServiceUserReady", "False", "PasswordConflict", "Warning"})
 		Expect(getService(forgedKey)(Default).Status.ServiceID).To(Equal(identityID), "adopted, as any existing service")
-		By("a second round with the adopted ID in status: still not claimed")
+		By("a second round with the adopted ID in status, asking for another description: still not claimed, never redefined")
 		update(forgedKey, &keystonev1.KeystoneService{}, func(s *keystonev1.KeystoneService) { s.Spec.ServiceDescription = "again" })
 		Eventually(func() int64 { return getService(forgedKey)(Default).Status.ObservedGeneration }).Should(Equal(int64(2)))
-		expectServiceConditions(forgedKey, condition{"KeystoneServiceReady", "True", "Ready", ""},
-			condition{"ServiceUserReady", "False", "PasswordConflict", "Warning"})
+		expectServiceConditions(forgedKey, condition{"KeystoneServiceReady", "False", "InvalidInput", "Error"})
+		Expect(getService(forgedKey)(Default).Status.Conditions.Get("KeystoneServiceReady").Message).To(ContainSubstring(
+			`service identity/keystone existed before and is not this owner's: it has description "", enabled true, where this ` +
+				`spec says description "again", enabled true, and it is never changed here`))
+		Expect(ks.List(fakekeystone.Services, map[string]any{"type": "identity"})[0]).NotTo(HaveKey("description"))
 		Expect(canAuthenticate(ks.URL, "nova", "nova-elsewhere")).To(BeTrue(), "the other cluster's user keeps its password")
 		Expect(ks.List(fakekeystone.Services, map[string]any{"type": "identity"})[0]).NotTo(HaveKey("keystone_operator_owner"))
 		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "nova"})[0]).NotTo(HaveKey("keystone_operator_owner"))

@@ -103,6 +103,7 @@ var _ = Describe("A service user shared by KeystoneServices of one namespace", f
 	})
 
 	It("keeps the user for the one that stays, hands it over, and revokes only the roles nobody asks for", func() {
+		allowRoles(ns, "heat_stack_owner")
 		heat := heatService("heat", "orchestration", "heat", "admin", "service")
 		Expect(k8sClient.Create(ctx, heat)).To(Succeed())
 		expectServiceConditions(keyOf("heat"), condition{"Ready", "True", "Ready", ""})

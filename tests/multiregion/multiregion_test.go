@@ -24,6 +24,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/keystoneadmin"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/localkeystone"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/upstream"
 	. "github.com/onsi/gomega"
@@ -250,6 +251,21 @@ func (r *region) keepsAlone(t *testing.T) {
 	}, wait, poll).Should(Succeed(), "%s sees at its next read that it keeps placement", r.name)
 }
 
+// setPolicy changes the registration policy of the region's KeystoneAPI (what its
+// namespace's registrations may obtain in Keystone).
+func (r *region) setPolicy(t *testing.T, change func(*keystonev1.RegistrationPolicy)) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) {
+		api := &keystonev1.KeystoneAPI{}
+		g.Expect(r.c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "keystone"}, api)).To(Succeed())
+		if api.Spec.RegistrationPolicy == nil {
+			api.Spec.RegistrationPolicy = &keystonev1.RegistrationPolicy{}
+		}
+		change(api.Spec.RegistrationPolicy)
+		g.Expect(r.c.Update(context.Background(), api)).To(Succeed())
+	}, wait, poll).Should(Succeed())
+}
+
 // setRoles sets the roles the region's KeystoneService asks for (none: the default).
 func (r *region) setRoles(t *testing.T, roles ...string) {
 	t.Helper()
@@ -300,22 +316,16 @@ func admin(t *testing.T, url string) *gophercloud.ServiceClient {
 // clientAs authenticates user at url (scoped to project, none when "").
 func clientAs(t *testing.T, url, user, password, project string) *gophercloud.ServiceClient {
 	t.Helper()
-	opts := gophercloud.AuthOptions{IdentityEndpoint: url + "/v3/", Username: user, Password: password, DomainName: "Default"}
-	if project != "" {
-		opts.Scope = &gophercloud.AuthScope{ProjectName: project, DomainName: "Default"}
-	}
-	provider, err := openstack.AuthenticatedClient(context.Background(), opts)
+	c, err := keystoneadmin.Client(context.Background(), url, nil, user, password, project)
 	if err != nil {
 		t.Fatalf("authenticating %s: %v", user, err)
 	}
-	return &gophercloud.ServiceClient{ProviderClient: provider, Endpoint: url + "/v3/", Type: "identity"}
+	return c
 }
 
 // canLogin tells whether user authenticates at url with password.
 func canLogin(url, user, password string) bool {
-	_, err := openstack.AuthenticatedClient(context.Background(), gophercloud.AuthOptions{IdentityEndpoint: url + "/v3/",
-		Username: user, Password: password, DomainName: "Default"})
-	return err == nil
+	return keystoneadmin.Login(context.Background(), url, nil, user, password) == nil
 }
 
 // catalog is what Keystone holds of placement: its services, their endpoints (region ->
@@ -445,6 +455,7 @@ func TestTwoRegionsShareOneKeystone(t *testing.T) {
 
 	t.Log("regionTwo asks for one more role: the user has the union, which regionOne, its keeper, keeps")
 	g.Expect(assigned(t, kc)).To(ConsistOf("admin", "service"))
+	two.setPolicy(t, func(p *keystonev1.RegistrationPolicy) { p.Roles = []string{"admin", "service", "reader"} })
 	two.setRoles(t, "admin", "service", "reader")
 	g.Eventually(func() []string { return assigned(t, kc) }, wait, poll).Should(ConsistOf("admin", "service", "reader"))
 	g.Consistently(func() []string { return assigned(t, kc) }, 3*recheck, poll).Should(ConsistOf("admin", "service", "reader"),
@@ -471,7 +482,8 @@ func TestTwoRegionsShareOneKeystone(t *testing.T) {
 
 // TestKeystoneOperatorRegionJoined: a region keystone-operator registered (its
 // service, user and endpoints unmarked, as lib-common's helpers create them) is joined by
-// a region on this suite, which adopts them, adds its endpoints and leaves them as they
+// a region on this suite, which adopts them, adds its endpoints (its KeystoneAPI lists the
+// service in spec.registrationPolicy.adoptedServiceEndpoints) and leaves them as they
 // were; once that region switches to this suite too (claiming on keystone-operator's
 // proof), the two share them as any two regions do.
 func TestKeystoneOperatorRegionJoined(t *testing.T) {
@@ -492,8 +504,9 @@ func TestKeystoneOperatorRegionJoined(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 	}
 
-	t.Log("regionTwo on this suite: uses them as they are, adds its endpoints")
+	t.Log("regionTwo on this suite: uses them as they are, adds its endpoints under the service its KeystoneAPI lists")
 	two := startRegion(t, "regionTwo", "cluster-two", url, "placement-pw")
+	two.setPolicy(t, func(p *keystonev1.RegistrationPolicy) { p.AdoptedServiceEndpoints = []string{"placement/placement"} })
 	two.register(t)
 	two.ready(t, svc())
 	two.ready(t, ep())

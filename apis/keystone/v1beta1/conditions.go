@@ -205,6 +205,10 @@ const (
 	// password other than the one in this KeystoneService's Secret; the KeystoneService
 	// that set it is named (Warning: the Secrets may yet agree).
 	PasswordConflictReason condition.Reason = "PasswordConflict"
+	// NotAllowedReason: the namespace's KeystoneAPI does not let its registrations ask
+	// for this (spec.registrationPolicy), or it is Keystone's admin user; nothing is
+	// written to Keystone (Error: the spec or the KeystoneAPI must change).
+	NotAllowedReason condition.Reason = "NotAllowed"
 )
 
 // ReasonSeverity gives each Keystone-specific reason its one severity: Created
@@ -233,4 +237,5 @@ var ReasonSeverity = map[condition.Reason]condition.Severity{
 	SecretCreatedReason:                condition.SeverityInfo,
 	CredentialHeldReason:               condition.SeverityWarning,
 	PasswordConflictReason:             condition.SeverityWarning,
+	NotAllowedReason:                   condition.SeverityError,
 }

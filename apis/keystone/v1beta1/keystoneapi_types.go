@@ -205,6 +205,14 @@ type KeystoneAPISpec struct {
 	// +kubebuilder:default=false
 	// +optional
 	TrustFlushSuspend bool `json:"trustFlushSuspend"`
+
+	// RegistrationPolicy says what the namespace's KeystoneServices, KeystoneEndpoints
+	// and KeystoneApplicationCredentials may obtain in Keystone: roles, role creation,
+	// services, users, endpoints under adopted services (docs/security.md). An extension
+	// of this suite; where it is absent, each field takes its default: what
+	// keystone-operator lets every namespace do.
+	// +optional
+	RegistrationPolicy *RegistrationPolicy `json:"registrationPolicy,omitempty"`
 }
 
 // TopoRef names a Topology (infra-operator's TopoRef, the same fields and schema).

@@ -35,6 +35,10 @@ type Server struct {
 	fault    func(http.ResponseWriter, *http.Request) bool
 	delay    time.Duration
 	limit    int
+	// foldNames compares names without case, as Keystone on MariaDB does (FoldNames).
+	foldNames bool
+	// revoked records each DELETE of an application credential (Revoked).
+	revoked []string
 
 	// Authentications counts successful POST /v3/auth/tokens.
 	Authentications atomic.Int64
@@ -273,12 +277,36 @@ func (s *Server) Assigned(projectID, userID, roleID string) bool {
 	return s.assigned[projectID+"/"+userID+"/"+roleID]
 }
 
+// FoldNames has names compared without case, in lookups and uniqueness, as Keystone's
+// SQL backend on MariaDB's default collation compares them ("ADMIN" finds admin).
+func (s *Server) FoldNames() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.foldNames = true
+}
+
+// Revoked lists each DELETE of an application credential, as "<user of its path>/<id>", in order.
+func (s *Server) Revoked() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.revoked)
+}
+
+// same tells whether field k of an entity, have, matches want.
+func (s *Server) same(k string, have, want any) bool {
+	if h, ok := have.(string); ok && s.foldNames && k == "name" {
+		w, _ := want.(string)
+		return strings.EqualFold(h, w)
+	}
+	return have == want
+}
+
 func (s *Server) find(kind string, match map[string]any) []map[string]any {
 	var out []map[string]any
 	for _, e := range s.entities[kind] {
 		ok := true
 		for k, v := range match {
-			if v != "" && e[k] != v {
+			if v != "" && !s.same(k, e[k], v) {
 				ok = false
 			}
 		}
@@ -598,7 +626,7 @@ func (s *Server) authenticate(req authRequest) map[string]any {
 		return s.entities[Users][ac["user_id"].(string)]
 	}
 	for _, u := range s.entities[Users] {
-		named := u["name"] == id.Password.User.Name
+		named := s.same("name", u["name"], id.Password.User.Name)
 		if id.Password.User.ID != "" {
 			named = u["id"] == id.Password.User.ID
 		}
@@ -624,14 +652,7 @@ var accessRuleMethod = regexp.MustCompile(`^(POST|GET|HEAD|PATCH|PUT|DELETE)$`)
 func (s *Server) appCreds(w http.ResponseWriter, r *http.Request, userID string, rest []string) {
 	caller := s.tokens[r.Header.Get("X-Auth-Token")]
 	if len(rest) == 1 {
-		if ac := s.entities[AppCreds][rest[0]]; ac != nil {
-			userID = ac["user_id"].(string)
-		}
-		if caller != userID && !s.isAdmin(caller) {
-			writeError(w, http.StatusForbidden, "You are not authorized to perform the requested action: identity:application_credential.")
-			return
-		}
-		s.appCred(w, r, rest[0])
+		s.oneAppCred(w, r, caller, userID, rest[0])
 		return
 	}
 	// Keystone's policy: a user's own credentials; the admin may also list others', never
@@ -671,6 +692,23 @@ func (s *Server) appCreds(w http.ResponseWriter, r *http.Request, userID string,
 	default:
 		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
 	}
+}
+
+// oneAppCred serves /v3/users/{pathUser}/application_credentials/{id} for caller: the
+// credential found by its ID alone, the policy checked against its own user.
+func (s *Server) oneAppCred(w http.ResponseWriter, r *http.Request, caller, pathUser, id string) {
+	userID := pathUser
+	if ac := s.entities[AppCreds][id]; ac != nil {
+		userID = ac["user_id"].(string)
+	}
+	if caller != userID && !s.isAdmin(caller) {
+		writeError(w, http.StatusForbidden, "You are not authorized to perform the requested action: identity:application_credential.")
+		return
+	}
+	if r.Method == http.MethodDelete {
+		s.revoked = append(s.revoked, pathUser+"/"+id)
+	}
+	s.appCred(w, r, id)
 }
 
 // appCred serves /v3/users/{userID}/application_credentials/{id}, the caller allowed.

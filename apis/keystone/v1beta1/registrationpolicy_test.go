@@ -1,0 +1,91 @@
+package v1beta1
+
+import (
+	"testing"
+)
+
+func TestMatchName(t *testing.T) {
+	for _, c := range []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"*", "", true},
+		{"*", "glance", true},
+		{"*", "image/glance", true},
+		{"glance", "glance", true},
+		{"glance", "Glance", true},
+		{"GLANCE", "glance", true},
+		{"glance", "glance2", false},
+		{"glance", "glanc", false},
+		{"tenant-a-*", "tenant-a-", true},
+		{"tenant-a-*", "tenant-a-glance", true},
+		{"tenant-a-*", "TENANT-A-glance", true},
+		{"tenant-a-*", "tenant-b-glance", false},
+		{"tenant-a-*", "xtenant-a-glance", false},
+		{"image/*", "image/glance", true},
+		{"image/*", "image-x/glance", false},
+		{"*/glance", "image/glance", true},
+		{"*/glance", "image/glance-evil", false},
+		{"a*b*c", "aXbYc", true},
+		{"a*b*c", "aXbYcZ", false},
+		{"a*b*c", "abbbc", true},
+		{"**", "x", true},
+		{"é*", "Éclair", true},
+		{"e*", "éclair", false},
+		{"", "", true},
+		{"", "x", false},
+	} {
+		if got := MatchName(c.pattern, c.name); got != c.want {
+			t.Errorf("MatchName(%q, %q) = %t, want %t", c.pattern, c.name, got, c.want)
+		}
+	}
+}
+
+func TestPolicyDefaults(t *testing.T) {
+	p := (&KeystoneAPI{}).Policy()
+	for _, role := range DefaultServiceRoles {
+		if !p.AllowsRole(role) {
+			t.Errorf("the default policy refuses role %s, which keystone-operator gives every service user", role)
+		}
+	}
+	if p.AllowsRole("reader") {
+		t.Error("the default policy allows role reader, which keystone-operator never asks for")
+	}
+	if !p.MayCreateRoles() || !p.AllowsService("Ceilometer", "ceilometer") || !p.AllowsUser("ironic-inspector") {
+		t.Error("the default policy refuses what keystone-operator does")
+	}
+	if p.AllowsAdoptedEndpoints("image", "glance") {
+		t.Error("the default policy lets endpoints go under an adopted service")
+	}
+	if got := p.Setting("adoptedServiceEndpoints"); got != "spec.registrationPolicy.adoptedServiceEndpoints: none" {
+		t.Errorf("Setting: %q", got)
+	}
+}
+
+func TestPolicyGiven(t *testing.T) {
+	no := false
+	api := &KeystoneAPI{Spec: KeystoneAPISpec{RegistrationPolicy: &RegistrationPolicy{Roles: []string{"service"},
+		CreateRoles: &no, Services: []string{"image/tenant-a-*"}, Users: []string{"tenant-a-*"},
+		AdoptedServiceEndpoints: []string{"image/glance"}}}}
+	p := api.Policy()
+	switch {
+	case p.AllowsRole("admin"), !p.AllowsRole("Service"):
+		t.Error("roles")
+	case p.MayCreateRoles():
+		t.Error("createRoles")
+	case p.AllowsService("image", "glance"), !p.AllowsService("image", "tenant-a-glance"), p.AllowsService("identity", "tenant-a-x"):
+		t.Error("services")
+	case p.AllowsUser("glance"), !p.AllowsUser("tenant-a-glance"):
+		t.Error("users")
+	case !p.AllowsAdoptedEndpoints("image", "glance"):
+		t.Error("adoptedServiceEndpoints")
+	}
+	if got := p.Setting("roles"); got != "spec.registrationPolicy.roles: [service]" {
+		t.Errorf("Setting: %q", got)
+	}
+	// Policy copies: a caller changing what it got changes nothing of the KeystoneAPI.
+	p.Roles[0] = "admin"
+	if api.Spec.RegistrationPolicy.Roles[0] != "service" {
+		t.Error("Policy returned the spec's own slice")
+	}
+}

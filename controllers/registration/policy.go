@@ -1,0 +1,80 @@
+package registration
+
+import (
+	"fmt"
+	"strings"
+
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/reasons"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+)
+
+// What a registration may ask of Keystone is what the namespace's KeystoneAPI allows
+// (spec.registrationPolicy, keystonev1.RegistrationPolicy): these are the refusals,
+// NotAllowed (Error), each naming the field asked with and the KeystoneAPI's setting.
+// Nothing is written to Keystone for a refused request.
+
+// NotAllowed is the reason of a request the KeystoneAPI does not allow.
+var NotAllowed = reasons.Of(keystonev1.NotAllowedReason)
+
+// UserRefusal says why field (spec.serviceUser, spec.userName) may not name user in
+// api's namespace: Keystone's admin user (its name compared as Keystone compares names,
+// without case), or a user spec.registrationPolicy.users does not allow; "" when it may.
+func UserRefusal(api *keystonev1.KeystoneAPI, field, user string) string {
+	if strings.EqualFold(user, api.Spec.AdminUser) {
+		return fmt.Sprintf("%s %s is the admin user of KeystoneAPI %s, as which the operator acts: a namespace never uses it",
+			field, user, api.Name)
+	}
+	if p := api.Policy(); !p.AllowsUser(user) {
+		return fmt.Sprintf("%s %s is not among the users KeystoneAPI %s allows (%s)", field, user, api.Name, p.Setting("users"))
+	}
+	return ""
+}
+
+// ServiceRefusal says why a KeystoneService may not register the service of
+// serviceType and name in api's namespace; "" when it may.
+func ServiceRefusal(api *keystonev1.KeystoneAPI, serviceType, name string) string {
+	if p := api.Policy(); !p.AllowsService(serviceType, name) {
+		return fmt.Sprintf("spec.serviceType/spec.serviceName %s/%s is not among the services KeystoneAPI %s allows (%s)",
+			serviceType, name, api.Name, p.Setting("services"))
+	}
+	return ""
+}
+
+// RolesRefusal says why a KeystoneService may not ask for roles in api's namespace
+// (the first role refused); "" when it may.
+func RolesRefusal(api *keystonev1.KeystoneAPI, roles []string) string {
+	p := api.Policy()
+	for _, role := range roles {
+		if !p.AllowsRole(role) {
+			return fmt.Sprintf("spec.roles asks for role %s, which KeystoneAPI %s does not allow (%s)", role, api.Name,
+				p.Setting("roles"))
+		}
+	}
+	return ""
+}
+
+// MissingRolesRefusal says that roles, which Keystone lacks, may not be created in api's
+// namespace.
+func MissingRolesRefusal(api *keystonev1.KeystoneAPI, roles []string) string {
+	return fmt.Sprintf("spec.roles asks for %s, which Keystone lacks, and KeystoneAPI %s does not let its namespace create "+
+		"roles (%s)", strings.Join(roles, ", "), api.Name, api.Policy().Setting("createRoles"))
+}
+
+// NotAllowedVerdict is a step refused for why: NotAllowed (Error), saying that nothing
+// was written to Keystone.
+func NotAllowedVerdict(why string) condition.Verdict {
+	return condition.FalseVerdict(NotAllowed, "%s; nothing is written to Keystone", why)
+}
+
+// AllowedRoles keeps of roles those api's namespace may ask for.
+func AllowedRoles(api *keystonev1.KeystoneAPI, roles []string) []string {
+	p := api.Policy()
+	var out []string
+	for _, role := range roles {
+		if p.AllowsRole(role) {
+			out = append(out, role)
+		}
+	}
+	return out
+}

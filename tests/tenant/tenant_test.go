@@ -1,0 +1,477 @@
+package tenant
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
+	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/keystoneadmin"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const (
+	isFalse = corev1.ConditionFalse
+	isTrue  = corev1.ConditionTrue
+)
+
+// password sets key of the Secret passwords of namespace ns to value as c (a tenant, who
+// writes Secrets but cannot read them: a merge patch of stringData).
+func (w *world) password(t *testing.T, c client.Client, ns, key, value string) {
+	t.Helper()
+	g := NewWithT(t)
+	s := secret(ns, "passwords", map[string]string{key: value})
+	err := c.Create(context.Background(), s)
+	if apierrors.IsAlreadyExists(err) {
+		s = secret(ns, "passwords", map[string]string{key: value})
+		err = c.Patch(context.Background(), s, client.Merge)
+	}
+	g.Expect(err).NotTo(HaveOccurred())
+}
+
+// change changes obj as c (a tenant).
+func change[T client.Object](t *testing.T, c client.Client, obj T, mutate func(T)) {
+	t.Helper()
+	NewWithT(t).Eventually(func() error {
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		mutate(obj)
+		return c.Update(context.Background(), obj)
+	}, within, poll).Should(Succeed())
+}
+
+// TestRoles (docs/security.md, spec.roles): the tenant asks for Keystone's admin role
+// (the CRD's default, keystone-operator's admin and service): refused, nothing written;
+// with the role service alone, her user has that role and nothing of an admin.
+func TestRoles(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	w.password(t, w.alice, tenantA, "roles", "tenant-a-roles-pw")
+	svc := service(tenantA, "tenant-a-roles", "tenant-a-roles", "tenant-a-roles", "roles")
+	create(t, w.alice, svc)
+	g.Expect(expectCondition(t, w.alice, svc, keystonev1.KeystoneServiceInputReady, isFalse, "NotAllowed")).To(Equal(
+		"spec.roles asks for role admin, which KeystoneAPI keystone does not allow (spec.registrationPolicy.roles: " +
+			"[service tenant-a-*]); nothing is written to Keystone"))
+	g.Expect(w.entities(t, "users", "name=tenant-a-roles")).To(BeEmpty(), "no user")
+	g.Expect(w.entities(t, "services", "type=tenant-a-roles")).To(BeEmpty(), "no service")
+
+	change(t, w.alice, svc, func(s *keystonev1.KeystoneService) { s.Spec.Roles = []string{"service"} })
+	expectReady(t, w.alice, svc)
+	g.Expect(w.userRoles(t, "tenant-a-roles")).To(Equal([]string{"service"}))
+	as, err := keystoneadmin.Client(context.Background(), w.url, w.ca, "tenant-a-roles", "tenant-a-roles-pw", "service")
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = users.List(as, users.ListOpts{}).AllPages(context.Background())
+	g.Expect(gophercloud.ResponseCodeIs(err, http.StatusForbidden)).To(BeTrue(), "her user lists no users: %v", err)
+	deleted(t, w.alice, svc)
+	g.Expect(w.entities(t, "users", "name=tenant-a-roles")).To(BeEmpty(), "hers: removed with her KeystoneService")
+}
+
+// TestRoleCreation (docs/security.md, role creation): a role Keystone lacks, which the
+// KeystoneAPI lets her ask for but not create: refused before anything is written;
+// Keystone has no such role, and no service or user of hers.
+func TestRoleCreation(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	w.password(t, w.alice, tenantA, "observer", "tenant-a-observer-pw")
+	before := names(w.entities(t, "roles", ""), "name")
+	svc := service(tenantA, "tenant-a-observer", "tenant-a-observer", "tenant-a-observer", "observer", "service", "tenant-a-observer")
+	create(t, w.alice, svc)
+	g.Expect(expectCondition(t, w.alice, svc, keystonev1.KeystoneServiceInputReady, isFalse, "NotAllowed")).To(Equal(
+		"spec.roles asks for tenant-a-observer, which Keystone lacks, and KeystoneAPI keystone does not let its namespace " +
+			"create roles (spec.registrationPolicy.createRoles: false); nothing is written to Keystone"))
+	touch(t, w.alice, svc, 3)
+	g.Expect(names(w.entities(t, "roles", ""), "name")).To(Equal(before), "no role created")
+	g.Expect(w.entities(t, "users", "name=tenant-a-observer")).To(BeEmpty())
+	g.Expect(w.entities(t, "services", "type=tenant-a-observer")).To(BeEmpty())
+	deleted(t, w.alice, svc)
+}
+
+// TestServicesAndUsers (docs/security.md, spec.serviceType and spec.serviceName,
+// spec.serviceUser): services and users outside the KeystoneAPI's names, its own admin
+// user, Keystone's admin under another case: each refused at InputReady, the victims as
+// they were.
+func TestServicesAndUsers(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	w.password(t, w.alice, tenantA, "any", "not-theirs")
+	glanceBefore := w.entities(t, "services", "type=image")
+	for _, c := range []struct {
+		svc  *keystonev1.KeystoneService
+		want string
+	}{
+		{service(tenantA, "image", "glance", "tenant-a-glance", "any", "service"), "spec.serviceType/spec.serviceName image/glance is " +
+			"not among the services KeystoneAPI keystone allows (spec.registrationPolicy.services: [*/tenant-a-*])"},
+		{service(tenantA, "tenant-a-x", "tenant-a-x", "glance", "any", "service"), "spec.serviceUser glance is not among the users " +
+			"KeystoneAPI keystone allows (spec.registrationPolicy.users: [tenant-a-*])"},
+		{service(tenantA, "tenant-a-y", "tenant-a-y", operatorA, "any", "service"), "spec.serviceUser tenant-a-operator is the " +
+			"admin user of KeystoneAPI keystone, as which the operator acts: a namespace never uses it"},
+		{service(tenantA, "tenant-a-z", "tenant-a-z", "Admin", "any", "service"), "spec.serviceUser Admin is not among the users"},
+		{service(tenantA, "tenant-a-w", "tenant-a-w", "carol", "any", "service"), "spec.serviceUser carol is not among the users"},
+	} {
+		create(t, w.alice, c.svc)
+		g.Expect(expectCondition(t, w.alice, c.svc, keystonev1.KeystoneServiceInputReady, isFalse, "NotAllowed")).To(HavePrefix(c.want))
+	}
+	g.Expect(w.entities(t, "services", "type=image")).To(Equal(glanceBefore), "glance's service as it was")
+	g.Expect(w.entities(t, "services", "name=tenant-a-x")).To(BeEmpty())
+	for user, password := range map[string]string{"glance": "glance-pw", "admin": adminPassword, operatorA: "tenant-a-operator-pw",
+		"carol": "carol-pw"} {
+		w.mustLogIn(t, user, password)
+	}
+	for _, name := range []string{"glance", "tenant-a-x", "tenant-a-y", "tenant-a-z", "tenant-a-w"} {
+		deleted(t, w.alice, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: name}})
+	}
+}
+
+// TestNoLockout (docs/security.md, lockout): with Keystone locking a user out at its
+// second refused login, the tenant tries to have the operator log in as others with her
+// passwords, as often as she likes: refused before any login, or one login per version of
+// her Secret; then she overwrites the admin password of her KeystoneAPI. Everyone still
+// logs in; her namespace stops, no other.
+func TestNoLockout(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	w.password(t, w.alice, tenantA, "guess", "a-guess")
+	for _, user := range []string{"admin", "glance", "carol", "ops-admin", operatorA, "nova"} {
+		ac := credential(tenantA, "ac-"+user, user, "guess")
+		create(t, w.alice, ac)
+		expectCondition(t, w.alice, ac, keystonev1.KeystoneApplicationCredentialInputReady, isFalse, "NotAllowed")
+		touch(t, w.alice, ac, 3)
+	}
+
+	t.Log("her own user, with a wrong password: refused once, not tried again however often she touches the credential")
+	w.password(t, w.alice, tenantA, "lock", "tenant-a-lock-pw")
+	svc := service(tenantA, "tenant-a-lock", "tenant-a-lock", "tenant-a-lock", "lock", "service")
+	create(t, w.alice, svc)
+	expectReady(t, w.alice, svc)
+	wrong := credential(tenantA, "ac-tenant-a-lock", "tenant-a-lock", "guess")
+	create(t, w.alice, wrong)
+	g.Expect(expectCondition(t, w.alice, wrong, keystonev1.KeystoneApplicationCredentialCredentialReady, isFalse,
+		"UserAuthenticationFailed")).To(ContainSubstring("Keystone refused the password of user tenant-a-lock from secret passwords key guess"))
+	touch(t, w.alice, wrong, 5)
+	w.mustLogIn(t, "tenant-a-lock", "tenant-a-lock-pw")
+
+	t.Log("in bob's namespace, whose KeystoneAPI acts as Keystone's admin: the admin under other names, never tried")
+	w.password(t, w.bob, tenantB, "guess", "a-guess")
+	for name, user := range map[string]string{"upper": "ADMIN", "accent": "àdmin"} {
+		ac := credential(tenantB, "ac-"+name, user, "guess")
+		create(t, w.bob, ac)
+		step := keystonev1.KeystoneApplicationCredentialInputReady // as Keystone compares names, without case
+		if name == "accent" {
+			step = keystonev1.KeystoneApplicationCredentialCredentialReady // as Keystone finds it, the user looked up first
+		}
+		expectCondition(t, w.bob, ac, step, isFalse, "NotAllowed")
+		touch(t, w.bob, ac, 3)
+	}
+	admin := service(tenantB, "tenant-b-admin", "tenant-b-admin", "Admin", "guess")
+	create(t, w.bob, admin)
+	expectCondition(t, w.bob, admin, keystonev1.KeystoneServiceInputReady, isFalse, "NotAllowed")
+	touch(t, w.bob, admin, 3)
+	accent := service(tenantB, "tenant-b-accent", "tenant-b-accent", "àdmin", "guess")
+	create(t, w.bob, accent)
+	g.Expect(expectCondition(t, w.bob, accent, keystonev1.KeystoneServiceUserReady, isFalse, "NotAllowed")).To(ContainSubstring(
+		"Keystone finds user admin for the name àdmin: it is Keystone's admin"))
+	touch(t, w.bob, accent, 3)
+	w.mustLogIn(t, "admin", adminPassword)
+
+	t.Log("she overwrites her KeystoneAPI's admin password (she writes Secrets): one refused login per version")
+	restore := func() {
+		g.Expect(w.cluster.Patch(context.Background(), secret(tenantA, "keystone-admin",
+			map[string]string{"AdminPassword": "tenant-a-operator-pw"}), client.Merge)).To(Succeed())
+	}
+	t.Cleanup(restore)
+	g.Expect(w.alice.Patch(context.Background(), secret(tenantA, "keystone-admin", map[string]string{"AdminPassword": "hers"}),
+		client.Merge)).To(Succeed())
+	api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: "keystone"}}
+	g.Expect(expectCondition(t, w.alice, api, keystonev1.KeystoneAPIEndpointReady, isFalse, "InvalidInput")).To(ContainSubstring(
+		"refused the credentials of admin tenant-a-operator in project admin; tried again when the secret keystone-admin or this KeystoneAPI changes"))
+	expectCondition(t, w.alice, svc, keystonev1.KeystoneServiceKeystoneAPIReady, isFalse, "InvalidInput")
+	touch(t, w.alice, svc, 5)
+	touch(t, w.alice, wrong, 3)
+	w.mustLogIn(t, operatorA, "tenant-a-operator-pw")
+	w.mustLogIn(t, "admin", adminPassword)
+	w.mustLogIn(t, "glance", "glance-pw")
+	expectReady(t, w.cluster, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "glance"}})
+	restore()
+	expectReady(t, w.alice, svc)
+	deleted(t, w.alice, wrong)
+	deleted(t, w.alice, svc)
+	deleted(t, w.bob, admin)
+	deleted(t, w.bob, accent)
+}
+
+// TestAdoptedNeverRedefined (docs/security.md, spec.serviceDescription and enabled of a
+// service that existed): a service made by hand, under a name the tenant may use, asked
+// for with another description and disabled: refused, Keystone's as it was; asked for as
+// it is, adopted and recorded as used, then left as it was with its record removed.
+func TestAdoptedNeverRedefined(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	w.password(t, w.alice, tenantA, "legacy", "tenant-a-legacy-pw")
+	svc := service(tenantA, "object-store", "tenant-a-legacy", "tenant-a-legacy", "legacy", "service")
+	svc.Spec.ServiceDescription, svc.Spec.Enabled = "hers now", ptr.To(false)
+	create(t, w.alice, svc)
+	g.Expect(expectCondition(t, w.alice, svc, keystonev1.KeystoneServiceServiceReady, isFalse, "InvalidInput")).To(HavePrefix(
+		`service object-store/tenant-a-legacy existed before and is not this owner's: it has description "Legacy objects", ` +
+			`enabled true, where this spec says description "hers now", enabled false, and it is never changed here`))
+	legacy := w.entity(t, "services", w.people.legacyID)
+	g.Expect(legacy).To(HaveKeyWithValue("description", "Legacy objects"))
+	g.Expect(legacy).To(HaveKeyWithValue("enabled", true))
+	g.Expect(legacy[identity.OwnersAttribute]).To(BeNil(), "not on its record: it agrees with nothing")
+
+	change(t, w.alice, svc, func(s *keystonev1.KeystoneService) {
+		s.Spec.ServiceDescription, s.Spec.Enabled = "Legacy objects", ptr.To(true)
+	})
+	expectReady(t, w.alice, svc)
+	g.Expect(svc.Status.ServiceID).To(Equal(w.people.legacyID), "adopted")
+	g.Expect(w.entity(t, "services", w.people.legacyID)[identity.OwnersAttribute]).To(HaveKey(HavePrefix("KeystoneService/tenant-a/tenant-a-legacy/")))
+	deleted(t, w.alice, svc)
+	legacy = w.entity(t, "services", w.people.legacyID)
+	g.Expect(legacy).NotTo(BeNil(), "adopted: it stays")
+	g.Expect(legacy).To(HaveKeyWithValue(identity.OwnersAttribute, BeNil()), "its last owner of record gone, the record is removed")
+	g.Expect(legacy).NotTo(HaveKey(identity.OwnerAttribute), "never marked")
+}
+
+// TestEndpointsOnlyUnderItsOwnServices (docs/security.md, KeystoneEndpoint): an endpoint
+// under a service the namespace adopted (made by hand; the identity service, in bob's
+// namespace, whose KeystoneAPI allows every name) is refused: no catalog lists it. Under
+// a service her KeystoneService created, it is registered.
+func TestEndpointsOnlyUnderItsOwnServices(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	w.password(t, w.alice, tenantA, "legacy", "tenant-a-legacy-pw")
+	legacy := service(tenantA, "object-store", "tenant-a-legacy", "tenant-a-legacy", "legacy", "service")
+	legacy.Spec.ServiceDescription = "Legacy objects"
+	create(t, w.alice, legacy)
+	expectReady(t, w.alice, legacy)
+	planted := &keystonev1.KeystoneEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: "tenant-a-legacy"},
+		Spec: keystonev1.KeystoneEndpointSpec{ServiceName: "tenant-a-legacy", Endpoints: map[string]string{"public": "http://attacker.example:8080"}}}
+	create(t, w.alice, planted)
+	g.Expect(expectCondition(t, w.alice, planted, keystonev1.KeystoneEndpointEndpointsReady, isFalse, "NotAllowed")).To(ContainSubstring(
+		"existed in Keystone before KeystoneService tenant-a-legacy adopted it: endpoints go only under a service this namespace registered"))
+	g.Expect(w.urls(t, w.people.legacyID)).To(BeEmpty())
+
+	t.Log("bob, whose KeystoneAPI allows every name, adopts the identity service: no endpoint of his goes under it")
+	identityBefore := w.catalogURLs(t, "carol", "carol-pw", "carol-project", "identity")
+	w.password(t, w.bob, tenantB, "keystone", "tenant-b-keystone-pw")
+	identitySvc := service(tenantB, "identity", "keystone", "tenant-b-keystone", "keystone")
+	create(t, w.bob, identitySvc)
+	expectReady(t, w.bob, identitySvc)
+	identityEp := &keystonev1.KeystoneEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: tenantB, Name: "keystone"},
+		Spec: keystonev1.KeystoneEndpointSpec{ServiceName: "keystone", Endpoints: map[string]string{"public": "http://attacker.example:5000"}}}
+	create(t, w.bob, identityEp)
+	expectCondition(t, w.bob, identityEp, keystonev1.KeystoneEndpointEndpointsReady, isFalse, "NotAllowed")
+	g.Expect(w.catalogURLs(t, "carol", "carol-pw", "carol-project", "identity")).To(Equal(identityBefore),
+		"carol's catalog: Keystone's own identity endpoints alone")
+	g.Expect(w.urls(t, identitySvc.Status.ServiceID)).NotTo(ContainElement("http://attacker.example:5000"))
+
+	t.Log("under a service her KeystoneService created: registered")
+	w.password(t, w.alice, tenantA, "files", "tenant-a-files-pw")
+	files := service(tenantA, "tenant-a-files", "tenant-a-files", "tenant-a-files", "files", "service")
+	create(t, w.alice, files)
+	expectReady(t, w.alice, files)
+	filesEp := &keystonev1.KeystoneEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: "tenant-a-files"},
+		Spec: keystonev1.KeystoneEndpointSpec{ServiceName: "tenant-a-files", Endpoints: map[string]string{"public": "https://files.tenant-a.example"}}}
+	create(t, w.alice, filesEp)
+	expectReady(t, w.alice, filesEp)
+	g.Expect(w.urls(t, files.Status.ServiceID)).To(Equal([]string{"https://files.tenant-a.example"}))
+	for c, objs := range map[client.Client][]client.Object{w.alice: {planted, filesEp, legacy, files}, w.bob: {identityEp, identitySvc}} {
+		for _, obj := range objs {
+			deleted(t, c, obj)
+		}
+	}
+	g.Expect(w.entity(t, "services", w.people.legacyID)).NotTo(BeNil(), "the adopted services stay")
+	g.Expect(w.entities(t, "services", "type=identity")).To(HaveLen(1))
+	g.Expect(w.entities(t, "services", "type=tenant-a-files")).To(BeEmpty(), "hers: removed")
+}
+
+// TestOneServiceOfAType (docs/security.md, catalog types): a second service of the type
+// image, where the admin's namespace registered glance, under a name her KeystoneAPI
+// lets her use, and by bob, whose KeystoneAPI allows every name: refused, naming glance;
+// Keystone's catalog keeps one image service.
+func TestOneServiceOfAType(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	w.password(t, w.alice, tenantA, "evil", "tenant-a-evil-pw")
+	w.password(t, w.bob, tenantB, "evil", "tenant-b-evil-pw")
+	evil := service(tenantA, "image", "tenant-a-evil", "tenant-a-evil", "evil", "service")
+	create(t, w.alice, evil)
+	evilB := service(tenantB, "image", "glance-evil", "glance-evil", "evil")
+	create(t, w.bob, evilB)
+	for c, svc := range map[client.Client]*keystonev1.KeystoneService{w.alice: evil, w.bob: evilB} {
+		g.Expect(expectCondition(t, c, svc, keystonev1.KeystoneServiceServiceReady, isFalse, "InvalidInput")).To(HavePrefix(
+			"Keystone has a service of type image already: glance ("))
+		touch(t, c, svc, 2)
+	}
+	g.Expect(names(w.entities(t, "services", "type=image"), "name")).To(Equal([]string{"glance"}))
+	g.Expect(w.catalogURLs(t, "glance", "glance-pw", "service", "image")).To(Equal([]string{"http://glance-internal.openstack.svc:9292",
+		"https://glance.example.com"}))
+	deleted(t, w.alice, evil)
+	deleted(t, w.bob, evilB)
+}
+
+// TestNoSquatting (docs/security.md, squatting): the tenant names glance's service and
+// user, waiting for the admin's namespace to redeploy glance (deleted, created again):
+// refused throughout, and glance comes back the admin's, with its own password.
+func TestNoSquatting(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	w.password(t, w.alice, tenantA, "glance", "hers")
+	squat := service(tenantA, "image", "glance", "glance", "glance", "service")
+	create(t, w.alice, squat)
+	expectCondition(t, w.alice, squat, keystonev1.KeystoneServiceInputReady, isFalse, "NotAllowed")
+
+	t.Log("the admin's namespace redeploys glance")
+	ctx := context.Background()
+	for _, obj := range []client.Object{&keystonev1.KeystoneEndpoint{}, &keystonev1.KeystoneService{}} {
+		obj.SetNamespace(victim)
+		obj.SetName("glance")
+		deleted(t, w.cluster, obj)
+	}
+	g.Expect(w.entities(t, "services", "type=image")).To(BeEmpty(), "glance's service gone with it")
+	touch(t, w.alice, squat, 3)
+	g.Expect(w.deployGlanceAgain(ctx)).To(Succeed())
+	image := w.entities(t, "services", "type=image")
+	g.Expect(image).To(HaveLen(1))
+	g.Expect(image[0][identity.OwnerAttribute]).To(HavePrefix("KeystoneService/openstack/glance/"))
+	glance := w.entities(t, "users", "name=glance")
+	g.Expect(glance).To(HaveLen(1))
+	g.Expect(glance[0][identity.OwnerAttribute]).To(HavePrefix("KeystoneService/openstack/glance/"))
+	w.mustLogIn(t, "glance", "glance-pw")
+	expectCondition(t, w.alice, squat, keystonev1.KeystoneServiceInputReady, isFalse, "NotAllowed")
+	deleted(t, w.alice, squat)
+}
+
+// deployGlanceAgain is deployGlance once glance's objects are gone.
+func (w *world) deployGlanceAgain(ctx context.Context) error { return w.deployGlance(ctx) }
+
+// TestNamespaceRightsOnly (docs/security.md, status, the KeystoneAPI, other namespaces):
+// what the tenant's RoleBinding does not grant is refused by the API server: the status
+// the operator reads as proof (keystone-operator's conditions), her KeystoneAPI (its
+// topologyRef, its registration policy, its deletion), the Secrets she writes (reading
+// them), another namespace's objects, a certificate Secret the pods of another namespace
+// mount.
+func TestNamespaceRightsOnly(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	ctx := context.Background()
+	w.password(t, w.alice, tenantA, "status", "tenant-a-status-pw")
+	svc := service(tenantA, "tenant-a-status", "tenant-a-status", "tenant-a-status", "status", "service")
+	create(t, w.alice, svc)
+	expectReady(t, w.alice, svc)
+	forbidden := func(err error, what string) {
+		t.Helper()
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%s: %v", what, err)
+	}
+	svc.Status.Conditions.Set(svc.Status.Conditions.Get("Ready"))
+	svc.Status.ServiceID = w.people.designateID
+	forbidden(w.alice.Status().Update(ctx, svc), "writing the status (a forged service ID)")
+	api := &keystonev1.KeystoneAPI{}
+	g.Expect(w.alice.Get(ctx, types.NamespacedName{Namespace: tenantA, Name: "keystone"}, api)).To(Succeed(), "her KeystoneAPI, read")
+	api.Spec.TopologyRef = &keystonev1.TopoRef{Name: "default", Namespace: victim}
+	api.Spec.RegistrationPolicy.Roles = []string{"*"}
+	forbidden(w.alice.Update(ctx, api), "editing her KeystoneAPI")
+	forbidden(w.alice.Delete(ctx, api), "deleting her KeystoneAPI")
+	forbidden(w.alice.Get(ctx, types.NamespacedName{Namespace: tenantA, Name: "keystone-admin"}, &corev1.Secret{}), "reading a Secret")
+	forbidden(w.alice.Create(ctx, secret(victim, "osp-secret-2", map[string]string{"GlancePassword": "x"})), "another namespace's Secret")
+	forbidden(w.alice.Create(ctx, service(victim, "image", "glance-2", "glance", "x")), "another namespace's KeystoneService")
+	forbidden(w.alice.Patch(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "osp-secret",
+		Labels: map[string]string{"rotate": "now"}}}, client.Merge), "labelling another namespace's Secret")
+	deleted(t, w.alice, svc)
+}
+
+// TestForgeriesClaimNothing (docs/security.md, keystone-operator's finalizer and the
+// annotations): a KeystoneService with keystone-operator's finalizer, an earlier
+// version's records naming glance and Keystone's admin, and orphan-on-delete, on a
+// service made by hand: it adopts the service; its deletion (which lets both finalizers
+// go, as this suite replaces keystone-operator) removes its own user while Keystone
+// answers, and nothing else.
+func TestForgeriesClaimNothing(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	w.password(t, w.alice, tenantA, "forged", "tenant-a-forged-pw")
+	adminID := w.entities(t, "users", "name=admin")[0]["id"]
+	glanceID := w.entities(t, "users", "name=glance")[0]["id"]
+	forged := service(tenantA, "object-store", "tenant-a-legacy", "tenant-a-forged", "forged", "service")
+	forged.Spec.ServiceDescription = "Legacy objects"
+	forged.Finalizers = []string{"openstack.org/keystoneservice"}
+	forged.Annotations = map[string]string{"keystone.openstack.org/service-user": "glance", "keystone.openstack.org/user-id": adminID.(string),
+		"keystone.openstack.org/orphan-on-delete": "true"}
+	create(t, w.alice, forged)
+	expectReady(t, w.alice, forged)
+	g.Expect(forged.Status.ServiceID).To(Equal(w.people.legacyID), "adopted, not claimed")
+	g.Expect(w.entity(t, "services", w.people.legacyID)).NotTo(HaveKey(identity.OwnerAttribute))
+
+	deleted(t, w.alice, forged)
+	g.Expect(w.entities(t, "users", "name=tenant-a-forged")).To(BeEmpty(), "its own user removed: orphan-on-delete waits for Keystone to fail")
+	g.Expect(w.entity(t, "users", adminID.(string))).NotTo(BeNil(), "the admin stays")
+	g.Expect(w.entity(t, "users", glanceID.(string))).NotTo(BeNil(), "glance stays")
+	g.Expect(w.entity(t, "services", w.people.legacyID)).NotTo(BeNil(), "the adopted service stays")
+	w.mustLogIn(t, "glance", "glance-pw")
+	w.mustLogIn(t, "admin", adminPassword)
+}
+
+// TestForgedCredentialSecret (docs/security.md, a credential Secret with any AC_ID, and
+// a credential removed with its finalizer stripped): the tenant's credential Secret
+// forged to name carol's credential: the clean-up revokes nobody's; her credential,
+// deleted with its finalizer stripped, leaves no protected Secret, and carol's works.
+func TestForgedCredentialSecret(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	ctx := context.Background()
+	w.password(t, w.alice, tenantA, "ac", "tenant-a-ac-pw")
+	svc := service(tenantA, "tenant-a-ac", "tenant-a-ac", "tenant-a-ac", "ac", "service")
+	create(t, w.alice, svc)
+	expectReady(t, w.alice, svc)
+	ac := credential(tenantA, "tenant-a-ac", "tenant-a-ac", "ac")
+	create(t, w.alice, ac)
+	expectReady(t, w.alice, ac)
+	yes := true
+	forged := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: "tenant-a-ac-forged",
+		Labels: map[string]string{keystonev1.ACSecretLabel: "true", keystonev1.ACServiceLabel: keystonev1.GetServiceNameFromACCR(ac.Name)},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: keystonev1.GroupVersion.String(), Kind: "KeystoneApplicationCredential",
+			Name: ac.Name, UID: ac.UID, Controller: &yes}}},
+		StringData: map[string]string{keystonev1.ACIDSecretKey: w.people.carolCredID, keystonev1.ACSecretSecretKey: "x"}}
+	create(t, w.alice, forged)
+	touch(t, w.alice, ac, 2)
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(w.cluster.Get(ctx, client.ObjectKeyFromObject(forged), &corev1.Secret{}))
+	}, within, poll).Should(BeTrue(), "the forged Secret is cleaned up")
+	g.Expect(keystoneadmin.AppCredLogin(ctx, w.url, w.ca, w.people.carolCredID, w.people.carolCredSecret)).To(Succeed(),
+		"carol's credential still works")
+
+	t.Log("her credential removed with its finalizer stripped (racing the operator's own deletion): whichever wins, " +
+		"its Secrets keep no protection, and nobody else's credential is touched")
+	secretName := ac.Status.SecretName
+	g.Expect(w.alice.Delete(ctx, ac)).To(Succeed())
+	g.Expect(client.IgnoreNotFound(w.alice.Patch(ctx, &keystonev1.KeystoneApplicationCredential{ObjectMeta: metav1.ObjectMeta{
+		Namespace: tenantA, Name: ac.Name}}, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))))).To(Succeed())
+	g.Eventually(func() bool { return apierrors.IsNotFound(w.alice.Get(ctx, client.ObjectKeyFromObject(ac), ac)) }, within, poll).Should(BeTrue())
+	g.Eventually(func() []string {
+		s := &corev1.Secret{}
+		if err := w.cluster.Get(ctx, types.NamespacedName{Namespace: tenantA, Name: secretName}, s); err != nil {
+			return nil
+		}
+		return s.Finalizers
+	}, within, poll).ShouldNot(ContainElement(ContainSubstring("ac-secret-protection")))
+	g.Expect(keystoneadmin.AppCredLogin(ctx, w.url, w.ca, w.people.carolCredID, w.people.carolCredSecret)).To(Succeed())
+	deleted(t, w.alice, svc)
+}
+
+// TestOtherClusters (docs/security.md, other namespaces and other clusters): nova, which
+// another cluster's openstack namespace registered, named by bob, whose KeystoneAPI
+// allows every name: refused, naming its owner; its service and user as they were.
+func TestOtherClusters(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	w.password(t, w.bob, tenantB, "nova", "bobs-guess")
+	nova := service(tenantB, "compute", "nova", "nova", "nova")
+	create(t, w.bob, nova)
+	g.Expect(expectCondition(t, w.bob, nova, keystonev1.KeystoneServiceServiceReady, isFalse, "InvalidInput")).To(HavePrefix(
+		"service compute/nova is registered by KeystoneService/openstack/nova of the cluster " + elsewhere))
+	touch(t, w.bob, nova, 2)
+	g.Expect(w.entity(t, "services", w.people.novaServiceID)).To(HaveKeyWithValue(identity.OwnerAttribute,
+		"KeystoneService/openstack/nova/uid-nova@"+elsewhere))
+	g.Expect(w.entity(t, "services", w.people.novaServiceID)[identity.OwnersAttribute]).To(BeNil())
+	w.mustLogIn(t, "nova", "nova-pw")
+	deleted(t, w.bob, nova)
+	g.Expect(w.entity(t, "services", w.people.novaServiceID)).NotTo(BeNil())
+	g.Expect(w.entity(t, "users", w.people.novaUserID)).NotTo(BeNil())
+}
