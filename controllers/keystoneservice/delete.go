@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
@@ -99,16 +100,24 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	}
 	svc := s.service
 	spec := svc.Spec
+	// What the KeystoneAPI does not (or no longer) let the namespace name goes only when
+	// it carries this very object's mark (registered before the policy changed): a
+	// predecessor's of the same namespace and name, which a recycled namespace would
+	// inherit, claims nothing there. The admin user is never removed.
+	service := identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Owner: r.owner(svc),
+		ClaimUnmarked: s.claimsService(svc.Status.ServiceID),
+		OwnMarkOnly:   registration.ServiceRefusal(api, spec.ServiceType, spec.ServiceName) != ""}
 	user := identity.UserSpec{Name: spec.ServiceUser, DomainID: defaultDomainID, Owner: r.owner(svc),
-		ClaimUnmarked: s.claimsUser(api, spec.ServiceUser)}
-	if spec.ServiceUser == api.Spec.AdminUser {
+		ClaimUnmarked: s.claimsUser(api, spec.ServiceUser),
+		OwnMarkOnly:   registration.UserRefusal(api, "spec.serviceUser", spec.ServiceUser) != ""}
+	if strings.EqualFold(spec.ServiceUser, api.Spec.AdminUser) {
 		user.Name = ""
 	}
 	// A user recorded under another name is one a change of serviceUser had not yet
 	// removed, and so is one keystone-operator registered under a name the spec no
 	// longer has; each stays, handed over, while another KeystoneService names it.
-	userID := svc.Annotations[legacyUserIDAnnotation]
-	if user.Name != "" {
+	userID, err := r.legacyUserID(ctx, kc, api, svc)
+	if err == nil && user.Name != "" {
 		kept, herr := r.handOver(ctx, kc, api, svc, user.Name, user.ClaimUnmarked)
 		if err = herr; kept {
 			user.Name, userID = "", ""
@@ -118,17 +127,14 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 		if err != nil {
 			break
 		}
-		err = r.removeUser(ctx, s, kc, api, other)
+		err = r.removeUser(ctx, s, kc, api, other, registration.UserRefusal(api, "", other) != "")
 	}
 	// The service keystone-operator recorded, if the round that moved to another did not remove it.
 	if proven := s.provenService(); err == nil && proven != svc.Status.ServiceID {
 		err = kc.DeleteService(ctx, proven, r.owner(svc), s.claimsService(proven))
 	}
 	if err == nil {
-		err = kc.DeleteRegistration(ctx, svc.Status.ServiceID,
-			identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Owner: r.owner(svc),
-				ClaimUnmarked: s.claimsService(svc.Status.ServiceID)},
-			userID, user)
+		err = kc.DeleteRegistration(ctx, svc.Status.ServiceID, service, userID, user)
 	}
 	if err != nil {
 		_, err = s.FailedAs(admin, step, failedReasons[step], err)
@@ -136,6 +142,22 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 		return err == nil, err
 	}
 	return true, nil
+}
+
+// legacyUserID is the user ID an earlier version recorded on svc (an annotation a
+// namespace user may write), "" when none, or when it is a user the KeystoneAPI does
+// not let the namespace name.
+func (r *Reconciler) legacyUserID(ctx context.Context, kc *identity.Client, api *keystonev1.KeystoneAPI,
+	svc *keystonev1.KeystoneService) (string, error) {
+	id := svc.Annotations[legacyUserIDAnnotation]
+	if id == "" {
+		return "", nil
+	}
+	u, err := kc.GetUser(ctx, id)
+	if err != nil || u == nil || registration.UserRefusal(api, "", u.Name) != "" {
+		return "", err
+	}
+	return id, nil
 }
 
 // otherUsers are the users this KeystoneService may have registered under a name that
@@ -155,8 +177,16 @@ func (s *scope) otherUsers() []string {
 // removeUser removes the user name when it is this KeystoneService's (owned, or
 // claimed on keystone-operator's proof) and no other KeystoneService of the namespace
 // names it (handed over to it, then: shared.go); keystone-operator's proof of it is
-// dropped once it is settled.
-func (r *Reconciler) removeUser(ctx context.Context, s *scope, kc *identity.Client, api *keystonev1.KeystoneAPI, name string) error {
+// dropped once it is settled. With ownMarkOnly (a name the KeystoneAPI does not let the
+// namespace use), only a user carrying this very object's mark goes.
+func (r *Reconciler) removeUser(ctx context.Context, s *scope, kc *identity.Client, api *keystonev1.KeystoneAPI, name string,
+	ownMarkOnly bool) error {
+	if ownMarkOnly {
+		// A name the KeystoneAPI does not let the namespace use: only what this very
+		// object marked goes (registration.UserRefusal).
+		return kc.DeleteRegistration(ctx, "", identity.ServiceSpec{}, "", identity.UserSpec{Name: name, DomainID: defaultDomainID,
+			Owner: r.owner(s.service), OwnMarkOnly: true})
+	}
 	claim := s.claimsUser(api, name)
 	kept, err := r.handOver(ctx, kc, api, s.service, name, claim)
 	if err == nil && !kept {

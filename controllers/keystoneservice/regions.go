@@ -6,6 +6,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -90,7 +91,7 @@ func (w *regionWatch) look(ctx context.Context) {
 			}
 			spec := svc.Spec
 			now := records["service/"+spec.ServiceType+"/"+spec.ServiceName] + "\n" + records["user/"+spec.ServiceUser] + "\n" +
-				records["type/"+spec.ServiceType]
+				records["type/"+identity.ServiceTypeGroup(spec.ServiceType)]
 			if before, looked := w.seen[svc.UID]; !looked || before != now {
 				select {
 				case w.events <- event.GenericEvent{Object: svc}:

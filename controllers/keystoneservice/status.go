@@ -47,9 +47,12 @@ func serviceVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered
 	switch {
 	case errors.As(refused, &foreign):
 		return condition.FalseVerdict(condition.InvalidInput, "%v; choose another serviceType or serviceName", foreign)
-	case errors.As(refused, &taken):
+	case errors.As(refused, &taken) && taken.Found == taken.Type:
 		return condition.FalseVerdict(condition.InvalidInput, "%v: make spec.serviceName %s, or have that one removed "+
 			"(nothing is written; looked at again when Keystone's services of type %s change)", taken, taken.Name, taken.Type)
+	case errors.As(refused, &taken):
+		return condition.FalseVerdict(condition.InvalidInput, "%v: have that one removed (nothing is written; looked at again "+
+			"when Keystone's services of type %s change)", taken, taken.Found)
 	case errors.As(refused, &differs) && differs.Keeper == "":
 		return condition.FalseVerdict(condition.InvalidInput, "%v: make this spec's serviceDescription and enabled match it, "+
 			"or have the service's owner change it in Keystone (nothing is written)", differs)

@@ -78,10 +78,16 @@ func TestVerdicts(t *testing.T) {
 			"lacks, and KeystoneAPI keystone does not let its namespace create roles (spec.registrationPolicy.createRoles: false); " +
 			"nothing is written to Keystone"}},
 		{"service: of a type registered under another name", serviceVerdict(spec, identity.Registered{}, &identity.TypeTakenError{
-			Type: "image", Name: "glance-evil", ID: "s9", Owner: "KeystoneService/tenant/glance-evil/u9@c1"}), verdictOf{false,
+			Type: "image", Found: "image", Name: "glance-evil", ID: "s9", Owner: "KeystoneService/tenant/glance-evil/u9@c1"}), verdictOf{false,
 			"InvalidInput", lc.SeverityError, "Keystone has a service of type image already: glance-evil (s9), registered by " +
 				"KeystoneService/tenant/glance-evil of the cluster c1; a catalog has one service of a type: make spec.serviceName " +
 				"glance-evil, or have that one removed (nothing is written; looked at again when Keystone's services of type image change)"}},
+		{"service: of another type clients take for it", serviceVerdict(spec, identity.Registered{}, &identity.TypeTakenError{
+			Type: "block-storage", Found: "volumev3", Name: "cinderv3", ID: "s8", Owner: "KeystoneService/openstack/cinderv3/u8@c1"}),
+			verdictOf{false, "InvalidInput", lc.SeverityError, "Keystone has a service of type volumev3 (which clients take for " +
+				"block-storage) already: cinderv3 (s8), registered by KeystoneService/openstack/cinderv3 of the cluster c1; a catalog has " +
+				"one service of a type: have that one removed (nothing is written; looked at again when Keystone's services of type " +
+				"volumev3 change)"}},
 		{"service: adopted, defined otherwise: never redefined", serviceVerdict(spec, identity.Registered{}, &identity.DefinitionConflictError{
 			Kind: "service", Name: "dns/designate", Have: `description "DNS", enabled true`, Want: `description "", enabled false`}),
 			verdictOf{false, "InvalidInput", lc.SeverityError, `service dns/designate existed before and is not this owner's: it ` +

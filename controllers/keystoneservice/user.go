@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -105,7 +106,7 @@ func (r *Reconciler) removePreviousUser(ctx context.Context, s *scope) (bool, er
 	want := svc.Spec.ServiceUser
 	removed := false
 	for _, other := range s.otherUsers() {
-		if err := r.removeUser(ctx, s, s.keystone, s.API, other); err != nil {
+		if err := r.removeUser(ctx, s, s.keystone, s.API, other, registration.UserRefusal(s.API, "", other) != ""); err != nil {
 			return false, err
 		}
 		removed = true
@@ -115,7 +116,7 @@ func (r *Reconciler) removePreviousUser(ctx context.Context, s *scope) (bool, er
 		if err != nil {
 			return false, err
 		}
-		if previous != nil && previous.Name != want {
+		if previous != nil && previous.Name != want && registration.UserRefusal(s.API, "", previous.Name) == "" {
 			if err := s.keystone.DeleteOwnedUser(ctx, previous, r.owner(svc), s.claimsUser(s.API, previous.Name)); err != nil {
 				return false, err
 			}

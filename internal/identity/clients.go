@@ -249,8 +249,9 @@ type Client struct {
 	// them (ForgetIDs) and the next lookup reads them again.
 	projectIDs sync.Map
 	roleIDs    sync.Map
-	// refused holds, by user ID, the password check Keystone last refused (the
-	// Secret's version and the user's password source): not tried again (checkPassword).
+	// refused holds the password checks Keystone refused, by user ID, the Secret's
+	// version, the user's password source and the owner's retry: not tried again
+	// (checkPassword).
 	refused sync.Map
 	// registered holds, by service ID and owner, the services EnsureService found the
 	// owner's namespace registered (Owned, Joined), which nothing a namespace writes can

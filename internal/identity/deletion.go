@@ -108,11 +108,15 @@ func (c *Client) DeleteRegistration(ctx context.Context, knownID string, want Se
 }
 
 // deleteServices deletes the service with ID knownID and the one of want's type and
-// name, each when it is want's owner's.
+// name, each when it is want's owner's (the one found by name, with OwnMarkOnly, only
+// when it carries the owner's very mark).
 func (c *Client) deleteServices(ctx context.Context, knownID string, want ServiceSpec) error {
 	current, err := c.findService(ctx, "", want)
 	if err != nil {
 		return err
+	}
+	if current != nil && want.OwnMarkOnly && !sameOwner(current.Owner, want.Owner) {
+		current = nil
 	}
 	for i, id := range []string{knownID, idOf(current)} {
 		if i > 0 && id == knownID {
@@ -126,13 +130,17 @@ func (c *Client) deleteServices(ctx context.Context, knownID string, want Servic
 }
 
 // deleteUsers deletes the user with ID userID and the one of user's name, each when it
-// is user's owner's. A claim is for the user of user.Name alone: an ID read from
+// is user's owner's (the one found by name, with OwnMarkOnly, only when it carries the
+// owner's very mark). A claim is for the user of user.Name alone: an ID read from
 // elsewhere (an earlier version's annotation, which a tenant can write) never claims
 // another.
 func (c *Client) deleteUsers(ctx context.Context, userID string, user UserSpec) error {
 	named, err := c.findUserNamed(ctx, user)
 	if err != nil {
 		return err
+	}
+	if named != nil && user.OwnMarkOnly && !sameOwner(named.Owner, user.Owner) {
+		named = nil
 	}
 	for i, id := range []string{userID, userIDOf(named)} {
 		if id == "" || (i > 0 && id == userID) {

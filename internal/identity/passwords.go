@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
@@ -26,8 +27,10 @@ func (c *Client) checkPassword(ctx context.Context, u *User, want UserSpec, owne
 	// want.PasswordFrom), the password the user has (its recorded source) or want.Retry
 	// changes: every refusal counts towards Keystone's lockout ([security_compliance]
 	// lockout_failure_attempts), which would lock the user out for everyone using it.
-	tried := want.PasswordFrom + "\x00" + u.PasswordFrom + "\x00" + want.Retry
-	if last, ok := c.refused.Load(u.ID); ok && last == tried {
+	// Each check remembered on its own: two owners using the user with two Secrets do not
+	// take turns forgetting each other's refusal.
+	tried := u.ID + "\x00" + want.PasswordFrom + "\x00" + u.PasswordFrom + "\x00" + want.Retry
+	if _, ok := c.refused.Load(tried); ok {
 		return reg, false, conflict
 	}
 	works, err := c.PasswordWorks(ctx, u.ID, want.Password)
@@ -35,10 +38,9 @@ func (c *Client) checkPassword(ctx context.Context, u *User, want UserSpec, owne
 		return Registered{}, false, err
 	}
 	if !works {
-		c.refused.Store(u.ID, tried)
+		c.refused.Store(tried, true)
 		return reg, false, conflict
 	}
-	c.refused.Delete(u.ID)
 	return reg, false, nil
 }
 
@@ -99,21 +101,37 @@ func sameSource(have, want string) bool {
 // lockout_failure_attempts), and a locked-out user is locked out for everyone using it
 // (the admin: the operator in every namespace). Whoever fixes the password in Keystone
 // touches the Secret: a new source is tried once. The memory lives as long as the
-// operator's process, and holds at most maxRefusedLogins entries (the oldest go).
+// operator's process, and holds at most maxRefusedLogins entries per user of a Keystone
+// (the oldest of that user's go): nobody's refusals can push another user's out.
 type refusedLogins struct {
 	mu    sync.Mutex
 	byKey map[string]*LoginRefusedError
-	order []string
+	// order lists, by user of a Keystone (userKey), its entries of byKey, oldest first.
+	order map[string][]string
 	// drop, when set, is told of credentials whose session a refused login again ended
 	// (guard): Clients.Forget, so that the next Get says the refusal.
 	drop func(Credentials)
 }
 
-const maxRefusedLogins = 4096
+// maxRefusedLogins bounds the refusals remembered of one user of one Keystone.
+const maxRefusedLogins = 64
 
-// loginKey identifies a login: the credentials (a digest of the password among them)
-// and the source of the password.
-func loginKey(creds Credentials) string { return creds.key() + "\x00" + creds.Source }
+// userKey is who logs in where: Keystone's URL, the user, its project and domain.
+func userKey(creds Credentials) string {
+	return strings.Join([]string{creds.URL, creds.User, creds.Project, creds.Domain}, "\x00")
+}
+
+// loginKey identifies a login: who logs in where with which password (a digest of it),
+// and the source of the password; not the CA bundle the connection trusts: another CA
+// does not make a refused password worth trying again.
+func loginKey(creds Credentials) string { return passwordKey(creds) + "\x00" + creds.Source }
+
+// passwordKey is what a login sends: who logs in where (userKey) and a digest of the
+// password.
+func passwordKey(creds Credentials) string {
+	sum := sha256.Sum256([]byte(creds.Password))
+	return userKey(creds) + "\x00" + string(sum[:])
+}
 
 // refused is the remembered refusal of creds' login, nil when there is none.
 func (l *refusedLogins) refused(creds Credentials) *LoginRefusedError {
@@ -140,17 +158,17 @@ func (l *refusedLogins) refuse(creds Credentials, err error) *LoginRefusedError 
 	refused := &LoginRefusedError{User: creds.User, URL: creds.URL, Source: creds.Source, Err: err}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	key := loginKey(creds)
+	key, user := loginKey(creds), userKey(creds)
 	if l.byKey == nil {
-		l.byKey = map[string]*LoginRefusedError{}
+		l.byKey, l.order = map[string]*LoginRefusedError{}, map[string][]string{}
 	}
 	if _, seen := l.byKey[key]; !seen {
-		l.order = append(l.order, key)
+		l.order[user] = append(l.order[user], key)
 	}
 	l.byKey[key] = refused
-	for len(l.order) > maxRefusedLogins {
-		delete(l.byKey, l.order[0])
-		l.order = l.order[1:]
+	for len(l.order[user]) > maxRefusedLogins {
+		delete(l.byKey, l.order[user][0])
+		l.order[user] = l.order[user][1:]
 	}
 	return refused
 }
@@ -159,21 +177,22 @@ func (l *refusedLogins) refuse(creds Credentials, err error) *LoginRefusedError 
 // that password since (the admin fixed it in Keystone, and a check that may try again,
 // such as the KeystoneAPI's after it is touched, found it works).
 func (l *refusedLogins) clear(creds Credentials) {
-	prefix := creds.key() + "\x00"
+	prefix, user := passwordKey(creds)+"\x00", userKey(creds)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.byKey) == 0 {
-		return
-	}
-	kept := l.order[:0]
-	for _, key := range l.order {
+	kept := l.order[user][:0]
+	for _, key := range l.order[user] {
 		if strings.HasPrefix(key, prefix) {
 			delete(l.byKey, key)
 			continue
 		}
 		kept = append(kept, key)
 	}
-	l.order = kept
+	if len(kept) == 0 {
+		delete(l.order, user)
+	} else {
+		l.order[user] = kept
+	}
 }
 
 // guard wraps gophercloud's login again after a refused token (reauth): not tried with a

@@ -136,9 +136,9 @@ func (c *Client) list(ctx context.Context, all *everything, kinds ...string) err
 // "service/<type>/<name>": several of one type and name in ID order) and of its users of
 // the default domain (by name, "user/<name>"): each entity's keeper, owners of record
 // and, of a service, its definition (description, enabled), of a user, its password's
-// source, as one comparable string; and which services each type has (by type,
-// "type/<type>": their IDs, names and keepers), which a KeystoneService refused a second
-// service of a type waits on. Two listings: what an operator compares between two looks
+// source, as one comparable string; and which services each type has (by its group,
+// "type/<ServiceTypeGroup>": their IDs, types, names and keepers), which a
+// KeystoneService refused a second service of a type waits on. Two listings: what an operator compares between two looks
 // to see what another cluster changed (Keystone has no watch).
 func (c *Client) Records(ctx context.Context) (map[string]string, error) {
 	var all everything
@@ -150,7 +150,7 @@ func (c *Client) Records(ctx context.Context) (map[string]string, error) {
 	for _, s := range all.services {
 		key := "service/" + s.Type + "/" + s.Name
 		out[key] += record(s.Owner, s.Owners, fmt.Sprintf("%s %q %t", s.ID, s.Description, s.Enabled)) + "\n"
-		out["type/"+s.Type] += s.ID + " " + s.Name + " " + s.Owner + "\n"
+		out["type/"+ServiceTypeGroup(s.Type)] += s.ID + " " + s.Type + " " + s.Name + " " + s.Owner + "\n"
 	}
 	for _, u := range all.users {
 		out["user/"+u.Name] = record(u.Owner, u.Owners, u.PasswordFrom)

@@ -3,6 +3,7 @@ package identity_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -15,8 +16,9 @@ import (
 const tenant = "KeystoneService/tenant/glance-evil/uid-7@cluster-one"
 
 // TestOneServiceOfAType: a second service of a type, under another name, is refused
-// naming the one there, whoever registered it (another owner, or nobody: unmarked);
-// the owner's own service of a previous name is no obstacle.
+// naming the one there, whoever registered it (another owner, or nobody: unmarked), and
+// so is one of a type clients take for it (an alias, "_" for "-") unless the same
+// namespace registered it; the owner's own service of a previous name is no obstacle.
 func TestOneServiceOfAType(t *testing.T) {
 	g := NewWithT(t)
 	keystone, _, kc := adminOfFake(t)
@@ -37,6 +39,28 @@ func TestOneServiceOfAType(t *testing.T) {
 	g.Expect(err.Error()).To(Equal("Keystone has a service of type identity already: keystone (" + bootstrap + "), which this " +
 		"operator did not register (made by hand, by keystone-manage bootstrap, or by keystone-operator); a catalog has one " +
 		"service of a type"))
+
+	t.Log("the types clients take for one another: an alias, or \"_\" for \"-\"")
+	cinder := "KeystoneService/openstack/cinderv3/uid-3@cluster-one"
+	_, _, err = kc.EnsureService(ctx, "", identity.ServiceSpec{Type: "volumev3", Name: "cinderv3", Enabled: true, Owner: cinder})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, _, err = kc.EnsureService(ctx, "", identity.ServiceSpec{Type: "block-storage", Name: "tenant-a-cinder", Enabled: true, Owner: tenant})
+	g.Expect(errors.As(err, &taken)).To(BeTrue(), "%v", err)
+	g.Expect(err.Error()).To(HavePrefix("Keystone has a service of type volumev3 (which clients take for block-storage) already: cinderv3"))
+	octavia := "KeystoneService/openstack/octavia/uid-4@cluster-one"
+	_, _, err = kc.EnsureService(ctx, "", identity.ServiceSpec{Type: "load-balancer", Name: "octavia", Enabled: true, Owner: octavia})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, _, err = kc.EnsureService(ctx, "", identity.ServiceSpec{Type: "load_balancer", Name: "tenant-a-lb", Enabled: true, Owner: tenant})
+	g.Expect(errors.As(err, &taken)).To(BeTrue(), "%v", err)
+	g.Expect(keystone.List(fakekeystone.Services, map[string]any{"name": "tenant-a-lb"})).To(BeEmpty())
+
+	t.Log("manila-operator's share and sharev2, aliases of one type, side by side in one namespace")
+	for _, s := range []identity.ServiceSpec{{Type: "sharev2", Name: "manilav2", Owner: "KeystoneService/openstack/manilav2/uid-5@cluster-one"},
+		{Type: "share", Name: "manila", Owner: "KeystoneService/openstack/manila/uid-6@cluster-one"}} {
+		s.Enabled = true
+		_, _, err = kc.EnsureService(ctx, "", s)
+		g.Expect(err).NotTo(HaveOccurred(), s.Type)
+	}
 
 	renamed, changed, err := kc.EnsureService(ctx, glance.ID, identity.ServiceSpec{Type: "image", Name: "glance-2", Enabled: true, Owner: regionOne})
 	g.Expect(err).NotTo(HaveOccurred(), "its own previous service is no obstacle: it goes once the new one exists")
@@ -221,4 +245,29 @@ func TestRevokedAtTheOwnersPath(t *testing.T) {
 	g.Expect(keystone.Revoked()).To(Equal([]string{userID + "/" + cred.ID}))
 	g.Expect(admin.DeleteAppCred(ctx, cred.ID)).To(Succeed(), "one already gone is fine")
 	g.Expect(keystone.Revoked()).To(HaveLen(1), "and not asked again")
+}
+
+// TestRefusalsOfOneUserKeepOthers: however many refused logins one user piles up (a
+// tenant rewriting her own Secret), another user's refusal is still remembered.
+func TestRefusalsOfOneUserKeepOthers(t *testing.T) {
+	g := NewWithT(t)
+	keystone, clients, _ := adminOfFake(t)
+	ctx := context.Background()
+	keystone.Create(fakekeystone.Users, map[string]any{"name": "tenant-a-x", "domain_id": "default", "password": "pw", "enabled": true})
+	admin := identity.Credentials{URL: keystone.URL, User: "admin", Password: "stale", Project: "admin", Domain: "Default", Source: "s#1"}
+	_, err := clients.Get(ctx, admin)
+	_, ok := identity.LoginRefused(err)
+	g.Expect(ok).To(BeTrue())
+	for i := range 100 {
+		_, err := clients.Get(ctx, identity.Credentials{URL: keystone.URL, User: "tenant-a-x", Password: "guess", Project: "admin",
+			Domain: "Default", Source: fmt.Sprintf("v#%d", i)})
+		_, ok := identity.LoginRefused(err)
+		g.Expect(ok).To(BeTrue())
+	}
+	logins := keystone.Requests()["POST /v3/auth"]
+	_, err = clients.Get(ctx, admin)
+	refused, ok := identity.LoginRefused(err)
+	g.Expect(ok).To(BeTrue())
+	g.Expect(refused.Earlier).To(BeTrue(), "still remembered")
+	g.Expect(keystone.Requests()["POST /v3/auth"]).To(Equal(logins), "not tried again")
 }

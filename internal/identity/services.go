@@ -22,6 +22,10 @@ type ServiceSpec struct {
 	// ClaimUnmarked takes an unmarked service found by KnownID as the owner's: it was
 	// registered for the owner before marks existed (by keystone-operator).
 	ClaimUnmarked bool
+	// OwnMarkOnly, in a deletion, removes the service found by type and name only when it
+	// carries the owner's very mark (no predecessor's, none unmarked): for a name the
+	// owner's KeystoneAPI no longer lets it use.
+	OwnMarkOnly bool
 }
 
 // Service is a catalog service as Keystone lists it, with the owner mark.
@@ -100,14 +104,16 @@ func (c *Client) findOrCreateService(ctx context.Context, knownID string, want S
 	if svc, err := c.knownService(ctx, knownID, want); err != nil || svc != nil {
 		return svc, "", err
 	}
-	ofType, err := c.servicesOfType(ctx, want.Type)
-	if err != nil {
+	var all everything
+	if err := c.list(ctx, &all, "services"); err != nil {
 		return nil, "", err
 	}
+	slices.SortFunc(all.services, func(a, b Service) int { return strings.Compare(a.ID, b.ID) })
+	ofType := slices.DeleteFunc(slices.Clone(all.services), func(s Service) bool { return s.Type != want.Type })
 	if svc := pickService(ofType, want); svc != nil {
 		return svc, "", nil
 	}
-	if taken := c.typeTaken(ofType, want); taken != nil {
+	if taken := c.typeTaken(all.services, want); taken != nil {
 		return nil, "", taken
 	}
 	created, err := c.createService(ctx, want)
@@ -126,26 +132,47 @@ func (c *Client) findOrCreateService(ctx context.Context, knownID string, want S
 	return nil, created.ID, nil
 }
 
-// typeTaken is the TypeTakenError of the first service (by ID) of ofType, the services
-// of want's type, that has another name and is not want's owner's (its own under a
-// previous serviceName, replaced once the new one exists); nil when there is none.
-func (c *Client) typeTaken(ofType []Service, want ServiceSpec) *TypeTakenError {
-	for _, s := range ofType {
-		if s.Name == want.Name {
+// typeTaken is the TypeTakenError of the first service (by ID) among all that clients
+// would take for want's: of want's type as they compare it (normalType: "_" as "-",
+// without case) under another name, not want's owner's (its own under a previous
+// serviceName is replaced once the new one exists); or of another type of its group
+// (ServiceTypeGroup: volumev3 and block-storage, share and sharev2), not registered by
+// want's owner's namespace (manila-operator registers share and sharev2 side by side).
+// nil when there is none.
+func (c *Client) typeTaken(all []Service, want ServiceSpec) *TypeTakenError {
+	wantType, wantGroup := normalType(want.Type), ServiceTypeGroup(want.Type)
+	for _, s := range all {
+		if ServiceTypeGroup(s.Type) != wantGroup || (s.Type == want.Type && s.Name == want.Name) {
 			continue
 		}
-		if ownership, _ := c.classify(s.Owner, want.Owner, false); ownership != Owned {
-			return &TypeTakenError{Type: want.Type, Name: s.Name, ID: s.ID, Owner: s.Owner}
+		taken := &TypeTakenError{Type: want.Type, Found: s.Type, Name: s.Name, ID: s.ID, Owner: s.Owner}
+		if normalType(s.Type) == wantType {
+			if ownership, _ := c.classify(s.Owner, want.Owner, false); ownership != Owned {
+				return taken
+			}
+			continue
+		}
+		if !sameNamespace(s.Owner, want.Owner) {
+			return taken
 		}
 	}
 	return nil
 }
 
-// TypeTakenError refuses a second service of a type: Keystone's catalog would list both,
-// and clients take whichever comes first. Name, ID and Owner (its mark, "" for none) are
-// the one there.
+// sameNamespace tells whether mark names an object of owner's kind and namespace (of this
+// cluster or another: a region's); false for no mark.
+func sameNamespace(mark, owner string) bool {
+	m, ok1 := ParseMark(mark)
+	o, ok2 := ParseMark(owner)
+	return ok1 && ok2 && m.Kind == o.Kind && m.Namespace == o.Namespace
+}
+
+// TypeTakenError refuses a second service of a type (Type, asked for): Keystone's
+// catalog would list both, and clients take whichever comes first. Found, Name, ID and
+// Owner (its mark, "" for none) are the one there, Found its type (an alias of Type's,
+// or Type as clients compare it).
 type TypeTakenError struct {
-	Type, Name, ID, Owner string
+	Type, Found, Name, ID, Owner string
 }
 
 func (e *TypeTakenError) Error() string {
@@ -156,7 +183,11 @@ func (e *TypeTakenError) Error() string {
 			by += " of the cluster " + cluster
 		}
 	}
-	return fmt.Sprintf("Keystone has a service of type %s already: %s (%s), %s; a catalog has one service of a type", e.Type,
+	what := "of type " + e.Type
+	if e.Found != e.Type {
+		what = fmt.Sprintf("of type %s (which clients take for %s)", e.Found, e.Type)
+	}
+	return fmt.Sprintf("Keystone has a service %s already: %s (%s), %s; a catalog has one service of a type", what,
 		e.Name, e.ID, by)
 }
 

@@ -74,6 +74,10 @@ type UserSpec struct {
 	// that differs is a PasswordConflictError); takeOver, that owner is gone and the user
 	// becomes this one's (claimed, its password set); neither, it stays Foreign.
 	Sharing func(ctx context.Context, mark string) (shared, takeOver bool, err error)
+	// OwnMarkOnly, in a deletion, removes the user of Name only when it carries the
+	// owner's very mark (no predecessor's, none unmarked): for a name the owner's
+	// KeystoneAPI no longer lets it use.
+	OwnMarkOnly bool
 	// Retry, when it changes, has a password Keystone refused tried again though its
 	// source did not change (the owner's resourceVersion: an admin who set the user's
 	// password by hand touches the object).

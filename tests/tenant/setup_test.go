@@ -81,8 +81,9 @@ type people struct {
 	// carol (a person) with her own application credential.
 	carolID, carolCredID, carolCredSecret string
 	// opsAdmin is a second admin; designate a service made by hand with its endpoint;
-	// legacy one made by hand under a name tenant-a may use.
-	opsAdminID, designateID, legacyID string
+	// legacy one made by hand under a name tenant-a may use; cinder the block storage
+	// service, made by hand under one of its type's aliases (volumev3).
+	opsAdminID, designateID, legacyID, cinderID string
 	// nova's service and user, another cluster's openstack/nova registered them.
 	novaServiceID, novaUserID string
 }
@@ -263,6 +264,7 @@ func (w *world) makeServices(ctx context.Context) error {
 	}{
 		{&p.designateID, "dns", "designate", "Designate DNS", nil},
 		{&p.legacyID, "object-store", "tenant-a-legacy", "Legacy objects", nil},
+		{&p.cinderID, "volumev3", "cinderv3", "Cinder", nil},
 		{&p.novaServiceID, "compute", "nova", "Nova", map[string]any{identity.OwnerAttribute: novaMark}},
 	} {
 		extra := map[string]any{"name": svc.name, "description": svc.summary}

@@ -291,7 +291,8 @@ func TestEndpointsOnlyUnderItsOwnServices(t *testing.T) {
 // TestOneServiceOfAType (docs/security.md, catalog types): a second service of the type
 // image, where the admin's namespace registered glance, under a name her KeystoneAPI
 // lets her use, and by bob, whose KeystoneAPI allows every name: refused, naming glance;
-// Keystone's catalog keeps one image service.
+// Keystone's catalog keeps one image service. And a type clients take for volumev3
+// (block-storage, its alias): refused, naming cinderv3.
 func TestOneServiceOfAType(t *testing.T) {
 	w, g := env(t), NewWithT(t)
 	w.password(t, w.alice, tenantA, "evil", "tenant-a-evil-pw")
@@ -306,6 +307,15 @@ func TestOneServiceOfAType(t *testing.T) {
 		touch(t, c, svc, 2)
 	}
 	g.Expect(names(w.entities(t, "services", "type=image"), "name")).To(Equal([]string{"glance"}))
+
+	t.Log("a type clients take for another's: block-storage beside volumev3, load_balancer for load-balancer")
+	w.password(t, w.alice, tenantA, "volume", "tenant-a-volume-pw")
+	volume := service(tenantA, "block-storage", "tenant-a-volume", "tenant-a-volume", "volume", "service")
+	create(t, w.alice, volume)
+	g.Expect(expectCondition(t, w.alice, volume, keystonev1.KeystoneServiceServiceReady, isFalse, "InvalidInput")).To(HavePrefix(
+		"Keystone has a service of type volumev3 (which clients take for block-storage) already: cinderv3 (" + w.people.cinderID))
+	g.Expect(w.entities(t, "services", "type=block-storage")).To(BeEmpty())
+	deleted(t, w.alice, volume)
 	g.Expect(w.catalogURLs(t, "glance", "glance-pw", "service", "image")).To(Equal([]string{"http://glance-internal.openstack.svc:9292",
 		"https://glance.example.com"}))
 	deleted(t, w.alice, evil)

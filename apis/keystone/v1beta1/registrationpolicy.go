@@ -16,7 +16,8 @@ import (
 // its KeystoneServices Keystone's admin (docs/security.md).
 //
 // A pattern matches a name case-insensitively (Keystone on MariaDB finds "Glance" as
-// "glance"); "*" stands for any run of characters, "/" included.
+// "glance"); "*" stands for any run of characters (in a "<type>/<name>" pattern, within
+// its part).
 type RegistrationPolicy struct {
 	// Roles a KeystoneService may have its user given on the service project (spec.roles);
 	// "*" for any. The default is what keystone-operator gives every service user.
@@ -34,7 +35,8 @@ type RegistrationPolicy struct {
 	CreateRoles *bool `json:"createRoles,omitempty"`
 
 	// Services a KeystoneService may register or use, as "<serviceType>/<serviceName>"
-	// patterns ("image/glance", "image/*", "*").
+	// patterns ("image/glance", "image/*", "*/tenant-a-*"; each part matched on its own)
+	// or "*" for any.
 	// +kubebuilder:default={"*"}
 	// +kubebuilder:validation:items:MinLength=1
 	// +listType=set
@@ -103,7 +105,28 @@ func (p RegistrationPolicy) MayCreateRoles() bool { return p.CreateRoles == nil 
 // AllowsService tells whether a KeystoneService may register or use the service of
 // serviceType and name.
 func (p RegistrationPolicy) AllowsService(serviceType, name string) bool {
-	return matchAny(p.Services, serviceType+"/"+name)
+	return matchService(p.Services, serviceType, name)
+}
+
+// matchService tells whether one of patterns matches the service of serviceType and
+// name: a "<type>/<name>" pattern matches each part on its own, a "*" in it standing for
+// no "/" (so "*/tenant-a-*" never matches a type that holds a "/"); a pattern without
+// "/" matches "<type>/<name>" whole ("*": any).
+func matchService(patterns []string, serviceType, name string) bool {
+	for _, p := range patterns {
+		typePattern, namePattern, split := strings.Cut(p, "/")
+		if !split {
+			if MatchName(p, serviceType+"/"+name) {
+				return true
+			}
+			continue
+		}
+		if !strings.Contains(serviceType, "/") && !strings.Contains(name, "/") &&
+			MatchName(typePattern, serviceType) && MatchName(namePattern, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // AllowsUser tells whether a KeystoneService or KeystoneApplicationCredential may name
@@ -113,7 +136,7 @@ func (p RegistrationPolicy) AllowsUser(name string) bool { return matchAny(p.Use
 // AllowsAdoptedEndpoints tells whether KeystoneEndpoints may add endpoints under an
 // adopted service of serviceType and name.
 func (p RegistrationPolicy) AllowsAdoptedEndpoints(serviceType, name string) bool {
-	return matchAny(p.AdoptedServiceEndpoints, serviceType+"/"+name)
+	return matchService(p.AdoptedServiceEndpoints, serviceType, name)
 }
 
 // Setting says a field of the policy as a message names it: its path and value.

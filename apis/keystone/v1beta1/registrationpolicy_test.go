@@ -80,6 +80,15 @@ func TestPolicyGiven(t *testing.T) {
 	case !p.AllowsAdoptedEndpoints("image", "glance"):
 		t.Error("adoptedServiceEndpoints")
 	}
+	tenant := RegistrationPolicy{Services: []string{"*/tenant-a-*"}}
+	switch {
+	case !tenant.AllowsService("object-store", "tenant-a-files"):
+		t.Error("*/tenant-a-* refuses object-store/tenant-a-files")
+	case tenant.AllowsService("x/tenant-a-y", "glance"), tenant.AllowsService("x", "tenant-a-y/glance"):
+		t.Error("a \"*\" of one part matches across \"/\"")
+	case !(RegistrationPolicy{Services: []string{"*"}}).AllowsService("x/y", "z"):
+		t.Error("\"*\" alone matches every service")
+	}
 	if got := p.Setting("roles"); got != "spec.registrationPolicy.roles: [service]" {
 		t.Errorf("Setting: %q", got)
 	}
