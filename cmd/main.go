@@ -9,6 +9,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
@@ -79,6 +80,9 @@ func (c *commandLine) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RegionRecheck, "region-recheck", keystoneservice.DefaultRegionRecheck,
 		"How often the owners' records of the services and users in each Keystone are read (two requests per\n"+
 			"Keystone), to reconcile the KeystoneServices whose records other clusters sharing that Keystone changed.")
+	fs.Int64Var(&o.APIDrainSeconds, "api-drain-seconds", deploy.DrainSeconds,
+		"How long a stopping Keystone API pod keeps serving before httpd stops gracefully: time for every node's\n"+
+			"kube-proxy, router and client to stop sending it requests. A change rolls the API pods.")
 	c.zap.BindFlags(fs)
 }
 

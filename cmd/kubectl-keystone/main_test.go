@@ -142,7 +142,7 @@ func cond(t lc.Type, status corev1.ConditionStatus, reason lc.Reason, severity l
 func cloud() []client.Object {
 	blocked := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: "openstack", UID: "api-1"},
 		Status: keystonev1.KeystoneAPIStatus{Conditions: lc.Conditions{
-			cond("Ready", "False", "Created", lc.SeverityInfo, "DBSyncReady (7/13 ready): job keystone-db-sync running (1 failed attempts so far)"),
+			cond("Ready", "False", "Created", lc.SeverityInfo, "DBSyncReady (8/14 ready): job keystone-db-sync running (1 failed attempts so far)"),
 			cond("InputReady", "True", "Ready", "", "admin password found in secret osp-secret"),
 			cond("DBSyncReady", "False", "Created", lc.SeverityInfo, "job keystone-db-sync running (1 failed attempts so far)"),
 			cond("DeploymentReady", "Unknown", "Init", "", "waiting for DBSyncReady"),
@@ -170,7 +170,7 @@ func cloud() []client.Object {
 
 	ready := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: "other", UID: "api-2"},
 		Status: keystonev1.KeystoneAPIStatus{Conditions: lc.Conditions{
-			cond("Ready", "True", "Ready", "", "all 13 steps ready"),
+			cond("Ready", "True", "Ready", "", "all 14 steps ready"),
 			cond("DeploymentReady", "True", "Ready", "", "1 of 1 pods ready"),
 		}}}
 	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: "other",
@@ -208,7 +208,7 @@ func TestTree(t *testing.T) {
 		name: "the namespace of the kubeconfig's context, the Job the blocking step waits on with its last failed pod",
 		args: []string{"tree"},
 		want: []string{
-			"KeystoneAPI/keystone  Ready=False Info Created: DBSyncReady (7/13 ready)",
+			"KeystoneAPI/keystone  Ready=False Info Created: DBSyncReady (8/14 ready)",
 			"▶ DBSyncReady=False Info Created 5m: job keystone-db-sync running (1 failed attempts so far)  ◀ blocking",
 			"├─ Job/keystone-db-sync (1 active, 1 failed; last failed pod keystone-db-sync-a: container keystone-db-sync Error (exit code 1): " +
 				"CRITICAL keystone [-] Unhandled error: (pymysql.err.OperationalError) (1045, \"Access denied for user 'keystone'\"); " +
@@ -219,7 +219,7 @@ func TestTree(t *testing.T) {
 	}, {
 		name:    "-n names the namespace",
 		args:    []string{"tree", "-n", "other"},
-		want:    []string{"KeystoneAPI/keystone  Ready=True Ready: all 13 steps ready"},
+		want:    []string{"KeystoneAPI/keystone  Ready=True Ready: all 14 steps ready"},
 		notWant: []string{"Deployment/", "glance"},
 	}, {
 		name: "-A draws every namespace",

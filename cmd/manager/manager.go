@@ -108,6 +108,9 @@ type Options struct {
 	// ClusterID names this cluster in the marks of what it registers in Keystone; when
 	// empty, the UID of its kube-system namespace (ClusterIdentity).
 	ClusterID string
+	// APIDrainSeconds is how long a stopping Keystone API pod keeps serving before httpd
+	// stops gracefully; deploy.DrainSeconds when 0.
+	APIDrainSeconds int64
 	// KeystoneAPIImage is what a KeystoneAPI's empty containerImage is set to;
 	// keystonev1.KeystoneAPIContainerImage when empty (cmd/main.go reads
 	// keystonev1.ContainerImageEnv into it).
@@ -270,7 +273,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	// and one memory of the logins Keystone refused.
 	keystoneClients := &identity.Clients{Transport: opts.KeystoneTransport, ClaimUnclustered: opts.ClaimUnclusteredMarks}
 	if err := (&keystoneapi.Reconciler{Client: apiClient, Reporter: reporter(keystoneapi.Kind), Clock: clk,
-		Keystone: keystoneClients, DefaultImage: opts.KeystoneAPIImage}).SetupWithManager(mgr); err != nil {
+		Keystone: keystoneClients, DefaultImage: opts.KeystoneAPIImage, DrainSeconds: opts.APIDrainSeconds}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneAPI controller: %w", err)
 	}
 	cluster := opts.ClusterID

@@ -30,6 +30,16 @@ var degraded = map[string]string{
 		"anyuid (when the manager may use it) instead of nonroot-v2, and the pods set no seccomp profile, which anyuid refuses",
 }
 
+// withoutPDBs is what the manager does without one of the permissions on
+// PodDisruptionBudgets (openstack-operator's role for keystone-operator grants none).
+const withoutPDBs = "the Keystone API pods get no PodDisruptionBudget (PDBReady says so): a drain may evict every replica at once"
+
+func init() {
+	for _, verb := range []string{"get", "list", "watch", "create", "update", "patch", "delete"} {
+		degraded[verb+" policy/poddisruptionbudgets"] = withoutPDBs
+	}
+}
+
 // Needed are the permissions config/rbac grants the manager, one "verb group/resource"
 // each (the core group is empty), read from the embedded ClusterRoles.
 func Needed() ([]rbacv1.PolicyRule, error) {

@@ -31,8 +31,10 @@ func TestLacking(t *testing.T) {
 	// Run by openstack-operator, with the RBAC it gives keystone-operator: all that is
 	// missing is optional, and said at start-up with what the manager does instead.
 	lacking := Lacking(needed, asReviewed(openstackrbac.Rules()))
-	g.Expect(lacking).To(Equal([]string{"get /namespaces", "patch topology.openstack.org/topologies",
-		"use security.openshift.io/securitycontextconstraints"}),
+	g.Expect(lacking).To(Equal([]string{"create policy/poddisruptionbudgets", "delete policy/poddisruptionbudgets",
+		"get /namespaces", "get policy/poddisruptionbudgets", "list policy/poddisruptionbudgets",
+		"patch policy/poddisruptionbudgets", "patch topology.openstack.org/topologies", "update policy/poddisruptionbudgets",
+		"use security.openshift.io/securitycontextconstraints", "watch policy/poddisruptionbudgets"}),
 		"openstack-operator's role at %s", openstackrbac.SourceCommit)
 	for _, p := range lacking {
 		g.Expect(degraded).To(HaveKey(p), "%s is optional", p)

@@ -20,6 +20,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,6 +64,9 @@ type Reconciler struct {
 	// DefaultImage is what an empty spec.containerImage is set to
 	// (keystonev1.KeystoneAPIContainerImage when empty).
 	DefaultImage string
+	// DrainSeconds is how long a stopping API pod keeps serving (deploy.Gathered); the
+	// default when 0.
+	DrainSeconds int64
 	// verified holds, per KeystoneAPI UID, the external-mode check that last succeeded
 	// (externalCheck).
 	verified sync.Map
@@ -126,7 +130,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}); err != nil {
 		return fmt.Errorf("indexing Memcached by %s: %w", memcachedCertificateIndex, err)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if mayWritePDBs(r.Client) {
+		b = b.Owns(&policyv1.PodDisruptionBudget{})
+	}
+	return b.
 		For(&keystonev1.KeystoneAPI{}, builder.WithPredicates(reconciler.IgnoreStatusUpdates)).
 		Owns(&corev1.Secret{}).
 		Owns(&corev1.ConfigMap{}).
@@ -257,7 +265,8 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneAPI, *scope] {
 		Finalizer: Finalizer,
 		Default:   r.defaultImage,
 		Scope: func(api *keystonev1.KeystoneAPI, round *condition.Round) *scope {
-			return &scope{api: api, round: round, in: deploy.Gathered{API: api}, previousEndpoints: maps.Clone(api.Status.APIEndpoints)}
+			return &scope{api: api, round: round, in: deploy.Gathered{API: api, DrainSeconds: r.DrainSeconds},
+				previousEndpoints: maps.Clone(api.Status.APIEndpoints)}
 		},
 		Phases:  r.phases(),
 		Delete:  r.reconcileDelete,
@@ -326,6 +335,7 @@ func related(api *keystonev1.KeystoneAPI) []client.Object {
 		&corev1.Service{ObjectMeta: named(deploy.ServiceName(api, keystonev1.EndpointInternal))},
 		&batchv1.Job{ObjectMeta: named(deploy.BootstrapJobName(api))},
 		&appsv1.Deployment{ObjectMeta: named(api.Name)},
+		&policyv1.PodDisruptionBudget{ObjectMeta: named(deploy.PDBName(api))},
 		&batchv1.CronJob{ObjectMeta: named(deploy.TrustFlushCronJobName(api))},
 	)
 	return append(objs, openstackConfig...)
@@ -390,6 +400,7 @@ func (r *Reconciler) phases() []reconciler.Phase[*scope] {
 		observes(keystonev1.KeystoneAPIExposeServiceReady, r.reconcileServices),
 		observes(keystonev1.KeystoneAPIBootstrapReady, r.reconcileBootstrap),
 		observes(keystonev1.KeystoneAPIDeploymentReady, r.reconcileDeployment),
+		observes(keystonev1.KeystoneAPIPDBReady, r.reconcilePDB),
 		observes(keystonev1.KeystoneAPINetworkAttachmentsReady, r.reconcileNetworks),
 		observes(keystonev1.KeystoneAPICronJobReady, r.reconcileTrustFlush),
 		{Step: keystonev1.KeystoneAPIEndpointReady, Run: r.reconcileExternalEndpoint},

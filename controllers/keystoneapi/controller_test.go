@@ -24,7 +24,7 @@ func TestAppliedSteps(t *testing.T) {
 	}{
 		{"the default spec: no TLS, topology or networks, and no endpoint check", nil, []lc.Type{
 			"InputReady", "ServiceAccountReady", "DBReady", "MemcachedReady", "RabbitMqTransportURLReady", "ServiceConfigReady",
-			"FernetKeysReady", "DBSyncReady", "ExposeServiceReady", "BootstrapReady", "DeploymentReady", "CronJobReady",
+			"FernetKeysReady", "DBSyncReady", "ExposeServiceReady", "BootstrapReady", "DeploymentReady", "PDBReady", "CronJobReady",
 			"OpenStackConfigReady"}},
 		{"with TLS, a topology and a network", []func(*keystonev1.KeystoneAPI){tlsOn,
 			func(a *keystonev1.KeystoneAPI) { a.Spec.TopologyRef = &keystonev1.TopoRef{Name: "t"} },

@@ -35,6 +35,13 @@ var unneeded = map[lc.Type][]lc.Type{
 	// roles and endpoints bootstrap writes into it, nor the Services in front of them:
 	// they roll out while bootstrap runs.
 	keystonev1.KeystoneAPIDeploymentReady: {keystonev1.KeystoneAPIExposeServiceReady, keystonev1.KeystoneAPIBootstrapReady},
+	// The pods' PodDisruptionBudget selects them by labels the spec fixes: it needs
+	// nothing but a spec that makes objects.
+	keystonev1.KeystoneAPIPDBReady: {keystonev1.KeystoneAPIServiceAccountReady, keystonev1.KeystoneAPITLSInputReady,
+		keystonev1.KeystoneAPITopologyReady, keystonev1.KeystoneAPIDBReady, keystonev1.KeystoneAPIMemcachedReady,
+		keystonev1.KeystoneAPIRabbitMqTransportURLReady, keystonev1.KeystoneAPIServiceConfigReady, keystonev1.KeystoneAPIFernetKeysReady,
+		keystonev1.KeystoneAPIDBSyncReady, keystonev1.KeystoneAPIExposeServiceReady, keystonev1.KeystoneAPIBootstrapReady,
+		keystonev1.KeystoneAPIDeploymentReady},
 }
 
 // waitingFor is the step step's actions wait for: the first before it, among those it

@@ -28,9 +28,9 @@ func TestMarkKeystoneAPI(t *testing.T) {
 	}
 	ready := lc.Condition{Type: lc.ReadyCondition, Status: corev1.ConditionTrue, Reason: lc.ReadyReason}
 	progressing := lc.Condition{Type: lc.ReadyCondition, Status: corev1.ConditionFalse, Reason: "Created",
-		Severity: lc.SeverityInfo, Message: "DBSyncReady (7/13 ready): job keystone-db-sync running"}
+		Severity: lc.SeverityInfo, Message: "DBSyncReady (8/14 ready): job keystone-db-sync running"}
 	failing := lc.Condition{Type: lc.ReadyCondition, Status: corev1.ConditionFalse, Reason: "CreationFailed",
-		Severity: lc.SeverityError, Message: "DBSyncReady (7/13 ready): job keystone-db-sync failed after 4 attempts"}
+		Severity: lc.SeverityError, Message: "DBSyncReady (8/14 ready): job keystone-db-sync failed after 4 attempts"}
 	url := "https://keystone-internal.openstack.svc:5000"
 	tests := []struct {
 		name   string
@@ -45,7 +45,7 @@ func TestMarkKeystoneAPI(t *testing.T) {
 		{"progressing: its progress, not its messages", api(1, 1, progressing, url, false), false, lc.Condition{Status: corev1.ConditionFalse,
 			Reason: "Created", Severity: lc.SeverityInfo, Message: "KeystoneAPI keystone is not ready yet"}},
 		{"failing: its message", api(1, 1, failing, url, false), false, lc.Condition{Status: corev1.ConditionFalse, Reason: "CreationFailed",
-			Severity: lc.SeverityError, Message: "KeystoneAPI keystone: DBSyncReady (7/13 ready): job keystone-db-sync failed after 4 attempts"}},
+			Severity: lc.SeverityError, Message: "KeystoneAPI keystone: DBSyncReady (8/14 ready): job keystone-db-sync failed after 4 attempts"}},
 		{"ready for an older generation", api(2, 1, ready, url, false), false, lc.Condition{Status: corev1.ConditionFalse, Reason: "Requested",
 			Severity: lc.SeverityInfo, Message: "KeystoneAPI keystone: waiting for its current generation to be ready"}},
 		{"ready without an internal endpoint", api(1, 1, ready, "", false), false, lc.Condition{Status: corev1.ConditionFalse,

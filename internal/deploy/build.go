@@ -47,6 +47,17 @@ type Gathered struct {
 	// CredentialKeys are the credential keys the keys Secret holds, each mounted as the
 	// file Keystone reads it from; nil for a new repository's (0 and 1).
 	CredentialKeys *KeyRepository
+	// DrainSeconds is how long a stopping API pod keeps serving before httpd stops (the
+	// operator's --api-drain-seconds); DrainSeconds when 0.
+	DrainSeconds int64
+}
+
+// drain is DrainSeconds, the default when unset.
+func (in Gathered) drain() int64 {
+	if in.DrainSeconds > 0 {
+		return in.DrainSeconds
+	}
+	return DrainSeconds
 }
 
 // TemplateAnnotation records on the Deployment and the CronJob a digest of the pod
@@ -63,7 +74,7 @@ const TemplateAnnotation = "keystone.openstack.org/template-hash"
 // annotation, and TemplateAnnotation.
 func (in Gathered) Deployment() (*appsv1.Deployment, error) {
 	api := in.API
-	dep := apiDeployment(api, in.PodRevision, in.APIFiles)
+	dep := apiDeployment(api, in.PodRevision, in.APIFiles, in.drain())
 	if in.Selector != nil {
 		dep.Spec.Selector = in.Selector.DeepCopy()
 		dep.Spec.Template.Labels = MergeLabels(dep.Spec.Template.Labels, in.Selector.MatchLabels)

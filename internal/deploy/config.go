@@ -284,7 +284,7 @@ func templateData(api *keystonev1.KeystoneAPI, in ConfigInput) configData {
 		FernetMaxActiveKeys:     fernetMaxActiveKeys(api),
 		Port:                    Port,
 		Processes:               ptr.Deref(api.Spec.HttpdCustomization.ProcessNumber, 3),
-		APITimeout:              api.Spec.APITimeout,
+		APITimeout:              RequestTimeout(api),
 		EnableSecureRBAC:        api.Spec.EnableSecureRBAC,
 		JobDBRetries:            JobDBRetries,
 		JobDBRetryInterval:      JobDBRetryInterval,
@@ -303,9 +303,6 @@ func templateData(api *keystonev1.KeystoneAPI, in ConfigInput) configData {
 	}
 	// Without a CA bundle to verify the server with, keystone-operator connects in clear.
 	data.DatabaseTLS = in.DatabaseTLS && data.CABundle != ""
-	if data.APITimeout == 0 {
-		data.APITimeout = 60
-	}
 	for i, name := range slices.Sorted(maps.Keys(in.FederationFiles)) {
 		data.Federation = append(data.Federation, federationFile{Key: fmt.Sprintf("federation-%d", i), Name: name})
 	}

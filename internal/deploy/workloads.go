@@ -54,6 +54,17 @@ const (
 	StartupProbeTimeout int32 = 10
 	// HttpdCommand is the API container's process: the image's httpd, in the foreground.
 	HttpdCommand = "/usr/sbin/httpd -DFOREGROUND"
+	// DrainSeconds is how long, by default, a stopping API pod goes on serving before
+	// httpd stops (the operator's --api-drain-seconds): the pod leaves its Services'
+	// endpoints as soon as it is told to stop, and every node's kube-proxy (its iptables
+	// rules resynced at most a second apart by default), every router and every client's
+	// kept-alive connection take that long to stop sending it requests. Requests in
+	// flight at the end of it have httpd's graceful stop.
+	DrainSeconds int64 = 5
+	// StopMarginSeconds is the grace an API pod has beyond DrainSeconds and httpd's
+	// graceful stop (GracefulShutdownTimeout, the request timeout): mod_wsgi gives its
+	// daemon processes 3 s when httpd stops, and the kubelet's own bookkeeping.
+	StopMarginSeconds int64 = 5
 	// HttpdRunDir is httpd's run directory (PidFile, DefaultRuntimeDir, WSGISocketPrefix):
 	// an EmptyDir, where the image's is root's.
 	HttpdRunDir = "/run/httpd"
@@ -251,7 +262,7 @@ func Replicas(api *keystonev1.KeystoneAPI) *int32 {
 // adds the default spreading or the Topology's); podRevision in the pod template rolls
 // the pods when what they read from Secrets changes; files are the configuration files
 // httpd and Keystone read (APIFiles).
-func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[string]string) *appsv1.Deployment {
+func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[string]string, drain int64) *appsv1.Deployment {
 	// The probes reach the first virtual host, the public interface's (httpd serves one
 	// scheme per port: both interfaces have certificates, or neither).
 	probeScheme := corev1.URISchemeHTTP
@@ -290,11 +301,18 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[st
 		ReadinessProbe: probe(10),
 		LivenessProbe:  probe(30),
 		Resources:      api.Spec.Resources,
+		Lifecycle:      &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: HttpdDrain(drain)}}},
 	}, apiPod, files)
+	pod.TerminationGracePeriodSeconds = ptr.To(StopGraceSeconds(api, drain))
+	// Never fewer serving pods than asked during a rollout: a new pod serves before an
+	// old one stops (and with one replica, there are two for a moment).
+	maxUnavailable, maxSurge := intstr.FromInt32(0), intstr.FromInt32(1)
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: api.Name, Namespace: api.Namespace, Labels: Labels(api)},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: Replicas(api),
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: &maxUnavailable, MaxSurge: &maxSurge}},
 			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(api)},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: Labels(api), Annotations: map[string]string{HashAnnotation: podRevision}},
@@ -302,6 +320,33 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[st
 			},
 		},
 	}
+}
+
+// HttpdDrain is the API container's preStop hook: it keeps serving for drain seconds,
+// while the pod leaves its Services' endpoints everywhere, then stops httpd gracefully
+// (SIGWINCH, httpd's graceful-stop: no new connection, the requests in flight finished,
+// within GracefulShutdownTimeout) and waits for it to exit, so that the kubelet's SIGTERM,
+// which stops httpd at once, finds nothing left to cut. httpd is the container's process
+// 1 and runs as the same user, so the hook needs no privilege.
+func HttpdDrain(drain int64) []string {
+	return []string{"/bin/bash", "-c", fmt.Sprintf("sleep %d; kill -WINCH 1; while kill -0 1 2>/dev/null; do sleep 1; done",
+		drain)}
+}
+
+// StopGraceSeconds is the API pods' termination grace period: the drain (drain
+// seconds), httpd's graceful stop, which waits for requests at most the request timeout
+// (spec.apiTimeout, GracefulShutdownTimeout), and StopMarginSeconds.
+func StopGraceSeconds(api *keystonev1.KeystoneAPI, drain int64) int64 {
+	return drain + int64(RequestTimeout(api)) + StopMarginSeconds
+}
+
+// RequestTimeout is httpd's request timeout (spec.apiTimeout, 60 s when unset): its
+// TimeOut, and how long its graceful stop waits for requests in flight.
+func RequestTimeout(api *keystonev1.KeystoneAPI) int {
+	if api.Spec.APITimeout == 0 {
+		return 60
+	}
+	return api.Spec.APITimeout
 }
 
 // podKind tells podSpec which process a container runs.

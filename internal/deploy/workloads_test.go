@@ -157,7 +157,7 @@ func TestServiceOverride(t *testing.T) {
 func TestTLSVolumes(t *testing.T) {
 	g := NewWithT(t)
 	api := tlsAPI()
-	pod := apiDeployment(api, "rev", nil).Spec.Template.Spec
+	pod := apiDeployment(api, "rev", nil, DrainSeconds).Spec.Template.Spec
 	mounts := map[string]string{}
 	for _, m := range pod.Containers[0].VolumeMounts {
 		mounts[m.MountPath] = m.Name + "/" + m.SubPath
@@ -232,7 +232,7 @@ func tlsAPI() *keystonev1.KeystoneAPI {
 func keystonePods(api *keystonev1.KeystoneAPI) map[string]corev1.PodSpec {
 	files := APIFiles(api, ConfigInput{})
 	return map[string]corev1.PodSpec{
-		"deployment":  apiDeployment(api, "h", files).Spec.Template.Spec,
+		"deployment":  apiDeployment(api, "h", files, DrainSeconds).Spec.Template.Spec,
 		"db-sync":     dbSyncJob(api, "h").Spec.Template.Spec,
 		"bootstrap":   bootstrapJob(api, "h", map[string]string{}).Spec.Template.Spec,
 		"trust-flush": trustFlushCronJob(api).Spec.JobTemplate.Spec.Template.Spec,
@@ -254,7 +254,7 @@ func TestExtraMounts(t *testing.T) {
 	api.Spec.ExtraMounts = []keystonev1.KeystoneExtraMounts{{Name: "ldap", VolMounts: []storage.VolMounts{
 		volume("unset"), volume("all", storage.PropagationEverywhere), volume("keystone", "Keystone"), volume("nova", "Nova"),
 	}}}
-	pod := apiDeployment(api, "rev", nil).Spec.Template.Spec
+	pod := apiDeployment(api, "rev", nil, DrainSeconds).Spec.Template.Spec
 	names := func(vols []corev1.Volume) []string {
 		var out []string
 		for _, v := range vols {
@@ -273,7 +273,7 @@ func TestExtraMounts(t *testing.T) {
 func TestJobPodsAreNotAPIPods(t *testing.T) {
 	g := NewWithT(t)
 	api := testAPI()
-	selector := apiDeployment(api, "rev", nil).Spec.Selector.MatchLabels
+	selector := apiDeployment(api, "rev", nil, DrainSeconds).Spec.Selector.MatchLabels
 	svcs, err := apiServices(api)
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, labels := range []map[string]string{

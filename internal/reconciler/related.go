@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/keystone-stepwise/keystone-operator/internal/permissions"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,7 +27,8 @@ func Related(ctx context.Context, c client.Client, objs ...client.Object) ([]cor
 			return nil, err
 		}
 		key := kindKey(gvk, o)
-		if o.GetName() == "" || seen[key] {
+		// A kind the manager may not list is not in its cache (and never written by it).
+		if o.GetName() == "" || seen[key] || !permissions.AllowsOn(c, "list", o) {
 			continue
 		}
 		seen[key] = true

@@ -139,7 +139,7 @@ func TestRolloutBlockedAtDBSync(t *testing.T) {
 	create(g, ns, api, func() {
 		running := "job keystone-db-sync running (0 failed attempts so far)"
 		api.Status.Conditions = lc.Conditions{
-			cond("Ready", "False", "Created", lc.SeverityInfo, "DBSyncReady (7/13 ready): "+running),
+			cond("Ready", "False", "Created", lc.SeverityInfo, "DBSyncReady (8/14 ready): "+running),
 			ok("InputReady", "admin password found in secret osp-secret"),
 			ok("ServiceAccountReady", "pods run as ServiceAccount keystone-keystone"),
 			ok("DBReady", "database keystone ready at openstack.blocked-at-db-sync.svc"),
@@ -154,7 +154,7 @@ func TestRolloutBlockedAtDBSync(t *testing.T) {
 			cond("CronJobReady", "Unknown", "Init", "", "waiting for DBSyncReady"),
 			cond("OpenStackConfigReady", "Unknown", "Init", "", "waiting for DBSyncReady"),
 			ok("RegistrationsReady", "no KeystoneService, KeystoneEndpoint or KeystoneApplicationCredential in the namespace"),
-			cond("Reconciling", "True", "Created", "", "DBSyncReady (7/13 ready): "+running),
+			cond("Reconciling", "True", "Created", "", "DBSyncReady (8/14 ready): "+running),
 		}
 	})
 	golden(t, "blocked-at-db-sync.txt", render(g, ns, nil, Options{Show: ShowBlocking}))
@@ -168,7 +168,7 @@ func TestOneFailingRegistration(t *testing.T) {
 	api := keystoneAPI()
 	create(g, ns, api, func() {
 		api.Status.Conditions = lc.Conditions{
-			ok("Ready", "all 13 steps ready"),
+			ok("Ready", "all 14 steps ready"),
 			ok("InputReady", "admin password found in secret osp-secret"),
 			cond("RegistrationsReady", "False", "UserFailed", lc.SeverityError,
 				"KeystoneService nova: ServiceUserReady (3/6 ready): Keystone refused to create user nova: 403 (2 of 4 registrations not ready)"),
@@ -232,7 +232,7 @@ func TestRotationHeldByAConsumer(t *testing.T) {
 	ns := namespace(g, "rotation-held")
 	api := keystoneAPI()
 	create(g, ns, api, func() {
-		api.Status.Conditions = lc.Conditions{ok("Ready", "all 13 steps ready"), ok("RegistrationsReady", "all 2 registrations ready")}
+		api.Status.Conditions = lc.Conditions{ok("Ready", "all 14 steps ready"), ok("RegistrationsReady", "all 2 registrations ready")}
 	})
 	svc := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance"},
 		Spec: keystonev1.KeystoneServiceSpec{ServiceName: "glance", ServiceType: "image", ServiceUser: "glance",

@@ -41,7 +41,7 @@ func TestBlockedOnBootstrap(t *testing.T) {
 	create(g, ns, api, func() {
 		failing := "job keystone-bootstrap failed 2 of 3 attempts: Error (exit code 1): keystone-manage bootstrap: Could not find role: admin"
 		api.Status.Conditions = lc.Conditions{
-			cond("Ready", "False", "Created", lc.SeverityInfo, "BootstrapReady (10/13 ready): "+failing),
+			cond("Ready", "False", "Created", lc.SeverityInfo, "BootstrapReady (11/14 ready): "+failing),
 			ok("DBSyncReady", "job keystone-db-sync completed"),
 			cond("BootstrapReady", "False", "Created", lc.SeverityInfo, failing),
 			cond("DeploymentReady", "False", "Created", lc.SeverityInfo, "0 of 1 pods ready"),

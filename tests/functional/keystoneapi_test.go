@@ -20,11 +20,13 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -142,7 +144,7 @@ var _ = Describe("KeystoneAPI", func() {
 			condition{"Ready", "False", "DependencyNotFound", "Warning"},
 			condition{"InputReady", "False", "DependencyNotFound", "Warning"},
 			condition{"DBReady", "Unknown", "Init", ""})
-		Expect(message(key, "Ready")).To(Equal("InputReady (0/13 ready): secret osp-secret with key AdminPassword not found"))
+		Expect(message(key, "Ready")).To(Equal("InputReady (1/14 ready): secret osp-secret with key AdminPassword not found"))
 
 		By("the secret arrives: the pods' ServiceAccount is made and the database is requested")
 		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "secret-admin"})
@@ -402,6 +404,36 @@ var _ = Describe("KeystoneAPI", func() {
 		rollOut(ns, "keystone", 0)
 		expectConditions(key, condition{"Ready", "True", "Ready", ""})
 		Expect(getAPI(key)(Default).Status.ReadyCount).To(BeZero())
+	})
+
+	It("gives two replicas or more a PodDisruptionBudget, one eviction at a time, and removes it at one replica", func() {
+		key := deployReady(ns)
+		pdbMessage := func() string { return getAPI(key)(Default).Status.Conditions.Get("PDBReady").Message }
+		Expect(pdbMessage()).To(HavePrefix("no poddisruptionbudget at 1 replica(s): a drain evicts the API pods"))
+		budget := &policyv1.PodDisruptionBudget{}
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, key, budget))).To(BeTrue())
+
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.Replicas = ptr.To[int32](2) })
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, key, budget)).To(Succeed())
+		}).Should(Succeed())
+		Expect(budget.Spec.MaxUnavailable).To(HaveValue(Equal(intstr.FromInt32(1))))
+		Expect(budget.Spec.Selector.MatchLabels).To(Equal(map[string]string{"service": "keystone", "owner": "keystone"}))
+		Expect(budget.Spec.UnhealthyPodEvictionPolicy).To(HaveValue(Equal(policyv1.AlwaysAllow)))
+		Expect(metav1.IsControlledBy(budget, getAPI(key)(Default))).To(BeTrue())
+		rollOut(ns, "keystone", 2)
+		expectConditions(key, condition{"Ready", "True", "Ready", ""}, condition{"PDBReady", "True", "Ready", ""})
+		Expect(pdbMessage()).To(Equal("poddisruptionbudget keystone lets one of the 2 API pods be evicted at a time"))
+		dep := &appsv1.Deployment{}
+		Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
+		Expect(dep.Spec.Strategy.RollingUpdate.MaxUnavailable).To(HaveValue(Equal(intstr.FromInt32(0))), "no fewer serving pods than asked")
+		Expect(dep.Spec.Template.Spec.TerminationGracePeriodSeconds).To(HaveValue(BeEquivalentTo(70)), "5 s drain, 60 s apiTimeout, 5 s")
+
+		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.Replicas = ptr.To[int32](1) })
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &policyv1.PodDisruptionBudget{})) }).Should(BeTrue())
+		rollOut(ns, "keystone", 1)
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+		Expect(pdbMessage()).To(HavePrefix("no poddisruptionbudget at 1 replica(s)"))
 	})
 
 	It("removes from the pods what is removed from the spec: a nodeSelector key, a resource limit", func() {

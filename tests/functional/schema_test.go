@@ -205,7 +205,7 @@ var _ = Describe("The keystone.openstack.org schema", func() {
 			g.Expect(lines).To(HaveLen(2))
 			g.Expect(strings.Fields(lines[0])).To(Equal([]string{"NAME", "READY", "REASON", "MESSAGE", "AGE"}))
 			g.Expect(strings.Fields(lines[1])[:3]).To(Equal([]string{"keystone", "False", "DependencyNotFound"}))
-			g.Expect(lines[1]).To(ContainSubstring("InputReady (0/13 ready): secret osp-secret with key AdminPassword not found"))
+			g.Expect(lines[1]).To(ContainSubstring("InputReady (1/14 ready): secret osp-secret with key AdminPassword not found"))
 		}).Should(Succeed())
 		Eventually(func(g Gomega) {
 			out := kubectl("get", "keystoneservice", "-n", ns)

@@ -90,10 +90,12 @@ func TestOpenStackOperatorRBAC(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	lacking, _, err := manager.CheckPermissions(ctx, op, deployed, log)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(lacking).To(Equal([]string{"get /namespaces", "patch topology.openstack.org/topologies",
-		"use security.openshift.io/securitycontextconstraints"}))
-	g.Expect(said).To(HaveLen(3))
-	g.Expect(said[0]).To(ContainSubstring(`"msg"="optional permission missing" "permission"="get /namespaces"`))
+	g.Expect(lacking).To(Equal([]string{"create policy/poddisruptionbudgets", "delete policy/poddisruptionbudgets",
+		"get /namespaces", "get policy/poddisruptionbudgets", "list policy/poddisruptionbudgets",
+		"patch policy/poddisruptionbudgets", "patch topology.openstack.org/topologies", "update policy/poddisruptionbudgets",
+		"use security.openshift.io/securitycontextconstraints", "watch policy/poddisruptionbudgets"}))
+	g.Expect(said).To(HaveLen(10))
+	g.Expect(said[2]).To(ContainSubstring(`"msg"="optional permission missing" "permission"="get /namespaces"`))
 
 	// The cluster's identity, made once and kept in the operators' namespace.
 	identityConfigMap := &corev1.ConfigMap{}

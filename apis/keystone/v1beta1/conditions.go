@@ -38,6 +38,9 @@ const (
 	KeystoneAPIBootstrapReady = condition.BootstrapReadyCondition
 	// KeystoneAPIDeploymentReady: the deployment rolled out.
 	KeystoneAPIDeploymentReady = condition.DeploymentReadyCondition
+	// KeystoneAPIPDBReady: the API pods' PodDisruptionBudget exists from two replicas on
+	// (a drain evicts one at a time), and none below.
+	KeystoneAPIPDBReady = condition.PDBReadyCondition
 	// KeystoneAPINetworkAttachmentsReady: every pod reports an address on each of
 	// networkAttachments (skipped without them).
 	KeystoneAPINetworkAttachmentsReady = condition.NetworkAttachmentsReadyCondition
@@ -74,6 +77,7 @@ var KeystoneAPISteps = []condition.Type{
 	KeystoneAPIExposeServiceReady,
 	KeystoneAPIBootstrapReady,
 	KeystoneAPIDeploymentReady,
+	KeystoneAPIPDBReady,
 	KeystoneAPINetworkAttachmentsReady,
 	KeystoneAPICronJobReady,
 	KeystoneAPIEndpointReady,
