@@ -32,7 +32,9 @@ func start(logPath, name string, args []string, env []string) (*Process, error) 
 	cmd := exec.Command(name, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: a test binary killed by its timeout takes its servers with it
+	// instead of leaving them on the machine.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
