@@ -15,6 +15,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneendpoint"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/permissions"
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
@@ -24,7 +25,10 @@ import (
 	"github.com/openstack-k8s-operators/lib-common/modules/common/operator"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -32,6 +36,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
@@ -159,9 +164,16 @@ func WatchNamespaces(value string) []string {
 }
 
 // CacheOptions restrict the informers to the watched namespaces, and keep no
-// managedFields (the largest part of most objects, read by no controller).
+// managedFields (the largest part of most objects, read by no controller). Of the pods,
+// only the jobs' are cached (deploy.JobLabel): a cluster holds many others, which the
+// operator reads from the API server when it must.
 func CacheOptions(opts Options) cache.Options {
-	o := cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+	jobPods, err := labels.NewRequirement(deploy.JobLabel, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant label key
+	}
+	o := cache.Options{DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: labels.NewSelector().Add(*jobPods)}}}
 	if len(opts.Namespaces) > 0 {
 		o.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range opts.Namespaces {

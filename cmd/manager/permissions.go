@@ -26,6 +26,8 @@ var degraded = map[string]string{
 	"get /namespaces": "the kube-system namespace is not read: a new cluster identity is made once and kept in " +
 		"ConfigMap " + identity.ClusterConfigMap + " of the operator's namespace",
 	"patch topology.openstack.org/topologies": "the finalizer on a KeystoneAPI's Topology is added with an update instead",
+	"watch /pods": "a db-sync or bootstrap job is taken as done when its Job says so, about a second after its pod " +
+		"succeeded, instead of at once",
 	"use security.openshift.io/securitycontextconstraints": "the Keystone pods' Role grants the SecurityContextConstraints " +
 		"anyuid (when the manager may use it) instead of nonroot-v2, and the pods set no seccomp profile, which anyuid refuses",
 }

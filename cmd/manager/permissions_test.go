@@ -34,7 +34,7 @@ func TestLacking(t *testing.T) {
 	g.Expect(lacking).To(Equal([]string{"create policy/poddisruptionbudgets", "delete policy/poddisruptionbudgets",
 		"get /namespaces", "get policy/poddisruptionbudgets", "list policy/poddisruptionbudgets",
 		"patch policy/poddisruptionbudgets", "patch topology.openstack.org/topologies", "update policy/poddisruptionbudgets",
-		"use security.openshift.io/securitycontextconstraints", "watch policy/poddisruptionbudgets"}),
+		"use security.openshift.io/securitycontextconstraints", "watch /pods", "watch policy/poddisruptionbudgets"}),
 		"openstack-operator's role at %s", openstackrbac.SourceCommit)
 	for _, p := range lacking {
 		g.Expect(degraded).To(HaveKey(p), "%s is optional", p)

@@ -67,6 +67,9 @@ type Reconciler struct {
 	// DrainSeconds is how long a stopping API pod keeps serving (deploy.Gathered); the
 	// default when 0.
 	DrainSeconds int64
+	// jobPods tells whether the pods of the jobs are watched (mayWatchJobPods): a job is
+	// then done once its pod has succeeded (succeededPod).
+	jobPods bool
 	// verified holds, per KeystoneAPI UID, the external-mode check that last succeeded
 	// (externalCheck).
 	verified sync.Map
@@ -81,7 +84,8 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=rabbitmq.openstack.org,resources=transporturls,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=topology.openstack.org,resources=topologies,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets;services;configmaps,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list
+// The jobs' pods are watched (only those: deploy.JobLabel), the API pods read when asked about.
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs;cronjobs,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
@@ -133,6 +137,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr)
 	if mayWritePDBs(r.Client) {
 		b = b.Owns(&policyv1.PodDisruptionBudget{})
+	}
+	if r.jobPods = mayWatchJobPods(r.Client); r.jobPods {
+		b = b.Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(jobPodsAPI), builder.WithPredicates(podFinished))
 	}
 	return b.
 		For(&keystonev1.KeystoneAPI{}, builder.WithPredicates(reconciler.IgnoreStatusUpdates)).

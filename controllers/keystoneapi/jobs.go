@@ -9,14 +9,20 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/internal/permissions"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // jobTailLength bounds the part of a pod's termination message quoted in a condition.
@@ -135,9 +141,19 @@ func (r *Reconciler) jobFor(ctx context.Context, s *scope, step lc.Type, in jobI
 }
 
 // observeJob marks the step from the Job of the current inputs; a succeeded Job is
-// recorded (status.hash, the private state) and deleted unless preserveJobs.
+// recorded (status.hash, the private state) and deleted unless preserveJobs. A Job is
+// succeeded once the Job controller says so, or, a second earlier, once the one pod it
+// runs has succeeded (succeededPod).
 func (r *Reconciler) observeJob(ctx context.Context, s *scope, step lc.Type, in jobInputs, job *batchv1.Job) error {
-	if finished(job, batchv1.JobComplete) {
+	complete := finished(job, batchv1.JobComplete)
+	if !complete {
+		pod, err := r.succeededPod(ctx, job)
+		if err != nil {
+			return err
+		}
+		complete = pod != nil
+	}
+	if complete {
 		if err := r.recordDone(ctx, s, in); err != nil {
 			return err
 		}
@@ -151,8 +167,33 @@ func (r *Reconciler) observeJob(ctx context.Context, s *scope, step lc.Type, in 
 	if finished(job, batchv1.JobFailed) {
 		failure = r.lastPodFailure(ctx, job)
 	}
-	s.round.Apply(step, jobVerdict(job, failure))
+	s.round.Apply(step, jobVerdict(job, complete, failure))
 	return nil
+}
+
+// succeededPod returns the pod of job that succeeded, nil for none. A Job of one
+// completion is done once its pod has succeeded: the Job controller writes so about a
+// second later (its batching of pod updates), and a KeystoneAPI's next step need not wait
+// for that. Only a pod the Job controls counts, and only once it has succeeded: a failed
+// pod leaves the Job to retry or fail, a running pod being deleted may still fail. Read
+// from the cache of the jobs' pods (deploy.JobLabel), kept only where the manager may
+// watch pods (r.JobPods); nil without it, the Job's own completion then being waited for.
+func (r *Reconciler) succeededPod(ctx context.Context, job *batchv1.Job) (*corev1.Pod, error) {
+	if !r.jobPods || job.DeletionTimestamp != nil || finished(job, batchv1.JobFailed) ||
+		(job.Spec.Completions != nil && *job.Spec.Completions != 1) {
+		return nil, nil
+	}
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{deploy.JobLabel: job.Name}); err != nil {
+		return nil, fmt.Errorf("listing the pods of job %s: %w", job.Name, err)
+	}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if owner := metav1.GetControllerOf(pod); owner != nil && owner.UID == job.UID && pod.Status.Phase == corev1.PodSucceeded {
+			return pod, nil
+		}
+	}
+	return nil, nil
 }
 
 // recordDone records that the job of in ran for the current inputs: its public digest
@@ -163,6 +204,35 @@ func (r *Reconciler) recordDone(ctx context.Context, s *scope, in jobInputs) err
 	}
 	setHash(s.api, in.HashKey, in.Public)
 	return nil
+}
+
+// mayWatchJobPods tells whether the manager may list and watch pods, as the API server
+// said at start (openstack-operator's role for keystone-operator grants get and list).
+func mayWatchJobPods(c client.Client) bool {
+	return permissions.Allows(c, "list", "", "pods") && permissions.Allows(c, "watch", "", "pods")
+}
+
+// jobPodsAPI wakes the KeystoneAPI a job's pod runs for (deploy.JobPodLabels).
+func jobPodsAPI(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[deploy.APILabel]
+	if name == "" || o.GetLabels()[deploy.JobLabel] == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// podFinished passes a job's pod that has just succeeded or failed: what a running
+// job's pods do before is the Job's own status, watched besides.
+var podFinished = predicate.Funcs{
+	CreateFunc:  func(e event.CreateEvent) bool { return podDone(e.Object) },
+	UpdateFunc:  func(e event.UpdateEvent) bool { return podDone(e.ObjectNew) && !podDone(e.ObjectOld) },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+func podDone(o client.Object) bool {
+	pod, ok := o.(*corev1.Pod)
+	return ok && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed)
 }
 
 func finished(job *batchv1.Job, t batchv1.JobConditionType) bool {
@@ -212,14 +282,14 @@ func tail(s string) string {
 }
 
 // jobVerdict is DBSyncReady or BootstrapReady from the step's Job (a Job of the current
-// inputs): True once it completed, worded as the rounds after it, which find its success
+// inputs): True once it completed (complete: the Job says so, or its pod succeeded), worded as the rounds after it, which find its success
 // recorded, word it (jobRecordedVerdict), so that the round that made the step True is
 // its last status write; CreationFailed (Error) once it failed, with the Job's attempts and reason
 // and podFailure (what its last failed pod said, "" for nothing); Created (Info) while
 // it runs.
-func jobVerdict(job *batchv1.Job, podFailure string) condition.Verdict {
+func jobVerdict(job *batchv1.Job, complete bool, podFailure string) condition.Verdict {
 	switch {
-	case finished(job, batchv1.JobComplete):
+	case complete:
 		return jobRecordedVerdict(job.Name)
 	case finished(job, batchv1.JobFailed):
 		msg := fmt.Sprintf("job %s failed after %d attempts", job.Name, job.Status.Failed)

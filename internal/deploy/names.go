@@ -88,10 +88,13 @@ func ServiceName(api *keystonev1.KeystoneAPI, iface string) string {
 	return api.Name + InternalSuffix
 }
 
+// APILabel names, on everything a KeystoneAPI owns, that KeystoneAPI.
+const APILabel = "keystone.openstack.org/keystoneapi"
+
 // Labels mark everything a KeystoneAPI owns, its pods included.
 func Labels(api *keystonev1.KeystoneAPI) map[string]string {
 	labels := SelectorLabels(api)
-	labels["keystone.openstack.org/keystoneapi"] = api.Name
+	labels[APILabel] = api.Name
 	return labels
 }
 

@@ -179,7 +179,7 @@ const JobLabel = "keystone.openstack.org/job"
 // KeystoneAPI's name, not the labels the Services and the Deployment select on, so a
 // job's pod never receives API traffic and is never counted as an API pod.
 func JobPodLabels(api *keystonev1.KeystoneAPI, job string) map[string]string {
-	return map[string]string{"keystone.openstack.org/keystoneapi": api.Name, JobLabel: job}
+	return map[string]string{APILabel: api.Name, JobLabel: job}
 }
 
 func job(api *keystonev1.KeystoneAPI, name, hash, cmd string, env []corev1.EnvVar) *batchv1.Job {

@@ -135,6 +135,32 @@ func finishJob(ns, name string, succeeded bool, exitMessage string) {
 	}).Should(Succeed())
 }
 
+// jobPod plays the Job controller and the kubelet for one pod of the Job name: created
+// as the Job controller makes them (the template's labels, job-name, the Job as its
+// controller; ownedBy names another owner's UID for a forgery), then in phase.
+func jobPod(ns, name, pod string, phase corev1.PodPhase, ownedBy types.UID) {
+	GinkgoHelper()
+	job := &batchv1.Job{}
+	Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, job)).To(Succeed())
+	}).Should(Succeed())
+	if ownedBy == "" {
+		ownedBy = job.UID
+	}
+	labels := map[string]string{"job-name": name, "batch.kubernetes.io/job-name": name, "controller-uid": string(ownedBy)}
+	for k, v := range job.Spec.Template.Labels {
+		labels[k] = v
+	}
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: ns, Labels: labels, OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "batch/v1", Kind: "Job", Name: name, UID: ownedBy, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "i"}}},
+	}
+	Expect(k8sClient.Create(ctx, p)).To(Succeed())
+	p.Status.Phase = phase
+	Expect(k8sClient.Status().Update(ctx, p)).To(Succeed())
+}
+
 // rollOut plays the Deployment controller and kubelet: ready replicas of the current spec.
 func rollOut(ns, name string, ready int32) {
 	Eventually(func(g Gomega) {

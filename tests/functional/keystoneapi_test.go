@@ -264,7 +264,8 @@ var _ = Describe("KeystoneAPI", func() {
 			condition{"Stalled", "True", "CreationFailed", ""})
 		msg := message(key, "DBSyncReady")
 		Expect(msg).To(ContainSubstring("job keystone-db-sync failed after 4 attempts"))
-		Expect(managerWrites.Watched("/api/v1/pods")).To(BeFalse(), "the job's pods are read, not every Pod of the cluster watched")
+		Expect(managerWrites.Watched("/api/v1/pods")).To(BeFalse(), "the jobs' pods are watched, not every Pod of the cluster")
+		Expect(managerWrites.Watched("/api/v1/pods?labelSelector=keystone.openstack.org/job")).To(BeTrue())
 		Expect(msg).To(ContainSubstring("BackoffLimitExceeded"))
 		Expect(msg).To(ContainSubstring("exit code 1: sqlalchemy.exc.OperationalError: (1045"))
 		Expect(kstatusOf(key)).To(Equal(status.FailedStatus))
@@ -302,6 +303,37 @@ var _ = Describe("KeystoneAPI", func() {
 		Expect(getAPI(key)(Default).Status.Conditions.Has("Stalled")).To(BeFalse())
 		finishJob(ns, "keystone-db-sync", true, "")
 		expectConditions(key, condition{"DBSyncReady", "True", "Ready", ""})
+	})
+
+	It("takes a job as done the moment its pod succeeds, before the Job controller says so, and only its own pod", func() {
+		key := createWithInputs(keystoneAPI(ns))
+		expectConditions(key, condition{"DBSyncReady", "False", "Created", "Info"})
+
+		By("a failed attempt is no success: the Job retries")
+		jobPod(ns, "keystone-db-sync", "keystone-db-sync-first", corev1.PodFailed, "")
+		touch(key)
+		Consistently(func(g Gomega) {
+			g.Expect(getAPI(key)(g).Status.Conditions.Get("DBSyncReady").Status).To(Equal(corev1.ConditionFalse))
+		}, time.Second).Should(Succeed())
+
+		By("its second pod succeeds: done, the Job (never marked complete here) deleted")
+		jobPod(ns, "keystone-db-sync", "keystone-db-sync-second", corev1.PodSucceeded, "")
+		expectConditions(key, condition{"DBSyncReady", "True", "Ready", ""}, condition{"BootstrapReady", "False", "Created", "Info"})
+		Expect(message(key, "DBSyncReady")).To(Equal("job keystone-db-sync succeeded for the current inputs"))
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-db-sync"}, &batchv1.Job{}))
+		}).Should(BeTrue(), "a finished job is deleted unless preserveJobs")
+
+		By("a pod of the bootstrap's labels that another owner controls is not the bootstrap's")
+		jobPod(ns, "keystone-bootstrap", "keystone-bootstrap-forged", corev1.PodSucceeded, "another-owner")
+		touch(key)
+		Consistently(func(g Gomega) {
+			g.Expect(getAPI(key)(g).Status.Conditions.Get("BootstrapReady").Status).To(Equal(corev1.ConditionFalse))
+		}, time.Second).Should(Succeed())
+		jobPod(ns, "keystone-bootstrap", "keystone-bootstrap-own", corev1.PodSucceeded, "")
+		expectConditions(key, condition{"BootstrapReady", "True", "Ready", ""}, condition{"DeploymentReady", "False", "Created", "Info"})
+		rollOut(ns, "keystone", 1)
+		expectConditions(key, condition{"Ready", "True", "Ready", ""})
 	})
 
 	It("reports a rollout past its progress deadline as an Error", func() {

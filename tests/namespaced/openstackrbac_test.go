@@ -93,8 +93,8 @@ func TestOpenStackOperatorRBAC(t *testing.T) {
 	g.Expect(lacking).To(Equal([]string{"create policy/poddisruptionbudgets", "delete policy/poddisruptionbudgets",
 		"get /namespaces", "get policy/poddisruptionbudgets", "list policy/poddisruptionbudgets",
 		"patch policy/poddisruptionbudgets", "patch topology.openstack.org/topologies", "update policy/poddisruptionbudgets",
-		"use security.openshift.io/securitycontextconstraints", "watch policy/poddisruptionbudgets"}))
-	g.Expect(said).To(HaveLen(10))
+		"use security.openshift.io/securitycontextconstraints", "watch /pods", "watch policy/poddisruptionbudgets"}))
+	g.Expect(said).To(HaveLen(11))
 	g.Expect(said[2]).To(ContainSubstring(`"msg"="optional permission missing" "permission"="get /namespaces"`))
 
 	// The cluster's identity, made once and kept in the operators' namespace.

@@ -23,14 +23,19 @@ func (w *Writes) Wrap(rt http.RoundTripper) http.RoundTripper {
 			n, _ := w.m.LoadOrStore(req.Method+" "+req.URL.Path, new(atomic.Int64))
 			n.(*atomic.Int64).Add(1)
 		} else if req.URL.Query().Get("watch") == "true" {
-			w.watched.Store(req.URL.Path, true)
+			watched := req.URL.Path
+			if selector := req.URL.Query().Get("labelSelector"); selector != "" {
+				watched += "?labelSelector=" + selector
+			}
+			w.watched.Store(watched, true)
 		}
 		return rt.RoundTrip(req)
 	})
 }
 
 // Watched tells whether a watch of path (for example /api/v1/pods, every Pod of the
-// cluster) was started.
+// cluster) was started; with "?labelSelector=<selector>", a watch of what the selector
+// selects there.
 func (w *Writes) Watched(path string) bool {
 	_, ok := w.watched.Load(path)
 	return ok
