@@ -61,6 +61,15 @@ const (
 	// kept-alive connection take that long to stop sending it requests. Requests in
 	// flight at the end of it have httpd's graceful stop.
 	DrainSeconds int64 = 5
+	// ServeAloneSeconds bounds how long, after the drain, a stopping API pod goes on
+	// serving while new connections still reach it. They do when it is its Services' last
+	// endpoint: kube-proxy sends a stopping pod's endpoints new connections while no other
+	// is ready (an eviction or a drain of the only replica), until its replacement is
+	// ready. A pod among others gets none after the drain and stops QuietSeconds later.
+	ServeAloneSeconds int64 = 120
+	// QuietSeconds is how long a stopping API pod waits, after the drain, for a new
+	// connection before it stops httpd.
+	QuietSeconds = 2
 	// StopMarginSeconds is the grace an API pod has beyond DrainSeconds and httpd's
 	// graceful stop (GracefulShutdownTimeout, the request timeout): mod_wsgi gives its
 	// daemon processes 3 s when httpd stops, and the kubelet's own bookkeeping.
@@ -323,21 +332,54 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[st
 }
 
 // HttpdDrain is the API container's preStop hook: it keeps serving for drain seconds,
-// while the pod leaves its Services' endpoints everywhere, then stops httpd gracefully
-// (SIGWINCH, httpd's graceful-stop: no new connection, the requests in flight finished,
-// within GracefulShutdownTimeout) and waits for it to exit, so that the kubelet's SIGTERM,
-// which stops httpd at once, finds nothing left to cut. httpd is the container's process
-// 1 and runs as the same user, so the hook needs no privilege.
+// while the pod leaves its Services' endpoints everywhere; then, for at most
+// ServeAloneSeconds, as long as new connections still come (QuietSeconds without one
+// ends it: the pod is no longer anyone's endpoint, or was the last one and its
+// replacement is ready); then it stops httpd gracefully (SIGWINCH, httpd's graceful-stop:
+// no new connection, the requests in flight finished, within GracefulShutdownTimeout) and
+// waits for it to exit, so that the kubelet's SIGTERM, which stops httpd at once, finds
+// nothing left to cut. httpd is the container's process 1 and runs as the same user, so
+// the hook needs no privilege; it reads the pod's connections from /proc/net, with bash
+// alone.
 func HttpdDrain(drain int64) []string {
-	return []string{"/bin/bash", "-c", fmt.Sprintf("sleep %d; kill -WINCH 1; while kill -0 1 2>/dev/null; do sleep 1; done",
-		drain)}
+	return []string{"/bin/bash", "-c", drainScript(drain, ServeAloneSeconds, Port, "1")}
+}
+
+// drainScript is HttpdDrain's script: drain seconds, then at most alone more while new
+// connections to port arrive, then SIGWINCH to pid and a wait for it to end. fresh
+// counts, in new, the connections it has not seen before (it runs in the script's shell,
+// not a subshell, so that what it saw is kept).
+func drainScript(drain, alone int64, port int32, pid string) string {
+	// /proc/net/tcp{,6}: "sl local_address rem_address st ...", the ports in hexadecimal;
+	// st 0A is LISTEN. Every other state counts: a request on a connection of its own
+	// is over in milliseconds, but httpd closes it first ("Connection: close"), and the
+	// pod's end stays in TIME_WAIT for a minute; a kept-alive one stays ESTABLISHED.
+	return fmt.Sprintf(`sleep %d
+declare -A seen
+fresh() {
+  local sl local remote st rest
+  new=0
+  while read -r sl local remote st rest; do
+    if [[ $local == *:%04X && $st != 0A && -z ${seen[$remote]} ]]; then seen[$remote]=1; new=$((new+1)); fi
+  done < <(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null)
+}
+fresh
+quiet=0
+for ((i = 0; i < %d && quiet < %d; i++)); do
+  sleep 1
+  fresh
+  if ((new == 0)); then quiet=$((quiet+1)); else quiet=0; fi
+done
+kill -WINCH %s
+while kill -0 %s 2>/dev/null; do sleep 1; done`, drain, port, alone, QuietSeconds, pid, pid)
 }
 
 // StopGraceSeconds is the API pods' termination grace period: the drain (drain
-// seconds), httpd's graceful stop, which waits for requests at most the request timeout
-// (spec.apiTimeout, GracefulShutdownTimeout), and StopMarginSeconds.
+// seconds), at most ServeAloneSeconds serving as the last endpoint, httpd's graceful
+// stop, which waits for requests at most the request timeout (spec.apiTimeout,
+// GracefulShutdownTimeout), and StopMarginSeconds.
 func StopGraceSeconds(api *keystonev1.KeystoneAPI, drain int64) int64 {
-	return drain + int64(RequestTimeout(api)) + StopMarginSeconds
+	return drain + ServeAloneSeconds + int64(RequestTimeout(api)) + StopMarginSeconds
 }
 
 // RequestTimeout is httpd's request timeout (spec.apiTimeout, 60 s when unset): its

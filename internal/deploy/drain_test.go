@@ -1,0 +1,92 @@
+package deploy
+
+import (
+	"net"
+	"os/exec"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+// TestDrainScript runs the preStop hook's script with bash on this machine, against a
+// listener of this test and a process standing for httpd (it exits on SIGWINCH): with
+// no connection it stops httpd right after the drain and the quiet time; while new
+// connections keep coming (the pod is the last endpoint), each over in a moment, it goes on serving, and stops
+// the quiet time after the last; kept-alive connections alone do not keep it; it never
+// serves longer than its bound.
+func TestDrainScript(t *testing.T) {
+	g := NewWithT(t)
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = listener.Close() }()
+	var keep atomic.Bool // the next connection accepted is kept open
+	go func() {
+		for {
+			conn, err := listener.Accept()
+			if err != nil {
+				return
+			}
+			if keep.Swap(false) {
+				defer func() { _ = conn.Close() }()
+				continue
+			}
+			_ = conn.Close() // as httpd after a request with "Connection: close": the server closes first
+		}
+	}()
+	port := int32(listener.Addr().(*net.TCPAddr).Port) //nolint:gosec // a port
+	dial := func() net.Conn {
+		conn, err := net.Dial("tcp", listener.Addr().String())
+		g.Expect(err).NotTo(HaveOccurred())
+		return conn
+	}
+	// stopped runs the script for a stand-in of httpd and returns when the stand-in got
+	// SIGWINCH, measured from the start.
+	stopped := func(drain, alone int64, meanwhile func()) time.Duration {
+		httpd := exec.Command("bash", "-c", `trap "exit 0" WINCH; while :; do sleep 0.1; done`)
+		g.Expect(httpd.Start()).To(Succeed())
+		exited := make(chan time.Time, 1)
+		go func() { _ = httpd.Wait(); exited <- time.Now() }()
+		start := time.Now()
+		hook := exec.Command("bash", "-c", drainScript(drain, alone, port, strconv.Itoa(httpd.Process.Pid)))
+		g.Expect(hook.Start()).To(Succeed())
+		if meanwhile != nil {
+			meanwhile()
+		}
+		g.Expect(hook.Wait()).To(Succeed(), "the hook waits for httpd to end, then ends")
+		return (<-exited).Sub(start)
+	}
+
+	quietly := stopped(1, 30, nil)
+	g.Expect(quietly).To(BeNumerically(">=", time.Duration(1+QuietSeconds)*time.Second))
+	g.Expect(quietly).To(BeNumerically("<", time.Duration(1+QuietSeconds+2)*time.Second), "nobody connects: it stops")
+
+	keep.Store(true)
+	kept := dial() // a kept-alive connection, open throughout, counts for nothing
+	defer func() { _ = kept.Close() }()
+	busy := stopped(1, 30, func() {
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(300 * time.Millisecond) {
+			_ = dial().Close()
+		}
+	})
+	g.Expect(busy).To(BeNumerically(">=", time.Duration(5+QuietSeconds)*time.Second), "it serves while new connections come")
+	g.Expect(busy).To(BeNumerically("<", time.Duration(5+QuietSeconds+3)*time.Second), "and stops once they end")
+
+	stop := make(chan struct{})
+	bounded := stopped(1, 3, func() {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(300 * time.Millisecond):
+					_ = dial().Close()
+				}
+			}
+		}()
+	})
+	close(stop)
+	g.Expect(bounded).To(BeNumerically("<", time.Duration(1+3+2)*time.Second), "never longer than its bound")
+}
