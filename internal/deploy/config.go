@@ -107,12 +107,14 @@ type publicData struct {
 	ConfigDir   string
 	MetadataDir string
 	// HttpdRunDir is httpd's run directory (its PID file, mod_wsgi's sockets).
-	HttpdRunDir   string
-	VHosts        []vhost
-	QuorumQueues  bool
-	DatabaseTLS   bool
-	MemcachedTLS  bool
-	MemcachedMTLS bool
+	HttpdRunDir string
+	// DrainingMarker is the preStop hook's file (DrainingMarker).
+	DrainingMarker string
+	VHosts         []vhost
+	QuorumQueues   bool
+	DatabaseTLS    bool
+	MemcachedTLS   bool
+	MemcachedMTLS  bool
 	// CABundle is the CA bundle's path when tls.caBundleSecretName is set, else "".
 	CABundle string
 	// MemcachedCert, MemcachedKey and MemcachedCA are where the memcached client
@@ -291,6 +293,7 @@ func templateData(api *keystonev1.KeystoneAPI, in ConfigInput) configData {
 		ConfigDir:               HttpdConfDir,
 		MetadataDir:             FederationMetadataDir,
 		HttpdRunDir:             HttpdRunDir,
+		DrainingMarker:          DrainingMarker,
 		QuorumQueues:            in.QuorumQueues,
 		MemcachedTLS:            in.MemcachedTLS,
 		MemcachedMTLS:           in.MemcachedTLS && in.MemcachedMTLS,

@@ -2,7 +2,9 @@ package deploy
 
 import (
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -36,6 +38,7 @@ func TestDrainScript(t *testing.T) {
 			_ = conn.Close() // as httpd after a request with "Connection: close": the server closes first
 		}
 	}()
+	marker := filepath.Join(t.TempDir(), "draining")
 	port := int32(listener.Addr().(*net.TCPAddr).Port) //nolint:gosec // a port
 	dial := func() net.Conn {
 		conn, err := net.Dial("tcp", listener.Addr().String())
@@ -50,12 +53,14 @@ func TestDrainScript(t *testing.T) {
 		exited := make(chan time.Time, 1)
 		go func() { _ = httpd.Wait(); exited <- time.Now() }()
 		start := time.Now()
-		hook := exec.Command("bash", "-c", drainScript(drain, alone, port, strconv.Itoa(httpd.Process.Pid)))
+		hook := exec.Command("bash", "-c", drainScript(drain, alone, port, strconv.Itoa(httpd.Process.Pid), marker))
 		g.Expect(hook.Start()).To(Succeed())
 		if meanwhile != nil {
 			meanwhile()
 		}
 		g.Expect(hook.Wait()).To(Succeed(), "the hook waits for httpd to end, then ends")
+		g.Expect(marker).To(BeAnExistingFile(), "httpd answered with Connection: close from the hook's start")
+		g.Expect(os.Remove(marker)).To(Succeed())
 		return (<-exited).Sub(start)
 	}
 

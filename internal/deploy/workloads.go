@@ -77,6 +77,11 @@ const (
 	// HttpdRunDir is httpd's run directory (PidFile, DefaultRuntimeDir, WSGISocketPrefix):
 	// an EmptyDir, where the image's is root's.
 	HttpdRunDir = "/run/httpd"
+	// DrainingMarker is the file the preStop hook makes as the pod starts to stop:
+	// while it exists, httpd closes every connection after its answer (httpd.conf's
+	// nokeepalive), so that kept-alive clients reconnect through the Service, to another
+	// pod, before httpd stops and closes their idle connections under them.
+	DrainingMarker = HttpdRunDir + "/draining"
 	// KeyRepositoriesDir holds the key repositories Keystone reads (FernetKeyRepository,
 	// CredentialKeyRepository): an EmptyDir.
 	KeyRepositoriesDir = "/run/keystone"
@@ -284,7 +289,9 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[st
 	// nothing. Neither runs before the startup probe has had its first answer: it polls
 	// every second, so a pod is started at Keystone's first answer, and the kubelet then
 	// runs the readiness probe at once (no initial delay left to wait for).
-	var steps []string
+	// A restart in the same pod (a failed liveness probe runs the preStop hook too)
+	// finds the last stop's marker in the EmptyDir: httpd starts without it.
+	steps := []string{"rm -f " + DrainingMarker}
 	if federated(files) {
 		// mod_auth_openidc writes where it reads the realms' metadata: a copy, made afresh
 		// at each start (a restart in the same pod finds the last one), writable by httpd.
@@ -331,7 +338,8 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[st
 	}
 }
 
-// HttpdDrain is the API container's preStop hook: it keeps serving for drain seconds,
+// HttpdDrain is the API container's preStop hook: it makes DrainingMarker (every answer
+// from then on closes its connection), keeps serving for drain seconds,
 // while the pod leaves its Services' endpoints everywhere; then, for at most
 // ServeAloneSeconds, as long as new connections still come (QuietSeconds without one
 // ends it: the pod is no longer anyone's endpoint, or was the last one and its
@@ -342,19 +350,21 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[st
 // the hook needs no privilege; it reads the pod's connections from /proc/net, with bash
 // alone.
 func HttpdDrain(drain int64) []string {
-	return []string{"/bin/bash", "-c", drainScript(drain, ServeAloneSeconds, Port, "1")}
+	return []string{"/bin/bash", "-c", drainScript(drain, ServeAloneSeconds, Port, "1", DrainingMarker)}
 }
 
-// drainScript is HttpdDrain's script: drain seconds, then at most alone more while new
-// connections to port arrive, then SIGWINCH to pid and a wait for it to end. fresh
+// drainScript is HttpdDrain's script: marker made, drain seconds, then at most alone
+// more while new connections to port arrive, then SIGWINCH to pid and a wait for it to
+// end. fresh
 // counts, in new, the connections it has not seen before (it runs in the script's shell,
 // not a subshell, so that what it saw is kept).
-func drainScript(drain, alone int64, port int32, pid string) string {
+func drainScript(drain, alone int64, port int32, pid, marker string) string {
 	// /proc/net/tcp{,6}: "sl local_address rem_address st ...", the ports in hexadecimal;
 	// st 0A is LISTEN. Every other state counts: a request on a connection of its own
 	// is over in milliseconds, but httpd closes it first ("Connection: close"), and the
 	// pod's end stays in TIME_WAIT for a minute; a kept-alive one stays ESTABLISHED.
-	return fmt.Sprintf(`sleep %d
+	return fmt.Sprintf(`: > %s
+sleep %d
 declare -A seen
 fresh() {
   local sl local remote st rest
@@ -371,7 +381,7 @@ for ((i = 0; i < %d && quiet < %d; i++)); do
   if ((new == 0)); then quiet=$((quiet+1)); else quiet=0; fi
 done
 kill -WINCH %s
-while kill -0 %s 2>/dev/null; do sleep 1; done`, drain, port, alone, QuietSeconds, pid, pid)
+while kill -0 %s 2>/dev/null; do sleep 1; done`, marker, drain, port, alone, QuietSeconds, pid, pid)
 }
 
 // StopGraceSeconds is the API pods' termination grace period: the drain (drain

@@ -28,7 +28,7 @@ func TestDeployment(t *testing.T) {
 	g.Expect(c.Image).To(Equal("keystone:test"))
 	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/v3"))
 	// httpd started directly, after the key repositories are made: no kolla_start, no sudo.
-	g.Expect(c.Command).To(Equal([]string{"/bin/bash", "-c", LinkKeys + "exec /usr/sbin/httpd -DFOREGROUND"}))
+	g.Expect(c.Command).To(Equal([]string{"/bin/bash", "-c", LinkKeys + "rm -f " + DrainingMarker + " && exec /usr/sbin/httpd -DFOREGROUND"}))
 	g.Expect(c.Env).To(BeEmpty(), "no KOLLA_CONFIG_STRATEGY: nothing copies the configuration")
 	g.Expect(c.SecurityContext).To(Equal(RestrictedContainer()))
 	g.Expect(*c.SecurityContext.RunAsUser).To(BeEquivalentTo(42425))
@@ -337,7 +337,8 @@ func TestPodsStartTheirProcessDirectly(t *testing.T) {
 	for name, spec := range keystonePods(api) {
 		c := spec.Containers[0]
 		g.Expect(c.Command[:2]).To(Equal([]string{"/bin/bash", "-c"}), name)
-		g.Expect(c.Command[2]).To(HavePrefix(LinkKeys+"exec "), name)
+		g.Expect(c.Command[2]).To(HavePrefix(LinkKeys), name)
+		g.Expect(c.Command[2]).To(MatchRegexp(`&& exec [^&]*$`), name)
 		g.Expect(c.Command[2]).NotTo(ContainSubstring("kolla"), name)
 		g.Expect(c.Command[2]).NotTo(ContainSubstring("sudo"), name)
 		g.Expect(c.SecurityContext).To(Equal(RestrictedContainer()), name)

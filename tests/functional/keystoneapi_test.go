@@ -459,7 +459,7 @@ var _ = Describe("KeystoneAPI", func() {
 		dep := &appsv1.Deployment{}
 		Expect(k8sClient.Get(ctx, key, dep)).To(Succeed())
 		Expect(dep.Spec.Strategy.RollingUpdate.MaxUnavailable).To(HaveValue(Equal(intstr.FromInt32(0))), "no fewer serving pods than asked")
-		Expect(dep.Spec.Template.Spec.TerminationGracePeriodSeconds).To(HaveValue(BeEquivalentTo(70)), "5 s drain, 60 s apiTimeout, 5 s")
+		Expect(dep.Spec.Template.Spec.TerminationGracePeriodSeconds).To(HaveValue(BeEquivalentTo(190)), "5 s drain, at most 120 s as the last endpoint, 60 s apiTimeout, 5 s")
 
 		updateAPI(key, func(a *keystonev1.KeystoneAPI) { a.Spec.Replicas = ptr.To[int32](1) })
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &policyv1.PodDisruptionBudget{})) }).Should(BeTrue())
