@@ -117,9 +117,10 @@ e2e: manifests envtest node-bins cluster-deps $(KUTTL) ## Run the end-to-end sce
 .PHONY: bench
 bench: manifests envtest ## Measure convergence and cost; writes BENCHMARKS.md (BENCH_RUN selects rows).
 	go build -o $(LOCALBIN)/manager ./cmd
-	rm -f $(LOCALBIN)/bench-row7.json $(LOCALBIN)/bench-row10.json
+	rm -f $(LOCALBIN)/bench-row7.json $(LOCALBIN)/bench-row10.json $(LOCALBIN)/bench-row11.json $(LOCALBIN)/bench-row12.json
 	$(if $(BENCH_RUN),,$(MAKE) bench-pods)
-	$(if $(BENCH_RUN),,KUBEBUILDER_ASSETS=$(ENVTEST_DIR) BENCH_MEMORY=1 go test -tags bench -count=1 -timeout 30m -v ./tests/bench -run TestMemory)
+	$(if $(BENCH_RUN),,$(MAKE) bench-disruption)
+	$(if $(BENCH_RUN),,KUBEBUILDER_ASSETS=$(ENVTEST_DIR) BENCH_MEMORY=1 go test -tags bench -count=1 -timeout 40m -v ./tests/bench -run 'TestMemory|TestManagerCPU')
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test -tags bench -count=1 -timeout 30m -v ./tests/bench -run '$(or $(BENCH_RUN),.)'
 
 .PHONY: bench-pods
@@ -127,6 +128,12 @@ bench-pods: manifests envtest node-bins cluster-deps ## Measure row 10: the samp
 	go build -o $(LOCALBIN)/devrun ./cmd/devrun
 	go build -o $(LOCALBIN)/e2e-actor ./tests/e2e/actor
 	$(CLUSTER_ENV) PATH=$(ENVTEST_DIR):$$PATH hack/bench-pods.sh
+
+.PHONY: bench-disruption
+bench-disruption: manifests envtest node-bins cluster-deps ## Measure row 11: failed requests through every change the operator makes, with real pods on the local cluster (root).
+	go build -o $(LOCALBIN)/devrun ./cmd/devrun
+	go build -o $(LOCALBIN)/e2e-actor ./tests/e2e/actor
+	$(CLUSTER_ENV) PATH=$(ENVTEST_DIR):$$PATH hack/bench-disruption.sh
 
 .PHONY: fuzz
 fuzz: ## Fuzz the condition engine for FUZZTIME (default 60s).

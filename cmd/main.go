@@ -4,6 +4,7 @@ package main
 import (
 	"flag"
 	"os"
+	"runtime/debug"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
@@ -21,6 +22,16 @@ func main() {
 	opts := c.options()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&c.zap)))
 	log := ctrl.Log.WithName("setup")
+	if percent, limit := manager.GCSettings(os.Getenv, manager.CgroupMemoryLimit); percent != 0 || limit != 0 {
+		if percent != 0 {
+			debug.SetGCPercent(percent)
+		}
+		if limit != 0 {
+			debug.SetMemoryLimit(limit)
+		}
+		log.Info("garbage collector tuned (GOGC and GOMEMLIMIT in the environment take precedence)", "gcPercent", percent,
+			"softMemoryLimitBytes", limit)
+	}
 	if c.webhookCertPath != "" {
 		log.Info("this operator serves no webhook: --webhook-cert-path is not used", "path", c.webhookCertPath)
 	}

@@ -1,15 +1,17 @@
 package keystoneapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -110,7 +112,7 @@ func (s *scope) setConfigRevision(secret *corev1.Secret) {
 func (r *Reconciler) writeSecret(ctx context.Context, api *keystonev1.KeystoneAPI, name string, files map[string]string,
 	createFinalizers ...string) (*corev1.Secret, error) {
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: api.Namespace}}
-	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, secret, func() error {
+	if _, err := reconciler.CreateOrPatch(ctx, r.Client, secret, func() error {
 		if secret.ResourceVersion == "" {
 			// Created with them, in one write; on an existing Secret, finalizers are
 			// patched with an optimistic lock (internal/finalizers), not here.
@@ -121,7 +123,7 @@ func (r *Reconciler) writeSecret(ctx context.Context, api *keystonev1.KeystoneAP
 		for k, v := range files {
 			data[k] = []byte(v)
 		}
-		if !equality.Semantic.DeepEqual(secret.Data, data) {
+		if !maps.EqualFunc(secret.Data, data, bytes.Equal) {
 			secret.Data, secret.StringData = data, nil
 		}
 		return controllerutil.SetControllerReference(api, secret, r.Scheme())

@@ -70,6 +70,9 @@ type Reconciler struct {
 	// jobPods tells whether the pods of the jobs are watched (mayWatchJobPods): a job is
 	// then done once its pod has succeeded (succeededPod).
 	jobPods bool
+	// privateCreated holds the private state Secrets this process created
+	// (loadPrivateState).
+	privateCreated sync.Map
 	// verified holds, per KeystoneAPI UID, the external-mode check that last succeeded
 	// (externalCheck).
 	verified sync.Map

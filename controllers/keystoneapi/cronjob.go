@@ -7,6 +7,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/utils/ptr"
@@ -38,7 +39,7 @@ func (r *Reconciler) reconcileTrustFlush(ctx context.Context, s *scope) (ctrl.Re
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, cron, func() error {
+	if _, err := reconciler.CreateOrPatch(ctx, r.Client, cron, func() error {
 		cron.Labels = deploy.MergeLabels(cron.Labels, desired.Labels)
 		cron.Spec.Schedule = desired.Spec.Schedule
 		cron.Spec.Suspend = desired.Spec.Suspend

@@ -9,6 +9,7 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	mariadbv1 "github.com/openstack-k8s-operators/mariadb-operator/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -66,7 +67,7 @@ func (r *Reconciler) databaseObjects(ctx context.Context, api *keystonev1.Keysto
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, db, func() error {
+	if _, err := reconciler.CreateOrPatch(ctx, r.Client, db, func() error {
 		db.Spec.Name = deploy.DatabaseName
 		db.Labels = deploy.MergeLabels(db.Labels, map[string]string{"dbName": api.Spec.DatabaseInstance})
 		controllerutil.AddFinalizer(db, finalizerFor(api))
@@ -91,7 +92,7 @@ func (r *Reconciler) ensureDatabaseAccount(ctx context.Context, api *keystonev1.
 	} else if err != nil {
 		return nil, fmt.Errorf("reading MariaDBAccount %s: %w", account.Name, err)
 	}
-	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, account, func() error {
+	if _, err := reconciler.CreateOrPatch(ctx, r.Client, account, func() error {
 		account.Labels = deploy.MergeLabels(account.Labels, map[string]string{"mariaDBDatabaseName": deploy.DatabaseName})
 		controllerutil.AddFinalizer(account, finalizerFor(api))
 		if metav1.GetControllerOf(account) == nil && account.CreationTimestamp.IsZero() {

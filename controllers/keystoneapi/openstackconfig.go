@@ -3,12 +3,13 @@ package keystoneapi
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -48,9 +49,9 @@ func (r *Reconciler) reconcileOpenStackConfig(ctx context.Context, s *scope) (ct
 
 func (r *Reconciler) writeOpenStackConfig(ctx context.Context, api *keystonev1.KeystoneAPI, public, private map[string]string) error {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: deploy.OpenStackConfigName, Namespace: api.Namespace}}
-	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, cm, func() error {
+	if _, err := reconciler.CreateOrPatch(ctx, r.Client, cm, func() error {
 		cm.Labels = deploy.MergeLabels(cm.Labels, deploy.Labels(api))
-		if !equality.Semantic.DeepEqual(cm.Data, public) {
+		if !maps.Equal(cm.Data, public) {
 			cm.Data = public
 		}
 		return controllerutil.SetControllerReference(api, cm, r.Scheme())

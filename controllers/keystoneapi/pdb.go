@@ -7,6 +7,7 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/permissions"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,7 +52,7 @@ func (r *Reconciler) reconcilePDB(ctx context.Context, s *scope) (ctrl.Result, e
 	case desired == nil:
 		current = nil
 	default:
-		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, current, func() error {
+		if _, err := reconciler.CreateOrPatch(ctx, r.Client, current, func() error {
 			current.Labels = deploy.MergeLabels(current.Labels, desired.Labels)
 			current.Spec = desired.Spec
 			return controllerutil.SetControllerReference(api, current, r.Scheme())

@@ -22,8 +22,10 @@ func (r *Reconciler) loadPrivateState(ctx context.Context, s *scope, create bool
 	key := client.ObjectKey{Namespace: api.Namespace, Name: deploy.PrivateStateSecretName(api)}
 	secret := &corev1.Secret{}
 	err := r.Get(ctx, key, secret)
-	if apierrors.IsNotFound(err) {
-		// The cache may not have seen our own create yet.
+	if _, created := r.privateCreated.Load(key); apierrors.IsNotFound(err) && created {
+		// The cache may not have seen our own create yet. Nobody else creates it, and
+		// what existed when the manager started was in its cache from the start: a
+		// Secret this process never created is not asked of the API server again.
 		err = r.Reporter.Reader.Get(ctx, key, secret)
 	}
 	switch {
@@ -81,6 +83,7 @@ func (r *Reconciler) setPrivateValue(ctx context.Context, s *scope, key, value s
 		if err := r.Create(ctx, s.private); err != nil {
 			return fmt.Errorf("creating secret %s with %s: %w", s.private.Name, key, err)
 		}
+		r.privateCreated.Store(client.ObjectKeyFromObject(s.private), true)
 		s.privateUnsaved = false
 		return nil
 	}

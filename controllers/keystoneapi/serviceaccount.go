@@ -9,6 +9,7 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/permissions"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -43,7 +44,7 @@ func (r *Reconciler) reconcileServiceAccount(ctx context.Context, s *scope) (ctr
 	}
 	ensure := func(obj client.Object, apply func()) error {
 		desiredLabels := obj.GetLabels()
-		if _, err := controllerutil.CreateOrPatch(ctx, r.Client, obj, func() error {
+		if _, err := reconciler.CreateOrPatch(ctx, r.Client, obj, func() error {
 			apply()
 			obj.SetLabels(deploy.MergeLabels(obj.GetLabels(), desiredLabels))
 			return controllerutil.SetControllerReference(api, obj, r.Scheme())

@@ -10,6 +10,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,7 +46,7 @@ func (r *Reconciler) reconcileServices(ctx context.Context, s *scope) (ctrl.Resu
 			if err := r.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
 				return ctrl.Result{}, client.IgnoreNotFound(err)
 			}
-		} else if _, err := controllerutil.CreateOrPatch(ctx, r.Client, svc, func() error {
+		} else if _, err := reconciler.CreateOrPatch(ctx, r.Client, svc, func() error {
 			applyService(svc, desired)
 			return controllerutil.SetControllerReference(api, svc, r.Scheme())
 		}); err != nil {

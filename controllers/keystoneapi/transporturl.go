@@ -6,6 +6,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -36,7 +37,7 @@ func (r *Reconciler) reconcileNotifications(ctx context.Context, s *scope) (ctrl
 		if found, err := r.written(ctx, s, tu); !found {
 			return ctrl.Result{}, err
 		}
-	} else if _, err := controllerutil.CreateOrPatch(ctx, r.Client, tu, func() error {
+	} else if _, err := reconciler.CreateOrPatch(ctx, r.Client, tu, func() error {
 		tu.Labels = deploy.MergeLabels(tu.Labels, deploy.Labels(api))
 		tu.Spec.RabbitmqClusterName = api.NotificationsCluster()
 		tu.Spec.Username, tu.Spec.Vhost = "", ""

@@ -54,7 +54,13 @@ func EventCorrelation() record.CorrelatorOptions {
 
 // NewEventRecorder records Events through the API with EventCorrelation; the returned
 // function stops it.
+// Events are sent as Protocol Buffers, as the manager's client sends the other built-in
+// kinds: a rollout posts a score of them, and encoding and decoding them as JSON was
+// among the manager's larger costs.
 func NewEventRecorder(cfg *rest.Config, httpClient *http.Client, scheme *runtime.Scheme) (record.EventRecorder, func(), error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	events, err := typedcorev1.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating the Events client: %w", err)

@@ -50,19 +50,17 @@ func (r Reporter) Finish(ctx context.Context, obj Object, base client.Object, de
 	obj.SetConditions(out.Conditions)
 	obj.SetObservedGeneration(obj.GetGeneration())
 
-	// The lock is on the version this reconcile last read or wrote (its own finalizer
-	// patch included): a spec written meanwhile makes the write conflict instead of
-	// stamping Ready for an older generation onto the newer one.
-	lockBase := base.DeepCopyObject().(client.Object)
-	lockBase.SetResourceVersion(obj.GetResourceVersion())
-	patch := client.MergeFromWithOptions(lockBase, client.MergeFromWithOptimisticLock{})
-	// Whether anything changed is decided without the lock's resourceVersion.
+	// Whether anything changed is decided without the lock's resourceVersion; the patch
+	// is computed once, then locked.
 	data, err := client.MergeFrom(base).Data(obj)
 	if err != nil {
 		return out, joinErr(reconcileErr, fmt.Errorf("computing status patch: %w", err))
 	}
 	if string(data) != "{}" && !r.Versions.Repeats(base, data) {
-		err := r.Client.Status().Patch(ctx, obj, patch)
+		// The lock is on the version this reconcile last read or wrote (its own finalizer
+		// patch included): a spec written meanwhile makes the write conflict instead of
+		// stamping Ready for an older generation onto the newer one.
+		err := r.patchLocked(ctx, obj, data, obj.GetResourceVersion())
 		if apierrors.IsConflict(err) {
 			err = r.repatch(ctx, obj, data, err)
 		}
@@ -109,6 +107,13 @@ func (r Reporter) repatch(ctx context.Context, obj Object, data []byte, conflict
 	if latest.GetGeneration() != obj.GetGeneration() || latest.GetDeletionTimestamp().IsZero() != obj.GetDeletionTimestamp().IsZero() {
 		return conflict
 	}
+	// Locked on the version just read: a third writer conflicts again, and the round runs again.
+	return r.patchLocked(ctx, obj, data, latest.GetResourceVersion())
+}
+
+// patchLocked writes data, a merge patch of obj's status, only onto resourceVersion
+// (the API server answers 409 Conflict to a write onto any other).
+func (r Reporter) patchLocked(ctx context.Context, obj Object, data []byte, resourceVersion string) error {
 	var changes map[string]any
 	if err := json.Unmarshal(data, &changes); err != nil {
 		return fmt.Errorf("reading the status patch: %w", err)
@@ -117,8 +122,7 @@ func (r Reporter) repatch(ctx context.Context, obj Object, data []byte, conflict
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	// Locked on the version just read: a third writer conflicts again, and the round runs again.
-	meta["resourceVersion"] = latest.GetResourceVersion()
+	meta["resourceVersion"] = resourceVersion
 	changes["metadata"] = meta
 	locked, err := json.Marshal(changes)
 	if err != nil {

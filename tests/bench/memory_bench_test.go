@@ -9,19 +9,15 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
-	"github.com/keystone-stepwise/keystone-operator/tests/support/localkeystone"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -41,13 +37,20 @@ func TestMemory(t *testing.T) {
 	if !memoryMode {
 		return // measured by its own run: BENCH_MEMORY=1 (make bench does both)
 	}
-	const runs, n, apis = 3, 1000, 20
+	const n, apis = 1000, 20
+	runs := 3
+	if r, err := strconv.Atoi(os.Getenv("BENCH_MEMORY_RUNS")); err == nil && r > 0 {
+		runs = r // fewer, to try a change: the rows want 3
+	}
 	root, err := controlplane.RepoRoot()
 	must(err)
-	var rss, secs, viewWrites, changes, conflicts, holdConflicts []float64
+	var rss, secs, bare, ratios, viewWrites, changes, conflicts, holdConflicts []float64
 	for r := 0; r < runs; r++ {
 		run := memoryRun(t, root, n, apis)
 		rss, secs = append(rss, run.rss), append(secs, run.converged.Seconds())
+		bound := bareRun(t, root, n, apis, run.final).Seconds()
+		bare, ratios = append(bare, bound), append(ratios, run.converged.Seconds()/bound)
+		t.Logf("run %d: the bare client converged the same registrations in %.1f s: %.2f×", r+1, bound, ratios[r])
 		viewWrites, changes = append(viewWrites, run.apiStatusWrites), append(changes, run.stateChanges)
 		conflicts, holdConflicts = append(conflicts, run.apiStatusConflicts), append(holdConflicts, run.apiHoldConflicts)
 		t.Logf("run %d: %d registrations Ready in %.1f s; RSS %.0f MiB; %.0f KeystoneAPI status writes for %.0f registration "+
@@ -66,6 +69,14 @@ func TestMemory(t *testing.T) {
 			n, n, apis, flags, runs),
 			fmt.Sprintf("all Ready in median %.1f s from the first create (min %.1f, max %.1f)", median(secs), minOf(secs), maxOf(secs)),
 			"≤ 30 s on 2 cores", "—", "make bench (BENCH_MEMORY=1 run)"},
+		{"13", fmt.Sprintf("bound at scale: row 9's time to Ready against a bare client's, which makes the writes the operator "+
+			"makes for the same %d registrations (each one's finalizers, with the operator's optimistic lock, its statuses and an "+
+			"Event; each KeystoneAPI's view once) and nothing else, woken by a watch, with the same API server, rate limits (200 "+
+			"requests a second, burst 400) and workers per kind; it calls no Keystone; each on a control plane of its own; %d runs",
+			n, runs),
+			fmt.Sprintf("median %.2f× (operator median %.1f s, bare client median %.1f s; ratios %s)", median(ratios),
+				median(secs), median(bare), joinFloats(ratios, "%.2f")),
+			"≤ 1.1×", "—", "make bench (BENCH_MEMORY=1 run)"},
 		{"9b", fmt.Sprintf("consolidated view: status writes of the %d KeystoneAPIs (RegistrationsReady, status.registrations) while row 9's %d registrations converge; %d runs",
 			apis, 2*n, runs),
 			fmt.Sprintf("median %.0f writes for median %.0f registration state changes seen by a watch (%.2f per change; max %.0f writes); "+
@@ -91,6 +102,8 @@ type memoryRunResult struct {
 	// patches the registrations made on them; stateChanges the registrations' state
 	// changes.
 	apiStatusWrites, apiStatusConflicts, apiHoldConflicts, stateChanges float64
+	// final is what the operator left, for row 13's bare client.
+	final *finalStates
 }
 
 // memoryRun starts a control plane and a manager process, converges n registrations
@@ -98,38 +111,15 @@ type memoryRunResult struct {
 // and returns what it measured.
 func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	ctx := context.Background()
-	env, err := controlplane.Environment(root)
-	must(err)
-	cfg, err := env.Start()
-	must(err)
-	defer func() { _ = env.Stop() }()
-	previous := c
-	c, err = client.NewWithWatch(cfg, client.Options{Scheme: manager.Scheme})
-	must(err)
-	defer func() { c = previous }()
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	must(controlplane.WriteKubeconfig(env, kubeconfig))
+	run := newProcessRun(t, root, false)
+	defer run.stop()
+	cfg := run.cfg
 	ks := fakekeystone.New("admin", "bench-admin")
 	defer ks.Close()
 	// The metrics are served, and scraped once before the RSS is read, as Prometheus
 	// would: the condition gauges are made at each scrape.
-	port, err := localkeystone.FreePort()
-	must(err)
-	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
-	args := append([]string{fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", port), "--health-probe-bind-address=0"},
-		strings.Fields(os.Getenv("BENCH_MANAGER_FLAGS"))...)
-	cmd := exec.Command(filepath.Join(root, "bin", "manager"), args...) //nolint:gosec // our own binary
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	if path := os.Getenv("BENCH_MANAGER_LOG"); path != "" {
-		// The manager's log of the run (each run overwrites it): dropped Events,
-		// conflicts and errors that no metric shows.
-		logFile, err := os.Create(path) //nolint:gosec // the file the user named in BENCH_MANAGER_LOG
-		must(err)
-		defer func() { _ = logFile.Close() }()
-		cmd.Stdout, cmd.Stderr = logFile, logFile
-	}
-	must(cmd.Start())
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	mgr := run.startManager(false)
+	cmd, metricsURL := mgr.cmd, mgr.metricsURL
 
 	namespaces := make([]string, apis)
 	for i := range namespaces {
@@ -153,17 +143,7 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	writes, busy := apiserverRequests(cfg)
 	start := time.Now()
 	profiled := profileAPIServer(cfg)
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < n; i += 8 {
-				createRegistration(ctx, namespaces[i%apis], fmt.Sprintf("svc%04d", i))
-			}
-		}()
-	}
-	wg.Wait()
+	createAll(ctx, namespaces, n)
 	created := time.Since(start)
 	// Watched, not listed: the harness's own load on the API server (which the
 	// operator shares) stays small.
@@ -194,7 +174,8 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	logClientRequests(t, metricsURL)
 	time.Sleep(5 * time.Second)
 	return memoryRunResult{rss: rssMiB(cmd.Process.Pid), converged: converged, apiStatusWrites: w.status,
-		apiStatusConflicts: w.statusConflicts, apiHoldConflicts: w.otherConflicts, stateChanges: stateChanges}
+		apiStatusConflicts: w.statusConflicts, apiHoldConflicts: w.otherConflicts, stateChanges: stateChanges,
+		final: readFinalStates(ctx, namespaces)}
 }
 
 // viewsConverged tells whether every namespace's KeystoneAPI counts perNamespace
@@ -242,7 +223,8 @@ func keystoneAPIWrites(after, before map[string]float64) apiWrites {
 }
 
 // logClientRequests scrapes the manager's metrics and logs its requests to the
-// Kubernetes API by verb and code: what the run cost the API server.
+// Kubernetes API by verb and code, and its reconciles by controller and result: what
+// the run cost the API server, and how often the manager woke.
 func logClientRequests(t *testing.T, url string) {
 	resp, err := http.Get(url) //nolint:gosec,noctx // the manager this test started
 	must(err)
@@ -251,7 +233,7 @@ func logClientRequests(t *testing.T, url string) {
 	must(err)
 	series := 0
 	for _, line := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(line, "rest_client_requests_total") {
+		if strings.HasPrefix(line, "rest_client_requests_total") || strings.HasPrefix(line, "controller_runtime_reconcile_total") {
 			t.Log(line)
 		}
 		if strings.HasPrefix(line, "keystone_operator_condition{") {
@@ -279,8 +261,12 @@ func rssMiB(pid int) float64 {
 func memoryRows(root string) ([]row, bool) { return rowsFrom(root, memoryRowFile) }
 
 // criticalRowFile hands row 10 from make bench-pods (tests/bench/critical, on the local
-// cluster) to the report of the main run.
-const criticalRowFile = "bin/bench-row10.json"
+// cluster) to the report of the main run, disruptionRowFile row 11 from make
+// bench-disruption (tests/bench/disruption).
+const (
+	criticalRowFile   = "bin/bench-row10.json"
+	disruptionRowFile = "bin/bench-row11.json"
+)
 
 // rowsFrom reads the rows another run wrote to file (under root), if any.
 func rowsFrom(root, file string) ([]row, bool) {

@@ -62,9 +62,10 @@ func (a *actor) makeReady(ctx context.Context, obj client.Object) (bool, error) 
 	now := metav1.Now()
 	switch o := obj.(type) {
 	case *mariadbv1.MariaDBDatabase:
-		return setReady(&o.Status.Conditions), nil
+		// mariadb-operator's conditions: keystone-operator waits for the kind's own.
+		return setReady(&o.Status.Conditions, mariadbv1.MariaDBServerReadyCondition, mariadbv1.MariaDBDatabaseReadyCondition), nil
 	case *mariadbv1.MariaDBAccount:
-		return setReady(&o.Status.Conditions), nil
+		return setReady(&o.Status.Conditions, mariadbv1.MariaDBServerReadyCondition, mariadbv1.MariaDBAccountReadyCondition), nil
 	case *rabbitmqv1.TransportURL:
 		if !setReady(&o.Status.Conditions) {
 			return false, nil
@@ -88,12 +89,18 @@ func (a *actor) makeReady(ctx context.Context, obj client.Object) (bool, error) 
 	return true, nil
 }
 
-// setReady makes conditions Ready; false when they were already.
-func setReady(conditions *lc.Conditions) bool {
+// setReady makes conditions Ready, and the kind's own conditions kinds True beside;
+// false when they were already.
+func setReady(conditions *lc.Conditions, kinds ...lc.Type) bool {
 	if conditions.IsTrue(lc.ReadyCondition) {
 		return false
 	}
 	*conditions = testutil.ReadyConditions()
+	for _, t := range kinds {
+		c := lc.TrueCondition(t, "Setup complete")
+		c.LastTransitionTime = metav1.Now()
+		*conditions = append(*conditions, *c)
+	}
 	return true
 }
 
