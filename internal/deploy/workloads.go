@@ -65,7 +65,9 @@ const (
 	// serving while new connections still reach it. They do when it is its Services' last
 	// endpoint: kube-proxy sends a stopping pod's endpoints new connections while no other
 	// is ready (an eviction or a drain of the only replica), until its replacement is
-	// ready. A pod among others gets none after the drain and stops QuietSeconds later.
+	// ready. A pod among others gets none after the drain and stops QuietSeconds later;
+	// so does the last endpoint when its clients open less than a connection in
+	// QuietSeconds, and Keystone then has none until the replacement is ready.
 	ServeAloneSeconds int64 = 120
 	// QuietSeconds is how long a stopping API pod waits, after the drain, for a new
 	// connection before it stops httpd.
@@ -354,8 +356,8 @@ func HttpdDrain(drain int64) []string {
 }
 
 // drainScript is HttpdDrain's script: marker made, drain seconds, then at most alone
-// more while new connections to port arrive, then SIGWINCH to pid and a wait for it to
-// end. fresh
+// more (by the clock: reading /proc/net takes longer as it fills) while new connections
+// to port arrive, then SIGWINCH to pid and a wait for it to end. fresh
 // counts, in new, the connections it has not seen before (it runs in the script's shell,
 // not a subshell, so that what it saw is kept).
 func drainScript(drain, alone int64, port int32, pid, marker string) string {
@@ -374,11 +376,11 @@ fresh() {
   done < <(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null)
 }
 fresh
-quiet=0
-for ((i = 0; i < %d && quiet < %d; i++)); do
+end=$((SECONDS + %d)) last=$SECONDS
+while ((SECONDS < end && SECONDS - last < %d)); do
   sleep 1
   fresh
-  if ((new == 0)); then quiet=$((quiet+1)); else quiet=0; fi
+  if ((new > 0)); then last=$SECONDS; fi
 done
 kill -WINCH %s
 while kill -0 %s 2>/dev/null; do sleep 1; done`, marker, drain, port, alone, QuietSeconds, pid, pid)

@@ -105,8 +105,8 @@ func bareRun(t *testing.T, root string, n, apis int, final *finalStates) time.Du
 	must(err)
 	w := &bareWriter{c: mgr.GetClient(), events: mgr.GetEventRecorderFor("bare"), index: index, final: final,
 		left: make([]atomic.Int32, apis)}
-	for i := range w.left {
-		w.left[i].Store(int32(2 * n / apis)) //nolint:gosec // small
+	for i := 0; i < n; i++ {
+		w.left[i%apis].Add(2) // a KeystoneService and a KeystoneEndpoint where createAll puts registration i
 	}
 	workers := controller.Options{MaxConcurrentReconciles: registration.Concurrency(0)}
 	must(ctrl.NewControllerManagedBy(mgr).Named("bare-keystoneservice").For(&keystonev1.KeystoneService{}).

@@ -67,7 +67,7 @@ func TestManagerCPU(t *testing.T) {
 		"≤ 0.5 × keystone-operator's for both", reference, "make bench (BENCH_MEMORY=1 run)"}}
 	data, err := json.Marshal(out)
 	must(err)
-	must(os.WriteFile(filepath.Join(root, cpuRowFile), data, 0o600)) //nolint:gosec // the repository's own bin/
+	must(os.WriteFile(filepath.Join(root, cpuRowFile), data, 0o600))
 	t.Logf("row 12: %s", out[0][2])
 }
 

@@ -57,7 +57,7 @@ func newProcessRun(t *testing.T, root string, actor bool) *processRun {
 			Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 		must(err)
 		must(testactor.Setup(actors))
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(context.Background()) //nolint:gosec // cancelled by stop, below
 		done := make(chan struct{})
 		go func() { defer close(done); must(actors.Start(ctx)) }()
 		run.stops = append(run.stops, func() { cancel(); <-done })
@@ -151,7 +151,7 @@ func (m *managerProcess) profile(path string, seconds int) func() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		resp, err := http.Get(fmt.Sprintf("%s/profile?seconds=%d", m.pprofURL, seconds)) //nolint:gosec,noctx // our manager
+		resp, err := http.Get(fmt.Sprintf("%s/profile?seconds=%d", m.pprofURL, seconds)) //nolint:noctx // our manager
 		must(err)
 		defer func() { _ = resp.Body.Close() }()
 		data, err := io.ReadAll(resp.Body)

@@ -204,6 +204,31 @@ func kustomizeBinary(t *testing.T, root string) string {
 	return built[len(built)-1]
 }
 
+// rbacRef is a role binding's roleRef or subject.
+type rbacRef struct{ Kind, Name, Namespace string }
+
+// rbacObject is what renderedClusterRoles reads of a rendered object.
+type rbacObject struct {
+	Kind     string
+	Metadata struct{ Name string }
+	RoleRef  rbacRef   `json:"roleRef"`
+	Subjects []rbacRef `json:"subjects"`
+}
+
+// grantsOperator tells whether obj is a ClusterRoleBinding with the operator's
+// ServiceAccount among its subjects.
+func (obj rbacObject) grantsOperator() bool {
+	if obj.Kind != "ClusterRoleBinding" {
+		return false
+	}
+	for _, s := range obj.Subjects {
+		if s.Kind == "ServiceAccount" && s.Name == controlplane.OperatorServiceAccount && s.Namespace == controlplane.OperatorNamespace {
+			return true
+		}
+	}
+	return false
+}
+
 // renderedClusterRoles are the ClusterRoles `kustomize build overlay` renders that a
 // ClusterRoleBinding grants the operator's ServiceAccount, and those no binding names.
 func renderedClusterRoles(t *testing.T, kustomize, overlay string) (bound, unbound []string) {
@@ -217,17 +242,11 @@ func renderedClusterRoles(t *testing.T, kustomize, overlay string) (bound, unbou
 		}
 		t.Fatalf("kustomize build %s: %v: %s", overlay, err, stderr)
 	}
-	type ref struct{ Kind, Name, Namespace string }
 	roles := map[string]bool{}
 	named := map[string]bool{}
 	boundSet := map[string]bool{}
 	for _, doc := range strings.Split(string(out), "\n---\n") {
-		var obj struct {
-			Kind     string
-			Metadata struct{ Name string }
-			RoleRef  ref   `json:"roleRef"`
-			Subjects []ref `json:"subjects"`
-		}
+		var obj rbacObject
 		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
 			t.Fatalf("kustomize build %s: %v", overlay, err)
 		}
@@ -239,11 +258,8 @@ func renderedClusterRoles(t *testing.T, kustomize, overlay string) (bound, unbou
 				continue
 			}
 			named[obj.RoleRef.Name] = true
-			for _, s := range obj.Subjects {
-				if obj.Kind == "ClusterRoleBinding" && s.Kind == "ServiceAccount" &&
-					s.Name == controlplane.OperatorServiceAccount && s.Namespace == controlplane.OperatorNamespace {
-					boundSet[obj.RoleRef.Name] = true
-				}
+			if obj.grantsOperator() {
+				boundSet[obj.RoleRef.Name] = true
 			}
 		}
 	}

@@ -170,11 +170,8 @@ func managerFlags(t *testing.T, root string) map[string]managerFlag {
 		if !ok {
 			return true
 		}
-		sel, ok := call.Fun.(*ast.SelectorExpr)
-		if !ok || !strings.HasSuffix(sel.Sel.Name, "Var") || len(call.Args) < 3 {
-			return true
-		}
-		if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "fs" {
+		sel := flagDefinition(call)
+		if sel == nil {
 			return true
 		}
 		lit, ok := call.Args[1].(*ast.BasicLit)
@@ -201,6 +198,19 @@ func managerFlags(t *testing.T, root string) map[string]managerFlag {
 		t.Fatalf("read %d flags from cmd/main.go only: the parser missed them", len(flags))
 	}
 	return flags
+}
+
+// flagDefinition is call's fs.<Type>Var selector when call defines a flag on the flag
+// set fs, else nil.
+func flagDefinition(call *ast.CallExpr) *ast.SelectorExpr {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || !strings.HasSuffix(sel.Sel.Name, "Var") || len(call.Args) < 3 {
+		return nil
+	}
+	if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "fs" {
+		return nil
+	}
+	return sel
 }
 
 // getenvArg is NAME when x is os.Getenv("NAME"), else "".

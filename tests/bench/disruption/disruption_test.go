@@ -115,8 +115,9 @@ type bench struct {
 	// ns and the KeystoneAPI of the current series.
 	ns  string
 	api types.NamespacedName
-	// evicted is the pod the eviction evicted.
+	// evicted is the pod the eviction evicted, drained those the drain did.
 	evicted types.UID
+	drained []types.UID
 }
 
 // startOperator runs the operator in this process with the bench's drain.
@@ -229,6 +230,10 @@ var changes = []change{
 			if err != nil {
 				return err
 			}
+			b.drained = nil
+			for _, p := range pods {
+				b.drained = append(b.drained, p.UID)
+			}
 			errs := make(chan error, len(pods))
 			for i := range pods {
 				go func() { errs <- b.evict(ctx, &pods[i]) }()
@@ -239,6 +244,10 @@ var changes = []change{
 				}
 			}
 			return nil
+		}, reacted: func(ctx context.Context, b *bench) (bool, error) {
+			// Until the drained pods are gone, the Deployment may still count them ready.
+			pods, err := b.apiPods(ctx)
+			return !slices.ContainsFunc(pods, func(p corev1.Pod) bool { return slices.Contains(b.drained, p.UID) }), err
 		}},
 }
 
@@ -248,6 +257,12 @@ var changes = []change{
 func (b *bench) series(replicas int32, only *regexp.Regexp) []result {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
+	if b.drain != deploy.DrainSeconds {
+		// The previous series upgraded the operator: each series starts from the default.
+		b.stopOperator()
+		b.drain = deploy.DrainSeconds
+		b.startOperator()
+	}
 	b.ns = fmt.Sprintf("%s%d-%d", namespacePrefix, replicas, time.Now().Unix())
 	b.api = types.NamespacedName{Namespace: b.ns, Name: "keystone"}
 	b.deploy(ctx, replicas)
@@ -395,8 +410,9 @@ func (b *bench) converged(ctx context.Context) error {
 		if err != nil {
 			return false, err
 		}
-		if len(pods) != int(want) {
-			why = fmt.Sprintf("%d API pods, %d wanted (some stopping)", len(pods), want)
+		stopping := slices.ContainsFunc(pods, func(p corev1.Pod) bool { return p.DeletionTimestamp != nil })
+		if len(pods) != int(want) || stopping {
+			why = fmt.Sprintf("%d API pods, %d wanted, none stopping", len(pods), want)
 			return false, nil
 		}
 		return true, nil
