@@ -84,6 +84,9 @@ const (
 	// nokeepalive), so that kept-alive clients reconnect through the Service, to another
 	// pod, before httpd stops and closes their idle connections under them.
 	DrainingMarker = HttpdRunDir + "/draining"
+	// ClearDrainingMarker is the API container's first step: a restart in the same pod
+	// finds the last stop's marker in the EmptyDir.
+	ClearDrainingMarker = "rm -f " + DrainingMarker
 	// KeyRepositoriesDir holds the key repositories Keystone reads (FernetKeyRepository,
 	// CredentialKeyRepository): an EmptyDir.
 	KeyRepositoriesDir = "/run/keystone"
@@ -293,7 +296,7 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[st
 	// runs the readiness probe at once (no initial delay left to wait for).
 	// A restart in the same pod (a failed liveness probe runs the preStop hook too)
 	// finds the last stop's marker in the EmptyDir: httpd starts without it.
-	steps := []string{"rm -f " + DrainingMarker}
+	steps := []string{ClearDrainingMarker}
 	if federated(files) {
 		// mod_auth_openidc writes where it reads the realms' metadata: a copy, made afresh
 		// at each start (a restart in the same pod finds the last one), writable by httpd.

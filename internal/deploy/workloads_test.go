@@ -28,7 +28,7 @@ func TestDeployment(t *testing.T) {
 	g.Expect(c.Image).To(Equal("keystone:test"))
 	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/v3"))
 	// httpd started directly, after the key repositories are made: no kolla_start, no sudo.
-	g.Expect(c.Command).To(Equal([]string{"/bin/bash", "-c", LinkKeys + "rm -f " + DrainingMarker + " && exec /usr/sbin/httpd -DFOREGROUND"}))
+	g.Expect(c.Command).To(Equal([]string{"/bin/bash", "-c", LinkKeys + ClearDrainingMarker + " && exec /usr/sbin/httpd -DFOREGROUND"}))
 	g.Expect(c.Env).To(BeEmpty(), "no KOLLA_CONFIG_STRATEGY: nothing copies the configuration")
 	g.Expect(c.SecurityContext).To(Equal(RestrictedContainer()))
 	g.Expect(*c.SecurityContext.RunAsUser).To(BeEquivalentTo(42425))
