@@ -2,7 +2,6 @@ package docs
 
 import (
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -165,7 +164,7 @@ func TestOverlayPermissions(t *testing.T) {
 	if len(rows) < 2 {
 		t.Fatalf("%s: the overlays' table has %d rows; want config/default and config/namespaced at least", page, len(rows))
 	}
-	kustomize := kustomizeBinary(t, root)
+	kustomize := controlplane.Kustomize(t, root)
 	for _, row := range rows {
 		overlay := strings.Trim(row.cells[0], "`")
 		line := offset + row.line
@@ -187,21 +186,6 @@ func TestOverlayPermissions(t *testing.T) {
 			}
 		}
 	}
-}
-
-// kustomizeBinary is the kustomize make builds: KUSTOMIZE, which make test sets, else the
-// newest in bin/. Without one, the test fails under make and is skipped under a plain
-// go test (controlplane.Unavailable).
-func kustomizeBinary(t *testing.T, root string) string {
-	t.Helper()
-	if k := os.Getenv("KUSTOMIZE"); k != "" {
-		return k
-	}
-	built, _ := filepath.Glob(filepath.Join(root, "bin", "kustomize-*"))
-	if len(built) == 0 {
-		controlplane.Unavailable(t, &controlplane.MissingError{What: "kustomize", Run: "make " + filepath.Join("bin", "kustomize-<version>")})
-	}
-	return built[len(built)-1]
 }
 
 // rbacRef is a role binding's roleRef or subject.

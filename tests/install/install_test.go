@@ -20,20 +20,6 @@ import (
 
 const deployment = "keystone-stepwise-controller-manager"
 
-// kustomize is the kustomize make builds (KUSTOMIZE, which make test sets, else the
-// newest in bin/).
-func kustomize(t *testing.T, root string) string {
-	t.Helper()
-	if k := os.Getenv("KUSTOMIZE"); k != "" {
-		return k
-	}
-	built, _ := filepath.Glob(filepath.Join(root, "bin", "kustomize-*"))
-	if len(built) == 0 {
-		controlplane.Unavailable(t, &controlplane.MissingError{What: "kustomize", Run: "make " + filepath.Join("bin", "kustomize-<version>")})
-	}
-	return built[len(built)-1]
-}
-
 // copyConfig copies config/ of root into a new directory, where make may edit it.
 func copyConfig(t *testing.T, root string) string {
 	t.Helper()
@@ -55,7 +41,7 @@ func TestDeployKeepsImage(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	cp := controlplane.Start(t, root)
 	cfg, kubeconfig, kubectl := cp.Config, cp.Kubeconfig, cp.Kubectl
-	kust := kustomize(t, root)
+	kust := controlplane.Kustomize(t, root)
 	c, err := client.New(cfg, client.Options{})
 	g.Expect(err).NotTo(HaveOccurred())
 	work := copyConfig(t, root)

@@ -22,9 +22,8 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
-	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
-	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/benchcluster"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	rabbitmqv1 "github.com/openstack-k8s-operators/infra-operator/apis/rabbitmq/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
@@ -35,7 +34,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
@@ -46,22 +44,7 @@ const rowFile = "bin/bench-row10.json"
 // TestCriticalPath creates the sample KeystoneAPI with its Secret and Memcached in a
 // namespace of its own, BENCH_PODS_RUNS times (default 3), and writes row 10.
 func TestCriticalPath(t *testing.T) {
-	kubeconfig := os.Getenv("BENCH_KUBECONFIG")
-	if kubeconfig == "" {
-		t.Skip("BENCH_KUBECONFIG is not set: make bench-pods (hack/bench-pods.sh) runs this on the local cluster")
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: manager.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c, root := benchcluster.Connect(t, "bench-pods", "hack/bench-pods.sh")
 	runs := 3
 	if n, err := fmt.Sscan(os.Getenv("BENCH_PODS_RUNS"), &runs); n != 1 || err != nil {
 		runs = 3

@@ -30,7 +30,7 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
-	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/benchcluster"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	appsv1 "k8s.io/api/apps/v1"
@@ -41,7 +41,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -57,22 +56,7 @@ const clusterDNS = "10.244.0.1:53"
 // TestDisruption deploys the sample KeystoneAPI with 1 and then 2 replicas and measures
 // the failed requests of each change; it writes row 11.
 func TestDisruption(t *testing.T) {
-	kubeconfig := os.Getenv("BENCH_KUBECONFIG")
-	if kubeconfig == "" {
-		t.Skip("BENCH_KUBECONFIG is not set: make bench-disruption (hack/bench-disruption.sh) runs this on the local cluster")
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: manager.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, c, root := benchcluster.Connect(t, "bench-disruption", "hack/bench-disruption.sh")
 	b := &bench{t: t, c: c, cfg: cfg, root: root, drain: deploy.DrainSeconds}
 	b.startOperator()
 	defer b.stopOperator()

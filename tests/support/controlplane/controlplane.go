@@ -188,3 +188,18 @@ func Start(t testing.TB, root string, extra ...string) *Started {
 	}
 	return &Started{Env: env, Config: cfg, Kubeconfig: kubeconfig, Kubectl: filepath.Join(env.BinaryAssetsDirectory, "kubectl")}
 }
+
+// Kustomize is the kustomize make builds: KUSTOMIZE, which make test sets, else the
+// newest in root's bin/. Without one, t fails under make and is skipped under a plain go
+// test (Unavailable).
+func Kustomize(t Ender, root string) string {
+	t.Helper()
+	if k := os.Getenv("KUSTOMIZE"); k != "" {
+		return k
+	}
+	built, _ := filepath.Glob(filepath.Join(root, "bin", "kustomize-*"))
+	if len(built) == 0 {
+		Unavailable(t, &MissingError{What: "kustomize", Run: "make " + filepath.Join("bin", "kustomize-<version>")})
+	}
+	return built[len(built)-1]
+}
