@@ -360,7 +360,9 @@ func HttpdDrain(drain int64) []string {
 
 // drainScript is HttpdDrain's script: marker made, drain seconds, then at most alone
 // more (by the clock: reading /proc/net takes longer as it fills) while new connections
-// to port arrive, then SIGWINCH to pid and a wait for it to end. fresh
+// to port arrive, then SIGWINCH to pid and a wait for it to end. The quiet time is
+// counted in scans a second apart that found no new connection, not with $SECONDS,
+// which counts wall-clock second boundaries and would cut it to just over one. fresh
 // counts, in new, the connections it has not seen before (it runs in the script's shell,
 // not a subshell, so that what it saw is kept).
 func drainScript(drain, alone int64, port int32, pid, marker string) string {
@@ -379,11 +381,11 @@ fresh() {
   done < <(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null)
 }
 fresh
-end=$((SECONDS + %d)) last=$SECONDS
-while ((SECONDS < end && SECONDS - last < %d)); do
+end=$((SECONDS + %d)) quiet=0
+while ((SECONDS < end && quiet < %d)); do
   sleep 1
   fresh
-  if ((new > 0)); then last=$SECONDS; fi
+  if ((new > 0)); then quiet=0; else quiet=$((quiet+1)); fi
 done
 kill -WINCH %s
 while kill -0 %s 2>/dev/null; do sleep 1; done`, marker, drain, port, alone, QuietSeconds, pid, pid)
