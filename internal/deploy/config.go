@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -219,21 +220,17 @@ func RenderConfig(api *keystonev1.KeystoneAPI, in ConfigInput) (map[string]strin
 	}
 	data := templateData(api, in)
 	customKeys := slices.Sorted(maps.Keys(in.HttpdCustom))
-	files := map[string]string{}
-	err := fs.WalkDir(templates.KeystoneAPI, "keystoneapi", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		raw, err := fs.ReadFile(templates.KeystoneAPI, path)
-		if err != nil {
-			return fmt.Errorf("reading template %s: %w", path, err)
-		}
-		out, err := render("template "+path, string(raw), data)
-		files[d.Name()] = out
-		return err
-	})
+	parsed, err := configTemplates()
 	if err != nil {
 		return nil, err
+	}
+	files := map[string]string{}
+	for file, t := range parsed {
+		var out bytes.Buffer
+		if err := t.Execute(&out, data); err != nil {
+			return nil, fmt.Errorf("rendering %s: %w", t.Name(), err)
+		}
+		files[file] = out.String()
 	}
 	for _, k := range customKeys {
 		// Snippets are templates too, rendered with what the files above were, less
@@ -329,9 +326,9 @@ func templateData(api *keystonev1.KeystoneAPI, in ConfigInput) configData {
 
 // render executes a Go template on data; what names the template in errors.
 func render(what, text string, data any) (string, error) {
-	tmpl, err := template.New(what).Option("missingkey=error").Parse(text)
+	tmpl, err := parse(what, text)
 	if err != nil {
-		return "", fmt.Errorf("parsing %s: %w", what, err)
+		return "", err
 	}
 	var out bytes.Buffer
 	if err := tmpl.Execute(&out, data); err != nil {
@@ -339,6 +336,35 @@ func render(what, text string, data any) (string, error) {
 	}
 	return out.String(), nil
 }
+
+// parse parses text as the template named what.
+func parse(what, text string) (*template.Template, error) {
+	tmpl, err := template.New(what).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", what, err)
+	}
+	return tmpl, nil
+}
+
+// configTemplates are the configuration Secret's templates (templates.KeystoneAPI's
+// keystoneapi directory) by the file each renders, parsed once: they are built into
+// the binary, and parsing them was most of a render.
+var configTemplates = sync.OnceValues(func() (map[string]*template.Template, error) {
+	parsed := map[string]*template.Template{}
+	err := fs.WalkDir(templates.KeystoneAPI, "keystoneapi", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := fs.ReadFile(templates.KeystoneAPI, path)
+		if err != nil {
+			return fmt.Errorf("reading template %s: %w", path, err)
+		}
+		tmpl, err := parse("template "+path, string(raw))
+		parsed[d.Name()] = tmpl
+		return err
+	})
+	return parsed, err
+})
 
 func fernetMaxActiveKeys(api *keystonev1.KeystoneAPI) int32 {
 	if api.Spec.FernetMaxActiveKeys == nil {

@@ -3,9 +3,12 @@ package permissions
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
+	"sync"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -16,11 +19,20 @@ import (
 type Rules struct {
 	reviewed bool
 	rules    []authorizationv1.ResourceRule
+	// onKinds remembers AllowsOn's answers by verb and Go type: a reconcile asks about
+	// the same kinds again and again, and the rules do not change.
+	onKinds *sync.Map
 }
 
 // Reviewed returns the rules a SelfSubjectRulesReview answered.
 func Reviewed(rules []authorizationv1.ResourceRule) Rules {
-	return Rules{reviewed: true, rules: rules}
+	return Rules{reviewed: true, rules: rules, onKinds: &sync.Map{}}
+}
+
+// onKind is a key of Rules.onKinds.
+type onKind struct {
+	verb string
+	kind reflect.Type
 }
 
 // Review asks the API server what the user of c may do in namespace (one
@@ -69,15 +81,30 @@ type Client struct {
 // AllowsOn tells whether the rules grant verb on obj's kind (its resource found with
 // the client's REST mapper); true when that cannot be told.
 func (c Client) AllowsOn(verb string, obj client.Object) bool {
+	if !c.Rules.reviewed {
+		return true
+	}
+	// Unstructured objects of every kind share a Go type: they are not remembered.
+	_, unstructured := obj.(runtime.Unstructured)
+	key := onKind{verb: verb, kind: reflect.TypeOf(obj)}
+	if !unstructured {
+		if allowed, ok := c.Rules.onKinds.Load(key); ok {
+			return allowed.(bool)
+		}
+	}
 	gvk, err := c.GroupVersionKindFor(obj)
 	if err != nil {
 		return true
 	}
 	mapping, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: gvk.Group, Kind: gvk.Kind}, gvk.Version)
 	if err != nil {
-		return true
+		return true // not remembered: the kind may be installed later
 	}
-	return c.Rules.Allows(verb, mapping.Resource.Group, mapping.Resource.Resource)
+	allowed := c.Rules.Allows(verb, mapping.Resource.Group, mapping.Resource.Resource)
+	if !unstructured {
+		c.Rules.onKinds.Store(key, allowed)
+	}
+	return allowed
 }
 
 // Allows tells whether the rules grant verb on group/resource, on names if given

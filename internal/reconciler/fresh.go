@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"crypto/sha256"
+	"reflect"
 	"strconv"
 	"sync"
 
@@ -19,6 +20,10 @@ type Versions struct {
 	// patches holds, per object, the last status patch sent and the resourceVersion
 	// it produced.
 	patches map[types.UID]sentPatch
+	// objects holds, per object, what the API server answered to the last status write,
+	// until the cache has caught up with it: a reconcile handed an older object by the
+	// cache starts from this one instead of reading it from the API server.
+	objects map[types.UID]client.Object
 }
 
 type sentPatch struct {
@@ -30,7 +35,7 @@ type sentPatch struct {
 
 // NewVersions returns an empty record.
 func NewVersions() *Versions {
-	return &Versions{written: map[types.UID]uint64{}, patches: map[types.UID]sentPatch{}}
+	return &Versions{written: map[types.UID]uint64{}, patches: map[types.UID]sentPatch{}, objects: map[types.UID]client.Object{}}
 }
 
 // RecordPatch notes the status patch data sent for obj, and the resourceVersion of
@@ -59,24 +64,52 @@ func (v *Versions) Repeats(base client.Object, data []byte) bool {
 	return ok && last.resourceVersion == base.GetResourceVersion() && last.digest == sha256.Sum256(data)
 }
 
-// Record notes obj's resourceVersion after a write.
+// Record notes obj's resourceVersion after a write, and obj as the write left it (a
+// copy, without managedFields, as the cache keeps objects).
 func (v *Versions) Record(obj client.Object) {
-	if v == nil {
-		return
-	}
-	rv, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
-	if err != nil {
-		return
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if rv > v.written[obj.GetUID()] {
-		v.written[obj.GetUID()] = rv
-	}
+	v.locked(obj, func(rv uint64) bool {
+		if rv > v.written[obj.GetUID()] {
+			written := obj.DeepCopyObject().(client.Object)
+			written.SetManagedFields(nil)
+			v.written[obj.GetUID()] = rv
+			v.objects[obj.GetUID()] = written
+		}
+		return true
+	})
 }
 
 // Stale tells whether obj is older than the last write recorded for it.
 func (v *Versions) Stale(obj client.Object) bool {
+	return v.locked(obj, func(rv uint64) bool { return rv < v.written[obj.GetUID()] })
+}
+
+// Refresh makes obj, as the cache handed it, what the last recorded write left, when
+// the cache is older than that write, and tells whether it did. It is what reading obj
+// from the API server would give unless another writer changed it since; that change
+// has its own watch event, and the status write, locked on this version, conflicts with
+// it. Once the cache has caught up, the copy is dropped.
+func (v *Versions) Refresh(obj client.Object) bool {
+	return v.locked(obj, func(rv uint64) bool {
+		written, ok := v.objects[obj.GetUID()]
+		if rv >= v.written[obj.GetUID()] {
+			delete(v.objects, obj.GetUID())
+			return false
+		}
+		if !ok {
+			return false
+		}
+		target, source := reflect.ValueOf(obj), reflect.ValueOf(written.DeepCopyObject())
+		if target.Kind() != reflect.Pointer || target.Type() != source.Type() {
+			return false
+		}
+		target.Elem().Set(source.Elem())
+		return true
+	})
+}
+
+// locked returns f's answer for obj's resourceVersion, with v's lock held; false when v
+// records nothing or obj's resourceVersion is not a number.
+func (v *Versions) locked(obj client.Object, f func(rv uint64) bool) bool {
 	if v == nil {
 		return false
 	}
@@ -86,7 +119,7 @@ func (v *Versions) Stale(obj client.Object) bool {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return rv < v.written[obj.GetUID()]
+	return f(rv)
 }
 
 // Forget drops what was recorded for a deleted object.
@@ -101,4 +134,5 @@ func (v *Versions) ForgetUID(uid types.UID) {
 	defer v.mu.Unlock()
 	delete(v.written, uid)
 	delete(v.patches, uid)
+	delete(v.objects, uid)
 }

@@ -60,3 +60,40 @@ func TestVersionsRepeats(t *testing.T) {
 	v.Forget(obj("10"))
 	g.Expect(v.Repeats(obj("10"), patch)).To(BeFalse(), "forgotten with the object")
 }
+
+// TestVersionsRefresh: a cache older than the last status write hands over what that
+// write left (without managedFields, as the cache keeps objects); a cache that caught
+// up, or a write never recorded, leaves the object as the cache handed it, and the
+// copy goes once the cache has caught up.
+func TestVersionsRefresh(t *testing.T) {
+	g := NewWithT(t)
+	obj := func(rv, data string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: rv,
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}}, Data: map[string]string{"k": data}}
+	}
+	v := NewVersions()
+	cached := obj("9", "old")
+	g.Expect(v.Refresh(cached)).To(BeFalse(), "nothing written yet")
+	written := obj("10", "written")
+	v.Record(written)
+	written.Data["k"] = "changed after the write"
+	g.Expect(v.Refresh(cached)).To(BeTrue(), "the cache is behind our write")
+	g.Expect(cached.ResourceVersion).To(Equal("10"))
+	g.Expect(cached.Data).To(Equal(map[string]string{"k": "written"}), "a copy of what the write left")
+	g.Expect(cached.ManagedFields).To(BeNil())
+	cached.Data["k"] = "the round's own change"
+	again := obj("9", "old")
+	g.Expect(v.Refresh(again)).To(BeTrue())
+	g.Expect(again.Data["k"]).To(Equal("written"), "each round gets its own copy")
+
+	g.Expect(v.Refresh(obj("10", "cache"))).To(BeFalse(), "the cache caught up")
+	g.Expect(v.objects).To(BeEmpty(), "the copy dropped once the cache caught up")
+	g.Expect(v.Stale(obj("9", "old"))).To(BeTrue())
+	g.Expect(v.Refresh(obj("9", "old"))).To(BeFalse(), "without the copy, the API server is read (Stale)")
+
+	v.Record(obj("12", "x"))
+	v.Forget(obj("12", "x"))
+	g.Expect(v.objects).To(BeEmpty(), "forgotten with the object")
+	var none *Versions
+	g.Expect(none.Refresh(obj("1", "x"))).To(BeFalse())
+}

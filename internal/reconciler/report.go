@@ -29,11 +29,15 @@ type Reporter struct {
 	Kind string
 }
 
-// Get reads obj through the cache, and again from the API server when the cache is
-// older than the last status this Reporter wrote for it.
+// Get reads obj through the cache; when the cache is older than the last status this
+// Reporter wrote for it, obj is what that write left (Versions.Refresh), or else is
+// read again from the API server.
 func (r Reporter) Get(ctx context.Context, key client.ObjectKey, obj client.Object) error {
 	if err := r.Client.Get(ctx, key, obj); err != nil {
 		return err
+	}
+	if r.Versions.Refresh(obj) {
+		return nil
 	}
 	if r.Reader != nil && r.Versions.Stale(obj) {
 		return r.Reader.Get(ctx, key, obj)

@@ -31,7 +31,7 @@ const (
 // default flags) through 5 rollouts of row 1's KeystoneAPI, one after the other, the
 // actor making every dependency ready the instant it appears; and through the whole run:
 // from the process's start (its caches filled, its permissions reviewed) until 2 s after
-// the fifth is Ready (its last Events and status writes). 3 runs, each on a control plane
+// the fifth is Ready (its last Events and status writes). 5 runs, each on a control plane
 // of its own with a fresh manager process.
 //
 // BENCH_MANAGER_PROFILE=FILE writes instead the manager's processor profile over 20 s
@@ -46,7 +46,7 @@ func TestManagerCPU(t *testing.T) {
 		profileRollouts(t, root, path, 20)
 		return
 	}
-	const runs, n = 3, 5
+	const runs, n = 5, 5
 	ours := cpuRuns(t, root, runs, n, false)
 	reference := fmt.Sprintf("%.2f s for the %d rollouts, %.2f s for the whole run (keystone-operator c9c3dbc measured side by "+
 		"side with this suite in this harness on this machine kind on 2026-11-29; BENCH_UPSTREAM_MANAGER measures it in the run)",
