@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,9 +22,25 @@ type Versions struct {
 	// it produced.
 	patches map[types.UID]sentPatch
 	// objects holds, per object, what the API server answered to the last status write,
-	// until the cache has caught up with it: a reconcile handed an older object by the
-	// cache starts from this one instead of reading it from the API server.
-	objects map[types.UID]client.Object
+	// until the cache has caught up with it or for keep at most: a reconcile handed an
+	// older object by the cache starts from this one instead of reading it from the API
+	// server.
+	objects map[types.UID]writtenObject
+	// keep is how long a copy in objects is kept (WrittenCopyLifetime); sweep, when set,
+	// drops the older ones.
+	keep  time.Duration
+	sweep *time.Timer
+}
+
+// WrittenCopyLifetime is how long Versions keeps what a status write returned when no
+// round asks for it again (a converged object is not reconciled again): a cache behind
+// by longer than this is read past, from the API server.
+const WrittenCopyLifetime = 5 * time.Second
+
+// writtenObject is what a status write returned, and when.
+type writtenObject struct {
+	obj client.Object
+	at  time.Time
 }
 
 type sentPatch struct {
@@ -35,7 +52,8 @@ type sentPatch struct {
 
 // NewVersions returns an empty record.
 func NewVersions() *Versions {
-	return &Versions{written: map[types.UID]uint64{}, patches: map[types.UID]sentPatch{}, objects: map[types.UID]client.Object{}}
+	return &Versions{written: map[types.UID]uint64{}, patches: map[types.UID]sentPatch{},
+		objects: map[types.UID]writtenObject{}, keep: WrittenCopyLifetime}
 }
 
 // RecordPatch notes the status patch data sent for obj, and the resourceVersion of
@@ -72,10 +90,28 @@ func (v *Versions) Record(obj client.Object) {
 			written := obj.DeepCopyObject().(client.Object)
 			written.SetManagedFields(nil)
 			v.written[obj.GetUID()] = rv
-			v.objects[obj.GetUID()] = written
+			v.objects[obj.GetUID()] = writtenObject{obj: written, at: time.Now()}
+			if v.sweep == nil {
+				v.sweep = time.AfterFunc(v.keep, v.dropOld)
+			}
 		}
 		return true
 	})
+}
+
+// dropOld drops the copies older than keep, and comes back while copies are left.
+func (v *Versions) dropOld() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for uid, w := range v.objects {
+		if time.Since(w.at) >= v.keep {
+			delete(v.objects, uid)
+		}
+	}
+	v.sweep = nil
+	if len(v.objects) > 0 {
+		v.sweep = time.AfterFunc(v.keep, v.dropOld)
+	}
 }
 
 // Stale tells whether obj is older than the last write recorded for it.
@@ -98,7 +134,7 @@ func (v *Versions) Refresh(obj client.Object) bool {
 		if !ok {
 			return false
 		}
-		target, source := reflect.ValueOf(obj), reflect.ValueOf(written.DeepCopyObject())
+		target, source := reflect.ValueOf(obj), reflect.ValueOf(written.obj.DeepCopyObject())
 		if target.Kind() != reflect.Pointer || target.Type() != source.Type() {
 			return false
 		}

@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -96,4 +97,23 @@ func TestVersionsRefresh(t *testing.T) {
 	g.Expect(v.objects).To(BeEmpty(), "forgotten with the object")
 	var none *Versions
 	g.Expect(none.Refresh(obj("1", "x"))).To(BeFalse())
+}
+
+// TestVersionsDropOld: a copy no round asks for again (a converged object) goes after
+// keep; the record of the write stays.
+func TestVersionsDropOld(t *testing.T) {
+	g := NewWithT(t)
+	v := NewVersions()
+	v.keep = 50 * time.Millisecond
+	v.Record(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: "10"}})
+	time.Sleep(30 * time.Millisecond)
+	v.Record(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{UID: "u2", ResourceVersion: "11"}})
+	count := func() int { v.mu.Lock(); defer v.mu.Unlock(); return len(v.objects) }
+	g.Eventually(count).WithTimeout(2*time.Second).Should(Equal(1), "the first copy dropped once old")
+	g.Eventually(count).WithTimeout(2*time.Second).Should(BeZero(), "the second after it: the sweep came back for it")
+	g.Expect(v.Stale(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: "9"}})).To(BeTrue(),
+		"the write is still recorded: an older cache is read past")
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	g.Expect(v.sweep).To(BeNil(), "no sweep left running")
 }
