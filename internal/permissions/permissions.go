@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -84,8 +85,12 @@ func (c Client) AllowsOn(verb string, obj client.Object) bool {
 	if !c.Rules.reviewed {
 		return true
 	}
-	// Unstructured objects of every kind share a Go type: they are not remembered.
+	// Unstructured objects and object metadata of every kind share a Go type: they are
+	// not remembered.
 	_, unstructured := obj.(runtime.Unstructured)
+	if _, metadata := obj.(*metav1.PartialObjectMetadata); metadata {
+		unstructured = true
+	}
 	key := onKind{verb: verb, kind: reflect.TypeOf(obj)}
 	if !unstructured {
 		if allowed, ok := c.Rules.onKinds.Load(key); ok {

@@ -22,19 +22,22 @@ type Versions struct {
 	// it produced.
 	patches map[types.UID]sentPatch
 	// objects holds, per object, what the API server answered to the last status write,
-	// until the cache has caught up with it or for keep at most: a reconcile handed an
-	// older object by the cache starts from this one instead of reading it from the API
-	// server.
+	// until the cache has caught up with it: a reconcile handed an older object by the
+	// cache starts from this one, for keep after the write, instead of reading it from
+	// the API server.
 	objects map[types.UID]writtenObject
-	// keep is how long a copy in objects is kept (WrittenCopyLifetime); sweep, when set,
-	// drops the older ones.
+	// keep is how long a copy in objects is used (WrittenCopyLifetime); sweep, when set,
+	// drops the older ones, each within twice keep of its write.
 	keep  time.Duration
 	sweep *time.Timer
+	// now is the clock (time.Now).
+	now func() time.Time
 }
 
-// WrittenCopyLifetime is how long Versions keeps what a status write returned when no
-// round asks for it again (a converged object is not reconciled again): a cache behind
-// by longer than this is read past, from the API server.
+// WrittenCopyLifetime is how long after a status write Versions uses what the write
+// returned: a cache behind by longer than this is read past, from the API server. A copy
+// no round asks for again (a converged object is not reconciled again) is dropped
+// within twice this.
 const WrittenCopyLifetime = 5 * time.Second
 
 // writtenObject is what a status write returned, and when.
@@ -53,7 +56,7 @@ type sentPatch struct {
 // NewVersions returns an empty record.
 func NewVersions() *Versions {
 	return &Versions{written: map[types.UID]uint64{}, patches: map[types.UID]sentPatch{},
-		objects: map[types.UID]writtenObject{}, keep: WrittenCopyLifetime}
+		objects: map[types.UID]writtenObject{}, keep: WrittenCopyLifetime, now: time.Now}
 }
 
 // RecordPatch notes the status patch data sent for obj, and the resourceVersion of
@@ -90,7 +93,7 @@ func (v *Versions) Record(obj client.Object) {
 			written := obj.DeepCopyObject().(client.Object)
 			written.SetManagedFields(nil)
 			v.written[obj.GetUID()] = rv
-			v.objects[obj.GetUID()] = writtenObject{obj: written, at: time.Now()}
+			v.objects[obj.GetUID()] = writtenObject{obj: written, at: v.now()}
 			if v.sweep == nil {
 				v.sweep = time.AfterFunc(v.keep, v.dropOld)
 			}
@@ -104,7 +107,7 @@ func (v *Versions) dropOld() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	for uid, w := range v.objects {
-		if time.Since(w.at) >= v.keep {
+		if v.now().Sub(w.at) >= v.keep {
 			delete(v.objects, uid)
 		}
 	}
@@ -120,10 +123,11 @@ func (v *Versions) Stale(obj client.Object) bool {
 }
 
 // Refresh makes obj, as the cache handed it, what the last recorded write left, when
-// the cache is older than that write, and tells whether it did. It is what reading obj
-// from the API server would give unless another writer changed it since; that change
-// has its own watch event, and the status write, locked on this version, conflicts with
-// it. Once the cache has caught up, the copy is dropped.
+// the cache is older than that write (by at most keep), and tells whether it did. The
+// round then starts from what the cache will hold once it has caught up with that
+// write, as if it had: a later write of another's (a new spec, a deletion) reaches a
+// later round through the cache, and meanwhile the status write, locked on this
+// version, conflicts with it. Once the cache has caught up, the copy is dropped.
 func (v *Versions) Refresh(obj client.Object) bool {
 	return v.locked(obj, func(rv uint64) bool {
 		written, ok := v.objects[obj.GetUID()]
@@ -131,7 +135,7 @@ func (v *Versions) Refresh(obj client.Object) bool {
 			delete(v.objects, obj.GetUID())
 			return false
 		}
-		if !ok {
+		if !ok || v.now().Sub(written.at) >= v.keep {
 			return false
 		}
 		target, source := reflect.ValueOf(obj), reflect.ValueOf(written.obj.DeepCopyObject())

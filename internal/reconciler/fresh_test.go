@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestVersions(t *testing.T) {
@@ -99,21 +100,43 @@ func TestVersionsRefresh(t *testing.T) {
 	g.Expect(none.Refresh(obj("1", "x"))).To(BeFalse())
 }
 
-// TestVersionsDropOld: a copy no round asks for again (a converged object) goes after
-// keep; the record of the write stays.
+// TestVersionsDropOld: a copy is used for keep after its write; one no round asks for
+// again (a converged object) is dropped by the sweep, which comes back while copies are
+// left; the record of the write stays.
 func TestVersionsDropOld(t *testing.T) {
 	g := NewWithT(t)
+	clock := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	v := NewVersions()
-	v.keep = 50 * time.Millisecond
-	v.Record(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: "10"}})
-	time.Sleep(30 * time.Millisecond)
-	v.Record(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{UID: "u2", ResourceVersion: "11"}})
-	count := func() int { v.mu.Lock(); defer v.mu.Unlock(); return len(v.objects) }
-	g.Eventually(count).WithTimeout(2*time.Second).Should(Equal(1), "the first copy dropped once old")
-	g.Eventually(count).WithTimeout(2*time.Second).Should(BeZero(), "the second after it: the sweep came back for it")
-	g.Expect(v.Stale(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: "9"}})).To(BeTrue(),
-		"the write is still recorded: an older cache is read past")
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	g.Expect(v.sweep).To(BeNil(), "no sweep left running")
+	v.now = func() time.Time { return clock }
+	v.keep = time.Hour // the test calls dropOld itself
+	cm := func(uid types.UID, rv string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{UID: uid, ResourceVersion: rv}}
+	}
+	v.Record(cm("u1", "10"))
+	clock = clock.Add(40 * time.Minute)
+	v.Record(cm("u2", "11"))
+	clock = clock.Add(20 * time.Minute)
+	g.Expect(v.Refresh(cm("u1", "9"))).To(BeFalse(), "an hour after its write, u1's copy is not used")
+	g.Expect(v.Refresh(cm("u2", "10"))).To(BeTrue(), "u2's is")
+	v.dropOld()
+	g.Expect(v.objects).To(HaveLen(1), "u1's copy dropped")
+	g.Expect(v.objects).To(HaveKey(types.UID("u2")))
+	g.Expect(v.sweep).NotTo(BeNil(), "the sweep comes back for u2's")
+	v.sweep.Stop()
+	clock = clock.Add(40 * time.Minute)
+	v.dropOld()
+	g.Expect(v.objects).To(BeEmpty())
+	g.Expect(v.sweep).To(BeNil(), "no sweep left once no copy is")
+	g.Expect(v.Stale(cm("u1", "9"))).To(BeTrue(), "the write is still recorded: an older cache is read past")
+
+	// The timer itself.
+	timed := NewVersions()
+	timed.keep = 10 * time.Millisecond
+	timed.Record(cm("u3", "12"))
+	count := func() int {
+		timed.mu.Lock()
+		defer timed.mu.Unlock()
+		return len(timed.objects)
+	}
+	g.Eventually(count).WithTimeout(5 * time.Second).Should(BeZero())
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,8 @@ func TestDocumentedNumbers(t *testing.T) {
 			[]int64{deploy.ServeAloneSeconds}},
 		{"docs/keystoneapi.md", `(\d+) s without a new connection ends this`, "the quiet time (deploy.QuietSeconds)",
 			[]int64{deploy.QuietSeconds}},
+		{"docs/conditions.md", `for (\d+) s after the write`, "how long a status write's copy is used (reconciler.WrittenCopyLifetime)",
+			[]int64{int64(reconciler.WrittenCopyLifetime / time.Second)}},
 		{"docs/keystoneapi.md", "the drain \\+ (\\d+) s \\+ `apiTimeout` \\+ (\\d+) s \\((\\d+) by\\s+default\\)",
 			"the API pods' grace period (deploy.StopGraceSeconds)", []int64{deploy.ServeAloneSeconds, deploy.StopMarginSeconds,
 				deploy.StopGraceSeconds(&keystonev1.KeystoneAPI{}, deploy.DrainSeconds)}},
