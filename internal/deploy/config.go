@@ -226,11 +226,9 @@ func RenderConfig(api *keystonev1.KeystoneAPI, in ConfigInput) (map[string]strin
 	}
 	files := map[string]string{}
 	for file, t := range parsed {
-		var out bytes.Buffer
-		if err := t.Execute(&out, data); err != nil {
-			return nil, fmt.Errorf("rendering %s: %w", t.Name(), err)
+		if files[file], err = execute(t, data); err != nil {
+			return nil, err
 		}
-		files[file] = out.String()
 	}
 	for _, k := range customKeys {
 		// Snippets are templates too, rendered with what the files above were, less
@@ -330,9 +328,14 @@ func render(what, text string, data any) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return execute(tmpl, data)
+}
+
+// execute executes tmpl on data; its name names it in errors.
+func execute(tmpl *template.Template, data any) (string, error) {
 	var out bytes.Buffer
 	if err := tmpl.Execute(&out, data); err != nil {
-		return "", fmt.Errorf("rendering %s: %w", what, err)
+		return "", fmt.Errorf("rendering %s: %w", tmpl.Name(), err)
 	}
 	return out.String(), nil
 }
