@@ -551,38 +551,36 @@ func statusUnderChange(t *testing.T, changes int) (observedGenerations, stale, s
 
 // writeReport prints the table, and writes BENCHMARKS.md when every row ran.
 func writeReport(root string, all bool) error {
-	if more, ok := memoryRows(root); ok {
-		rows = append(rows, more...)
-	} else {
-		rows = append(rows, row{"7", "memory: manager RSS with 1,000 KeystoneServices, 1,000 KeystoneEndpoints and 20 KeystoneAPIs converged",
+	// Rows measured by runs of their own, each read from the file its run wrote, or
+	// else said not measured.
+	measuredApart := []struct {
+		file    string
+		missing []row
+	}{
+		{memoryRowFile, []row{{"7", "memory: manager RSS with 1,000 KeystoneServices, 1,000 KeystoneEndpoints and 20 KeystoneAPIs converged",
 			"not measured in this run (make bench measures it first, in a run of its own)", "≤ 150 MiB", "70 MB RSS with 11 KeystoneAPIs", "make bench"},
-			row{"9", "throughput: 1,000 KeystoneServices with 1,000 KeystoneEndpoints, fake Keystone",
+			{"9", "throughput: 1,000 KeystoneServices with 1,000 KeystoneEndpoints, fake Keystone",
 				"not measured in this run (make bench measures it with row 7)", "≤ 30 s on 2 cores", "—", "make bench"},
-			row{"9b", "consolidated view: the KeystoneAPIs' status writes while row 9's registrations converge",
+			{"9b", "consolidated view: the KeystoneAPIs' status writes while row 9's registrations converge",
 				"not measured in this run (make bench measures it with row 7)", "≤ 1 write per registration state change", "—", "make bench"},
-			row{"13", "bound at scale: row 9's time to Ready against a bare client's leaving the same objects",
-				"not measured in this run (make bench measures it with row 7)", "≤ 1.1×", "—", "make bench"})
-	}
-	if more, ok := rowsFrom(root, criticalRowFile); ok {
-		rows = append(rows, more...)
-	} else {
-		rows = append(rows, row{"10", "critical path with real pods: the sample KeystoneAPI on the local cluster",
+			{"13", "bound at scale: row 9's time to Ready against a bare client's leaving the same objects",
+				"not measured in this run (make bench measures it with row 7)", "≤ 1.1×", "—", "make bench"}}},
+		{criticalRowFile, []row{{"10", "critical path with real pods: the sample KeystoneAPI on the local cluster",
 			"not measured in this run (make bench measures it first, on the local cluster: make bench-pods)",
-			"time to Ready ≤ 1.05 × the critical path of the pods", "—", "make bench-pods"})
-	}
-	if more, ok := rowsFrom(root, disruptionRowFile); ok {
-		rows = append(rows, more...)
-	} else {
-		rows = append(rows, row{"11", "Keystone answers through every change: failed requests under load, with real pods on the local cluster",
+			"time to Ready ≤ 1.05 × the critical path of the pods", "—", "make bench-pods"}}},
+		{disruptionRowFile, []row{{"11", "Keystone answers through every change: failed requests under load, with real pods on the local cluster",
 			"not measured in this run (make bench measures it first, on the local cluster: make bench-disruption)",
-			"0 failed requests for every change with 2 replicas", "—", "make bench-disruption"})
-	}
-	if more, ok := rowsFrom(root, cpuRowFile); ok {
-		rows = append(rows, more...)
-	} else {
-		rows = append(rows, row{"12", "the manager's processor time through 5 rollouts and the whole run",
+			"0 failed requests for every change with 2 replicas", "—", "make bench-disruption"}}},
+		{cpuRowFile, []row{{"12", "the manager's processor time through 5 rollouts and the whole run",
 			"not measured in this run (make bench measures it with row 7)", "≤ 0.5 × keystone-operator's",
-			fmt.Sprintf("%.2f s and %.2f s (measured in this harness)", upstreamRolloutsCPU, upstreamWholeCPU), "make bench"})
+			fmt.Sprintf("%.2f s and %.2f s (measured in this harness)", upstreamRolloutsCPU, upstreamWholeCPU), "make bench"}}},
+	}
+	for _, apart := range measuredApart {
+		if more, ok := rowsFrom(root, apart.file); ok {
+			rows = append(rows, more...)
+		} else {
+			rows = append(rows, apart.missing...)
+		}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rowNumber(rows[i].n) < rowNumber(rows[j].n) })
 	var b strings.Builder

@@ -257,9 +257,6 @@ func rssMiB(pid int) float64 {
 	panic("no VmRSS")
 }
 
-// memoryRows reads rows 7 and 9 written by the memory run, if any.
-func memoryRows(root string) ([]row, bool) { return rowsFrom(root, memoryRowFile) }
-
 // criticalRowFile hands row 10 from make bench-pods (tests/bench/critical, on the local
 // cluster) to the report of the main run, disruptionRowFile row 11 from make
 // bench-disruption (tests/bench/disruption).
