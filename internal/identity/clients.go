@@ -257,6 +257,8 @@ type Client struct {
 	// owner's namespace registered (Owned, Joined), which nothing a namespace writes can
 	// make another's: ServiceOwnership need not read them again.
 	registered sync.Map
+	// locators remember what lists a service or user, by kind and ID (fresh.go).
+	locators sync.Map
 }
 
 // ForgetIDs drops the cached project and role IDs: one of them turned out stale.

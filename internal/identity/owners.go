@@ -109,25 +109,25 @@ func (o Owners) Roles() []string {
 
 // entityOwners is what co-ownership reads of a service or user: its keeper and owners.
 type entityOwners struct {
-	Owner  string `json:"keystone_operator_owner"`
-	Owners Owners `json:"keystone_operator_owners"`
+	Owner  string
+	Owners Owners
 }
 
 // readOwners reads the keeper and owners of the entity id of kind ("services",
-// "users"); found is false when it is gone.
+// "users") as Keystone's database has them (fresh.go); found is false when it is gone.
 func (c *Client) readOwners(ctx context.Context, kind, id string) (entityOwners, bool, error) {
-	var got map[string]entityOwners
-	resp, err := c.sc.Get(ctx, c.sc.ServiceURL(kind, id), &got, nil)
-	if resp != nil && resp.Body != nil {
-		_ = resp.Body.Close()
+	if kind == "users" {
+		u, err := c.GetUser(ctx, id)
+		if err != nil || u == nil {
+			return entityOwners{}, false, err
+		}
+		return entityOwners{Owner: u.Owner, Owners: u.Owners}, true, nil
 	}
-	if notFound(err) {
-		return entityOwners{}, false, nil
+	svc, err := c.getService(ctx, id)
+	if err != nil || svc == nil {
+		return entityOwners{}, false, err
 	}
-	if err != nil {
-		return entityOwners{}, false, fmt.Errorf("reading %s %s: %w", singular(kind), id, err)
-	}
-	return got[singular(kind)], true, nil
+	return entityOwners{Owner: svc.Owner, Owners: svc.Owners}, true, nil
 }
 
 // settleAttempts bounds how often a co-owner writes and reads back its owners of record.

@@ -101,8 +101,12 @@ func (c *Client) refuseService(ctx context.Context, svc *Service, want ServiceSp
 // the service found. A service of want's type under another name that is not the
 // owner's refuses the creation (TypeTakenError).
 func (c *Client) findOrCreateService(ctx context.Context, knownID string, want ServiceSpec) (*Service, string, error) {
-	if svc, err := c.knownService(ctx, knownID, want); err != nil || svc != nil {
-		return svc, "", err
+	if knownID != "" {
+		// The one this owner registered, found in one listing, as every round finds it.
+		ofType, err := c.servicesOfType(ctx, want.Type)
+		if svc := knownService(ofType, knownID, want); err != nil || svc != nil {
+			return svc, "", err
+		}
 	}
 	var all everything
 	if err := c.list(ctx, &all, "services"); err != nil {
@@ -233,38 +237,31 @@ func (m markedService) ToServiceCreateMap() (map[string]any, error) {
 // findService returns the service of want's type and name (the one known by ID, else as
 // pickService picks); nil when there is none.
 func (c *Client) findService(ctx context.Context, knownID string, want ServiceSpec) (*Service, error) {
-	if svc, err := c.knownService(ctx, knownID, want); err != nil || svc != nil {
-		return svc, err
-	}
 	ofType, err := c.servicesOfType(ctx, want.Type)
 	if err != nil {
 		return nil, err
 	}
+	if svc := knownService(ofType, knownID, want); svc != nil {
+		return svc, nil
+	}
 	return pickService(ofType, want), nil
 }
 
-// knownService is the service of ID knownID when it has want's type and name; nil when
-// it has not, or is gone, or knownID is "".
-func (c *Client) knownService(ctx context.Context, knownID string, want ServiceSpec) (*Service, error) {
-	if knownID == "" {
-		return nil, nil
+// knownService is, among ofType (services of want's type), the one of ID knownID when it
+// has want's name; nil when it has not, or is not there, or knownID is "".
+func knownService(ofType []Service, knownID string, want ServiceSpec) *Service {
+	i := slices.IndexFunc(ofType, func(s Service) bool { return s.ID == knownID && s.Name == want.Name })
+	if knownID == "" || i < 0 {
+		return nil
 	}
-	svc, err := c.getService(ctx, knownID)
-	if err != nil || svc == nil || svc.Type != want.Type || svc.Name != want.Name {
-		return nil, err
-	}
-	return svc, nil
+	return &ofType[i]
 }
 
 // servicesOfType lists the services of type serviceType, by ID.
 func (c *Client) servicesOfType(ctx context.Context, serviceType string) ([]Service, error) {
-	pages, err := services.List(c.sc, services.ListOpts{ServiceType: serviceType}).AllPages(ctx)
+	all, err := c.listServices(ctx, serviceType)
 	if err != nil {
-		return nil, fmt.Errorf("listing services of type %s: %w", serviceType, err)
-	}
-	var all []Service
-	if err := pages.(services.ServicePage).ExtractIntoSlicePtr(&all, "services"); err != nil {
-		return nil, fmt.Errorf("reading services of type %s: %w", serviceType, err)
+		return nil, err
 	}
 	// A list filtered by type can hold others' only if Keystone ignored the filter.
 	all = slices.DeleteFunc(all, func(s Service) bool { return s.Type != serviceType })
@@ -293,19 +290,6 @@ func pickService(ofType []Service, want ServiceSpec) *Service {
 		}
 	}
 	return best
-}
-
-// getService reads a service by ID; nil when it is gone.
-func (c *Client) getService(ctx context.Context, id string) (*Service, error) {
-	var svc Service
-	err := services.Get(ctx, c.sc, id).ExtractIntoStructPtr(&svc, "service")
-	if notFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading service %s: %w", id, err)
-	}
-	return &svc, nil
 }
 
 // DefinitionConflictError tells that an entity that is not this owner's, kept by another

@@ -283,13 +283,9 @@ func (m markedUser) ToUserCreateMap() (map[string]any, error) {
 // that name first: Keystone's database may compare names loosely), nil when there is
 // none.
 func (c *Client) findUser(ctx context.Context, domainID, name string) (*User, error) {
-	pages, err := users.List(c.sc, users.ListOpts{DomainID: domainID, Name: name}).AllPages(ctx)
+	all, err := c.listUsers(ctx, domainID, name)
 	if err != nil {
-		return nil, fmt.Errorf("listing users named %s: %w", name, err)
-	}
-	var all []User
-	if err := pages.(users.UserPage).ExtractIntoSlicePtr(&all, "users"); err != nil {
-		return nil, fmt.Errorf("reading users named %s: %w", name, err)
+		return nil, err
 	}
 	if len(all) == 0 {
 		return nil, nil
@@ -364,17 +360,4 @@ type OtherNameError struct {
 func (e *OtherNameError) Error() string {
 	return fmt.Sprintf("Keystone finds user %s (%s) for the name %s: its database compares names loosely; name the user as "+
 		"Keystone has it", e.Name, e.ID, e.Asked)
-}
-
-// GetUser returns the user with ID id, nil when there is none.
-func (c *Client) GetUser(ctx context.Context, id string) (*User, error) {
-	var u User
-	err := users.Get(ctx, c.sc, id).ExtractIntoStructPtr(&u, "user")
-	if notFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading user %s: %w", id, err)
-	}
-	return &u, nil
 }

@@ -571,6 +571,7 @@ func TestKeystoneOperatorRegionJoined(t *testing.T) {
 	g.Expect(left.services).To(Equal([]string{service.ID}))
 	g.Expect(left.endpoints).To(HaveKey("regionTwo"))
 	g.Expect(left.users).To(HaveLen(1))
+	g.Expect(left.users[0][identity.OwnerAttribute]).To(HaveSuffix("@cluster-two"), "handed to regionTwo")
 	g.Expect(canLogin(url, "placement", "placement-pw")).To(BeTrue())
 	two.lastGoes(t, kc)
 }
