@@ -18,6 +18,7 @@ func (c *Client) deleteServiceUnchecked(ctx context.Context, id string) error {
 	if err := services.Delete(ctx, c.sc, id).ExtractErr(); err != nil && !notFound(err) {
 		return fmt.Errorf("deleting service %s: %w", id, err)
 	}
+	c.locators.Delete("services/" + id)
 	return nil
 }
 
@@ -26,6 +27,7 @@ func (c *Client) deleteUserUnchecked(ctx context.Context, id string) error {
 	if err := users.Delete(ctx, c.sc, id).ExtractErr(); err != nil && !notFound(err) {
 		return fmt.Errorf("deleting user %s: %w", id, err)
 	}
+	c.locators.Delete("users/" + id)
 	return nil
 }
 
