@@ -2,12 +2,15 @@ package reconciler
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	. "github.com/onsi/gomega"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -74,4 +77,34 @@ func TestFinishResolvesUnrelatedConflicts(t *testing.T) {
 			g.Expect(now.Labels).To(HaveKeyWithValue("team", "images"))
 		})
 	}
+}
+
+// TestStatusPatchIsTheStatusPart: the status write's patch is client.MergeFrom's patch
+// of the whole object restricted to its status (what the status subresource writes),
+// and nothing when only the spec or metadata differ; a field cleared is written null.
+func TestStatusPatchIsTheStatusPart(t *testing.T) {
+	g := NewWithT(t)
+	base := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "glance", Namespace: "ns", ResourceVersion: "7",
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationUpdate}}},
+		Spec:   keystonev1.KeystoneServiceSpec{ServiceType: "image", ServiceName: "glance"},
+		Status: keystonev1.KeystoneServiceStatus{ServiceID: "old", ObservedGeneration: 1}}
+	obj := base.DeepCopy()
+	obj.Finalizers = []string{"f"}
+	obj.Spec.ServiceDescription = "changed"
+	data, err := statusPatch(base, obj)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(data)).To(Equal("{}"), "the status is the same")
+
+	obj.Status.ServiceID = ""
+	obj.Status.ObservedGeneration = 2
+	obj.Status.Conditions = lc.Conditions{{Type: "Ready", Status: corev1.ConditionTrue, Reason: "Ready", Message: "done"}}
+	data, err = statusPatch(base, obj)
+	g.Expect(err).NotTo(HaveOccurred())
+	whole, err := client.MergeFrom(base).Data(obj)
+	g.Expect(err).NotTo(HaveOccurred())
+	var ours, theirs map[string]any
+	g.Expect(json.Unmarshal(data, &ours)).To(Succeed())
+	g.Expect(json.Unmarshal(whole, &theirs)).To(Succeed())
+	g.Expect(ours).To(Equal(map[string]any{"status": theirs["status"]}))
+	g.Expect(ours["status"]).To(HaveKeyWithValue("serviceID", BeNil()), "cleared: written null")
 }
