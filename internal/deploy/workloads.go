@@ -350,58 +350,45 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[st
 // ends it: the pod is no longer anyone's endpoint, or was the last one and its
 // replacement is ready); then it stops httpd gracefully (SIGWINCH, httpd's graceful-stop:
 // no new connection, the requests in flight finished, within GracefulShutdownTimeout) and
-// waits until no connection to httpd's port is established any more: the requests in
-// flight have their answers, and the kubelet's SIGTERM, which stops httpd at once, finds
-// nothing left to cut. It ends then, before httpd exits (httpd's parent looks for its
-// children's end once a second): httpd is the container's process 1, and its end kills
-// every other process of the container, the hook too, which the kubelet reports as a
-// failed hook (exit 137, a Warning FailedPreStopHook on the pod) at every stop. httpd runs
-// as the same user, so the hook needs no privilege; it reads the pod's connections from
-// /proc/net, with bash alone.
+// waits for it to exit, so that the kubelet's SIGTERM, which stops httpd at once, finds
+// nothing left to cut. httpd is the container's process 1 and runs as the same user, so
+// the hook needs no privilege; it reads the pod's connections from /proc/net, with bash
+// alone.
 func HttpdDrain(drain int64) []string {
 	return []string{"/bin/bash", "-c", drainScript(drain, ServeAloneSeconds, Port, "1", DrainingMarker)}
 }
 
 // drainScript is HttpdDrain's script: marker made, drain seconds, then at most alone
 // more (by the clock: reading /proc/net takes longer as it fills) while new connections
-// to port arrive, then SIGWINCH to pid and a wait, a tenth of a second between looks,
-// while a connection to port is established (st 01) and pid lives. The quiet time is
+// to port arrive, then SIGWINCH to pid and a wait for it to end. The quiet time is
 // counted in scans a second apart that found no new connection, not with $SECONDS,
-// which counts wall-clock second boundaries and would cut it to just over one. scan
-// counts, in new, the connections to port it has not seen before, and in open those
-// established (it runs in the script's shell, not a subshell, so that what it saw is
-// kept).
+// which counts wall-clock second boundaries and would cut it to just over one. fresh
+// counts, in new, the connections it has not seen before (it runs in the script's shell,
+// not a subshell, so that what it saw is kept).
 func drainScript(drain, alone int64, port int32, pid, marker string) string {
 	// /proc/net/tcp{,6}: "sl local_address rem_address st ...", the ports in hexadecimal;
-	// st 0A is LISTEN, 01 ESTABLISHED. Every state but LISTEN is a connection: a request
-	// on a connection of its own is over in milliseconds, but httpd closes it first
-	// ("Connection: close"), and the pod's end stays in TIME_WAIT for a minute; a
-	// kept-alive one, or one whose request is in flight, stays ESTABLISHED.
-	return fmt.Sprintf(`: > %[1]s
-sleep %[2]d
+	// st 0A is LISTEN. Every other state counts: a request on a connection of its own
+	// is over in milliseconds, but httpd closes it first ("Connection: close"), and the
+	// pod's end stays in TIME_WAIT for a minute; a kept-alive one stays ESTABLISHED.
+	return fmt.Sprintf(`: > %s
+sleep %d
 declare -A seen
-scan() {
+fresh() {
   local sl local remote st rest
-  new=0 open=0
+  new=0
   while read -r sl local remote st rest; do
-    [[ $local == *:%04[3]X && $st != 0A ]] || continue
-    if [[ -z ${seen[$remote]} ]]; then seen[$remote]=1; new=$((new+1)); fi
-    if [[ $st == 01 ]]; then open=$((open+1)); fi
+    if [[ $local == *:%04X && $st != 0A && -z ${seen[$remote]} ]]; then seen[$remote]=1; new=$((new+1)); fi
   done < <(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null)
 }
-scan
-end=$((SECONDS + %[4]d)) quiet=0
-while ((SECONDS < end && quiet < %[5]d)); do
+fresh
+end=$((SECONDS + %d)) quiet=0
+while ((SECONDS < end && quiet < %d)); do
   sleep 1
-  scan
+  fresh
   if ((new > 0)); then quiet=0; else quiet=$((quiet+1)); fi
 done
-kill -WINCH %[6]s
-scan
-while ((open > 0)) && kill -0 %[6]s 2>/dev/null; do
-  sleep 0.1
-  scan
-done`, marker, drain, port, alone, QuietSeconds, pid)
+kill -WINCH %s
+while kill -0 %s 2>/dev/null; do sleep 1; done`, marker, drain, port, alone, QuietSeconds, pid, pid)
 }
 
 // StopGraceSeconds is the API pods' termination grace period: the drain (drain
