@@ -14,9 +14,9 @@ import (
 // before it writes the change (keystone/identity/core.py), so a read by ID between the
 // two caches the old row again, and a read that began before any other write
 // (update_service, a deletion) can put the old row back after the write dropped it.
-// Measured against Debian's Keystone 22.0.2 (TestKeystoneReadByIDLags in
-// tests/multiregion): a user read by ID while a PATCH with a password ran stayed
-// without the PATCH in 8 of 10 tries. Listings are never cached. So what decides what
+// Seen with Debian's Keystone 22.0.2: a user read by ID in a loop while a PATCH with a
+// password ran still lacked the PATCH afterwards in 8 of 10 tries (TestKeystoneReadByIDLags
+// in tests/multiregion shows it every run). Listings are never cached. So what decides what
 // the operator does to an entity (its mark, its owners of record, whether it exists) is
 // read from a listing: a read by ID only locates it (a user's domain and name, a
 // service's type; remembered by ID), and a listing by those reads it.
