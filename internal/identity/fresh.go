@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"fmt"
+	"net/url"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/services"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
@@ -32,20 +33,9 @@ func (c *Client) GetUser(ctx context.Context, id string) (*User, error) {
 		return nil, err
 	}
 	// By its name first; renamed meanwhile (its copy stale), by its domain.
-	for _, name := range []string{loc.name, ""} {
-		all, err := c.listUsers(ctx, loc.domainID, name)
-		if err != nil {
-			return nil, err
-		}
-		for i := range all {
-			if all[i].ID == id {
-				c.locators.Store("users/"+id, locator{domainID: loc.domainID, name: all[i].Name})
-				return &all[i], nil
-			}
-		}
-	}
-	c.locators.Delete("users/" + id)
-	return nil, nil
+	return findListed(c, "users/"+id, []string{loc.name, ""},
+		func(name string) ([]User, error) { return c.listUsers(ctx, loc.domainID, name) },
+		func(u *User) (string, locator) { return u.ID, locator{domainID: loc.domainID, name: u.Name} }, id)
 }
 
 // getService returns the service with ID id as Keystone's database has it; nil when it
@@ -56,19 +46,33 @@ func (c *Client) getService(ctx context.Context, id string) (*Service, error) {
 		return nil, err
 	}
 	// By its type first; its type changed meanwhile (its copy stale), among all.
-	for _, serviceType := range []string{loc.serviceType, ""} {
-		all, err := c.listServices(ctx, serviceType)
+	return findListed(c, "services/"+id, []string{loc.serviceType, ""}, c.listServicesFn(ctx),
+		func(s *Service) (string, locator) { return s.ID, locator{serviceType: s.Type} }, id)
+}
+
+// listServicesFn is listServices for findListed.
+func (c *Client) listServicesFn(ctx context.Context) func(string) ([]Service, error) {
+	return func(serviceType string) ([]Service, error) { return c.listServices(ctx, serviceType) }
+}
+
+// findListed returns the entity id from the first of the listings (list of each filter)
+// that has it, and remembers under key what located it (read reads its ID and locator);
+// when none has it, it is gone, and so is what located it.
+func findListed[T any](c *Client, key string, filters []string, list func(string) ([]T, error),
+	read func(*T) (string, locator), id string) (*T, error) {
+	for _, filter := range filters {
+		all, err := list(filter)
 		if err != nil {
 			return nil, err
 		}
 		for i := range all {
-			if all[i].ID == id {
-				c.locators.Store("services/"+id, locator{serviceType: all[i].Type})
+			if got, loc := read(&all[i]); got == id {
+				c.locators.Store(key, loc)
 				return &all[i], nil
 			}
 		}
 	}
-	c.locators.Delete("services/" + id)
+	c.locators.Delete(key)
 	return nil, nil
 }
 
@@ -109,26 +113,20 @@ func (c *Client) locate(ctx context.Context, kind, id string) (locator, bool, er
 // listUsers lists the users of the domain (every domain when ""), of name only when name
 // is not "".
 func (c *Client) listUsers(ctx context.Context, domainID, name string) ([]User, error) {
-	pages, err := users.List(c.sc, users.ListOpts{DomainID: domainID, Name: name}).AllPages(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("listing users named %q: %w", name, err)
-	}
 	var all []User
-	if err := pages.(users.UserPage).ExtractIntoSlicePtr(&all, "users"); err != nil {
-		return nil, fmt.Errorf("reading users named %q: %w", name, err)
-	}
-	return all, nil
+	return all, c.listed(ctx, "users", url.Values{"domain_id": nonEmpty(domainID), "name": nonEmpty(name)}, &all)
 }
 
 // listServices lists the services of type serviceType (all when "").
 func (c *Client) listServices(ctx context.Context, serviceType string) ([]Service, error) {
-	pages, err := services.List(c.sc, services.ListOpts{ServiceType: serviceType}).AllPages(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("listing services of type %q: %w", serviceType, err)
-	}
 	var all []Service
-	if err := pages.(services.ServicePage).ExtractIntoSlicePtr(&all, "services"); err != nil {
-		return nil, fmt.Errorf("reading services of type %q: %w", serviceType, err)
+	return all, c.listed(ctx, "services", url.Values{"type": nonEmpty(serviceType)}, &all)
+}
+
+// nonEmpty is a query parameter's values: none for "" (no filter).
+func nonEmpty(value string) []string {
+	if value == "" {
+		return nil
 	}
-	return all, nil
+	return []string{value}
 }

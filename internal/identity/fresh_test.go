@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/gophercloud/gophercloud/v2"
+
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/services"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
@@ -19,21 +21,9 @@ import (
 func TestReadsFollowTheListing(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	keystone, _, kc := adminOfFake(t)
-	admin, err := keystoneadmin.Client(ctx, keystone.URL, nil, "admin", "secret", "admin")
-	g.Expect(err).NotTo(HaveOccurred())
-
-	userID := keystone.Create(fakekeystone.Users, map[string]any{"name": "placement", "domain_id": "default",
-		identity.OwnerAttribute: "mark"})
-	u, err := kc.GetUser(ctx, userID)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(u).NotTo(BeNil())
-	g.Expect(u.Name).To(Equal("placement"))
-	g.Expect(u.Owner).To(Equal("mark"))
-	_, err = users.Update(ctx, admin, userID, users.UpdateOpts{Name: "placement-renamed"}).Extract()
-	g.Expect(err).NotTo(HaveOccurred())
+	keystone, admin, kc, userID := renamedAfterLocated(t)
 	before := keystone.Requests()
-	u, err = kc.GetUser(ctx, userID)
+	u, err := kc.GetUser(ctx, userID)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(u).NotTo(BeNil(), "renamed: found in its domain's listing")
 	g.Expect(u.Name).To(Equal("placement-renamed"))
@@ -61,6 +51,48 @@ func TestReadsFollowTheListing(t *testing.T) {
 	svc, _, err = kc.ServiceOwnership(ctx, serviceID, "another")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(svc).To(BeNil(), "deleted: gone")
+}
+
+// TestTruncatedListingIsAnError: a listing Keystone's list_limit cut short is an error,
+// never "gone": a user renamed after it was located, read from its domain's listing of
+// more users than the limit, would otherwise read as deleted, and its owner's deletion
+// would leave it in Keystone.
+func TestTruncatedListingIsAnError(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	keystone, _, kc, userID := renamedAfterLocated(t)
+	keystone.Create(fakekeystone.Users, map[string]any{"name": "someone", "domain_id": "default"})
+	keystone.ListLimit(1)
+	u, err := kc.GetUser(ctx, userID)
+	g.Expect(err).To(MatchError(ContainSubstring("listing users (domain_id=default): Keystone truncated the list")))
+	g.Expect(u).To(BeNil())
+	keystone.ListLimit(0)
+	u, err = kc.GetUser(ctx, userID)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(u).NotTo(BeNil(), "still located: found in the whole listing")
+	g.Expect(u.Name).To(Equal("placement-renamed"))
+}
+
+// renamedAfterLocated makes the user placement, marked "mark", in a fake Keystone; the
+// client under test reads it (and so locates it by its name), then an admin renames it
+// placement-renamed. It returns the fake, the admin's client, the client under test and
+// the user's ID.
+func renamedAfterLocated(t *testing.T) (*fakekeystone.Server, *gophercloud.ServiceClient, *identity.Client, string) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	keystone, _, kc := adminOfFake(t)
+	admin, err := keystoneadmin.Client(ctx, keystone.URL, nil, "admin", "secret", "admin")
+	g.Expect(err).NotTo(HaveOccurred())
+	userID := keystone.Create(fakekeystone.Users, map[string]any{"name": "placement", "domain_id": "default",
+		identity.OwnerAttribute: "mark"})
+	u, err := kc.GetUser(ctx, userID)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(u).NotTo(BeNil())
+	g.Expect(u.Name).To(Equal("placement"))
+	g.Expect(u.Owner).To(Equal("mark"))
+	_, err = users.Update(ctx, admin, userID, users.UpdateOpts{Name: "placement-renamed"}).Extract()
+	g.Expect(err).NotTo(HaveOccurred())
+	return keystone, admin, kc, userID
 }
 
 // delta is the requests made between two counts of fakekeystone.Server.Requests.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -100,34 +101,47 @@ func (c *Client) listAll(ctx context.Context) (everything, error) {
 }
 
 // list fills all with the kinds ("services", "users" of the default domain,
-// "endpoints") listed in full: a list Keystone's list_limit truncated is an error.
+// "endpoints") listed in full (listed).
 func (c *Client) list(ctx context.Context, all *everything, kinds ...string) error {
 	for _, kind := range kinds {
-		path, into := c.sc.ServiceURL(kind), any(nil)
+		query, into := url.Values{}, any(nil)
 		switch kind {
 		case "services":
 			into = &all.services
 		case "users":
-			path, into = path+"?domain_id=default", &all.users
+			query, into = url.Values{"domain_id": {"default"}}, &all.users
 		case "endpoints":
 			into = &all.endpoints
 		}
-		body := map[string]json.RawMessage{}
-		resp, err := c.sc.Get(ctx, path, &body, nil)
-		if resp != nil && resp.Body != nil {
-			_ = resp.Body.Close()
+		if err := c.listed(ctx, kind, query, into); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("listing %s: %w", kind, err)
-		}
-		// Keystone's list_limit cuts a list short and says so: acting on part of it
-		// would leave the rest behind, unsaid.
-		if string(body["truncated"]) == "true" {
-			return fmt.Errorf("listing %s: Keystone truncated the list (its list_limit); raise it", kind)
-		}
-		if err := json.Unmarshal(body[kind], into); err != nil {
-			return fmt.Errorf("reading %s: %w", kind, err)
-		}
+	}
+	return nil
+}
+
+// listed reads Keystone's listing of kind ("users", "services", "endpoints") filtered by
+// query into into, a pointer to a slice. Keystone's list_limit cuts a list short and says
+// so ("truncated", which gophercloud's pages drop): acting on part of it would leave the
+// rest behind, unsaid, or take an entity for gone, so a truncated list is an error.
+func (c *Client) listed(ctx context.Context, kind string, query url.Values, into any) error {
+	path, what := c.sc.ServiceURL(kind), kind
+	if filter := query.Encode(); filter != "" {
+		path, what = path+"?"+filter, kind+" ("+filter+")"
+	}
+	body := map[string]json.RawMessage{}
+	resp, err := c.sc.Get(ctx, path, &body, nil)
+	if resp != nil && resp.Body != nil {
+		_ = resp.Body.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", what, err)
+	}
+	if string(body["truncated"]) == "true" {
+		return fmt.Errorf("listing %s: Keystone truncated the list (its list_limit); raise it", what)
+	}
+	if err := json.Unmarshal(body[kind], into); err != nil {
+		return fmt.Errorf("reading %s: %w", what, err)
 	}
 	return nil
 }
