@@ -1,12 +1,15 @@
 package deploy
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,11 +17,12 @@ import (
 )
 
 // TestDrainScript runs the preStop hook's script with bash on this machine, against a
-// listener of this test and a process standing for httpd (it exits on SIGWINCH): with
-// no connection it stops httpd right after the drain and the quiet time; while new
-// connections keep coming (the pod is the last endpoint), each over in a moment, it
-// goes on serving, and stops the quiet time after the last; kept-alive connections alone do not keep it; it never
-// serves longer than its bound.
+// listener of this test: with no connection it ends right after the drain and the quiet
+// time; while new connections keep coming (the pod is the last endpoint), each over in a
+// moment, it goes on, and ends the quiet time after the last; kept-alive connections
+// alone do not keep it; it never goes on longer than its bound. It ends with success
+// (a failed hook is a Warning on the pod) and signals nothing: the kubelet's SIGTERM,
+// after it, stops httpd (TestServeCommand).
 func TestDrainScript(t *testing.T) {
 	g := NewWithT(t)
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
@@ -45,23 +49,19 @@ func TestDrainScript(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		return conn
 	}
-	// stopped runs the script for a stand-in of httpd and returns when the stand-in got
-	// SIGWINCH, and when the script started.
+	// stopped runs the script and returns when it ended, and when it started.
 	stopped := func(drain, alone int64, meanwhile func()) (exit, start time.Time) {
-		httpd := exec.Command("bash", "-c", `trap "exit 0" WINCH; while :; do sleep 0.1; done`)
-		g.Expect(httpd.Start()).To(Succeed())
-		exited := make(chan time.Time, 1)
-		go func() { _ = httpd.Wait(); exited <- time.Now() }()
 		start = time.Now()
-		hook := exec.Command("bash", "-c", drainScript(drain, alone, port, strconv.Itoa(httpd.Process.Pid), marker))
+		hook := exec.Command("bash", "-c", drainScript(drain, alone, port, marker))
 		g.Expect(hook.Start()).To(Succeed())
 		if meanwhile != nil {
 			meanwhile()
 		}
-		g.Expect(hook.Wait()).To(Succeed(), "the hook waits for httpd to end, then ends")
+		g.Expect(hook.Wait()).To(Succeed(), "the hook ends with success")
+		exit = time.Now()
 		g.Expect(marker).To(BeAnExistingFile(), "httpd answered with Connection: close from the hook's start")
 		g.Expect(os.Remove(marker)).To(Succeed())
-		return <-exited, start
+		return exit, start
 	}
 	since := func(exit, start time.Time) time.Duration { return exit.Sub(start) }
 
@@ -103,4 +103,52 @@ func TestDrainScript(t *testing.T) {
 	}))
 	close(stop)
 	g.Expect(bounded).To(BeNumerically("<", time.Duration(1+3+1)*time.Second+slack), "never longer than its bound")
+}
+
+// TestServeCommand runs the API container's shell command with bash on this machine and
+// a process standing for httpd: a SIGTERM to the shell, as the kubelet's after the hook,
+// reaches httpd as SIGWINCH (its graceful stop), and the shell waits for httpd to finish
+// what it serves before it exits, with httpd's status; a SIGTERM that comes before httpd
+// started ends the shell with success, and httpd never starts; an httpd that ends on its
+// own ends the shell with its status.
+func TestServeCommand(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	// The stand-in writes "winch" when it gets SIGWINCH, finishes for finish seconds and
+	// exits 0; SIGTERM would end it with 143, and nothing at all makes it exit 3 after
+	// 3 s.
+	httpd := func(finish string) string {
+		return fmt.Sprintf(`bash -c 'touch %[1]s/started; trap "echo winch > %[1]s/signal; sleep %[2]s; exit 0" WINCH; for i in $(seq 30); do sleep 0.1; done; exit 3'`, dir, finish)
+	}
+	serve := func(steps ...string) *exec.Cmd {
+		cmd := exec.Command("bash", "-c", strings.Replace(ServeCommand(httpd("1"), steps...), LinkKeys, "", 1))
+		g.Expect(cmd.Start()).To(Succeed())
+		return cmd
+	}
+	signal, started := filepath.Join(dir, "signal"), filepath.Join(dir, "started")
+
+	shell := serve()
+	time.Sleep(500 * time.Millisecond) // httpd runs, its trap set
+	stop := time.Now()
+	g.Expect(shell.Process.Signal(syscall.SIGTERM)).To(Succeed())
+	g.Expect(shell.Wait()).To(Succeed(), "httpd's graceful stop ends with 0 (its own end, 3), and so does the shell")
+	g.Expect(time.Since(stop)).To(BeNumerically(">=", time.Second), "the shell waits for httpd to finish")
+	g.Expect(os.ReadFile(signal)).To(Equal([]byte("winch\n")), "httpd got SIGWINCH")
+	g.Expect(os.Remove(signal)).To(Succeed())
+	g.Expect(os.Remove(started)).To(Succeed())
+
+	// A SIGTERM while a step still runs (httpd not started yet).
+	shell = serve("sleep 1")
+	time.Sleep(300 * time.Millisecond)
+	g.Expect(shell.Process.Signal(syscall.SIGTERM)).To(Succeed())
+	g.Expect(shell.Wait()).To(Succeed(), "the early SIGTERM ends the shell with success")
+	g.Expect(started).NotTo(BeAnExistingFile(), "httpd never started")
+
+	shell = serve()
+	err := shell.Wait()
+	var exit *exec.ExitError
+	g.Expect(errors.As(err, &exit)).To(BeTrue(), "httpd's own end ends the shell: %v", err)
+	g.Expect(exit.ExitCode()).To(Equal(3), "with httpd's status")
+	g.Expect(started).To(BeAnExistingFile())
+	g.Expect(signal).NotTo(BeAnExistingFile())
 }

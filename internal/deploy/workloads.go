@@ -117,15 +117,37 @@ func linkKeys(mount, repository string) string {
 	return fmt.Sprintf("rm -rf %[2]s && mkdir %[2]s && ln -s %[1]s/* %[2]s/ && ", mount, repository)
 }
 
-// StartCommand is the shell command of a container running cmd (keystone-manage, httpd):
-// the key repositories made (LinkKeys), then each of the container's own steps (shell
+// StartCommand is the shell command of a container running cmd (keystone-manage): the
+// key repositories made (LinkKeys), then each of the container's own steps (shell
 // commands), then cmd in the shell's place.
 func StartCommand(cmd string, steps ...string) string {
+	return prelude(steps) + "exec " + cmd
+}
+
+// ServeCommand is the API container's shell command: as StartCommand, but the shell
+// stays the container's process 1 and runs cmd (httpd) as its child. It turns the
+// kubelet's SIGTERM into SIGWINCH, httpd's graceful stop (no new connection, the requests
+// in flight finished, within GracefulShutdownTimeout), and exits with httpd's status once
+// httpd has ended. Were httpd process 1, the preStop hook would have to stop it, and its
+// end, which ends every process of the container, would kill the hook: a failed hook
+// for the kubelet (a Warning FailedPreStopHook) at every stop. The trap is set first (process
+// 1 ignores a signal it has no handler for): a SIGTERM during the steps ends the shell
+// with success before httpd starts. (One between httpd's start and its handlers' would
+// be lost, and the grace period would end httpd; it cannot come so early: the kubelet
+// sends it after the preStop hook, which takes the drain and the quiet time.)
+func ServeCommand(cmd string, steps ...string) string {
+	return "pid= stop=; trap 'stop=1; [[ -z $pid ]] || kill -WINCH $pid' TERM; " + prelude(steps) +
+		"{ [[ -z $stop ]] || exit 0; " + cmd + " & pid=$!; [[ -z $stop ]] || kill -WINCH $pid; " +
+		"while wait $pid; rc=$?; kill -0 $pid 2>/dev/null; do :; done; exit $rc; }"
+}
+
+// prelude is what a container does before its process: LinkKeys, then each step.
+func prelude(steps []string) string {
 	out := LinkKeys
 	for _, step := range steps {
 		out += step + " && "
 	}
-	return out + "exec " + cmd
+	return out
 }
 
 // jobConfigFiles are the files of the configuration Secret a job's keystone-manage
@@ -316,7 +338,7 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[st
 		FailureThreshold: StartupSeconds}
 	pod := podSpec(api, corev1.Container{
 		Name:           "keystone-api",
-		Command:        []string{"/bin/bash", "-c", StartCommand(HttpdCommand, steps...)},
+		Command:        []string{"/bin/bash", "-c", ServeCommand(HttpdCommand, steps...)},
 		Ports:          []corev1.ContainerPort{{Name: "keystone", ContainerPort: Port, Protocol: corev1.ProtocolTCP}},
 		StartupProbe:   startup,
 		ReadinessProbe: probe(10),
@@ -348,24 +370,21 @@ func apiDeployment(api *keystonev1.KeystoneAPI, podRevision string, files map[st
 // while the pod leaves its Services' endpoints everywhere; then, for at most
 // ServeAloneSeconds, as long as new connections still come (QuietSeconds without one
 // ends it: the pod is no longer anyone's endpoint, or was the last one and its
-// replacement is ready); then it stops httpd gracefully (SIGWINCH, httpd's graceful-stop:
-// no new connection, the requests in flight finished, within GracefulShutdownTimeout) and
-// waits for it to exit, so that the kubelet's SIGTERM, which stops httpd at once, finds
-// nothing left to cut. httpd is the container's process 1 and runs as the same user, so
-// the hook needs no privilege; it reads the pod's connections from /proc/net, with bash
-// alone.
+// replacement is ready); then it ends, and the kubelet's SIGTERM reaches the container's
+// shell, which stops httpd gracefully (ServeCommand). It reads the pod's connections from
+// /proc/net, with bash alone, as the pod's own user: the hook needs no privilege.
 func HttpdDrain(drain int64) []string {
-	return []string{"/bin/bash", "-c", drainScript(drain, ServeAloneSeconds, Port, "1", DrainingMarker)}
+	return []string{"/bin/bash", "-c", drainScript(drain, ServeAloneSeconds, Port, DrainingMarker)}
 }
 
 // drainScript is HttpdDrain's script: marker made, drain seconds, then at most alone
 // more (by the clock: reading /proc/net takes longer as it fills) while new connections
-// to port arrive, then SIGWINCH to pid and a wait for it to end. The quiet time is
+// to port arrive. The quiet time is
 // counted in scans a second apart that found no new connection, not with $SECONDS,
 // which counts wall-clock second boundaries and would cut it to just over one. fresh
 // counts, in new, the connections it has not seen before (it runs in the script's shell,
 // not a subshell, so that what it saw is kept).
-func drainScript(drain, alone int64, port int32, pid, marker string) string {
+func drainScript(drain, alone int64, port int32, marker string) string {
 	// /proc/net/tcp{,6}: "sl local_address rem_address st ...", the ports in hexadecimal;
 	// st 0A is LISTEN. Every other state counts: a request on a connection of its own
 	// is over in milliseconds, but httpd closes it first ("Connection: close"), and the
@@ -386,9 +405,7 @@ while ((SECONDS < end && quiet < %d)); do
   sleep 1
   fresh
   if ((new > 0)); then quiet=0; else quiet=$((quiet+1)); fi
-done
-kill -WINCH %s
-while kill -0 %s 2>/dev/null; do sleep 1; done`, marker, drain, port, alone, QuietSeconds, pid, pid)
+done`, marker, drain, port, alone, QuietSeconds)
 }
 
 // StopGraceSeconds is the API pods' termination grace period: the drain (drain

@@ -27,8 +27,10 @@ func TestDeployment(t *testing.T) {
 	c := dep.Spec.Template.Spec.Containers[0]
 	g.Expect(c.Image).To(Equal("keystone:test"))
 	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/v3"))
-	// httpd started directly, after the key repositories are made: no kolla_start, no sudo.
-	g.Expect(c.Command).To(Equal([]string{"/bin/bash", "-c", LinkKeys + ClearDrainingMarker + " && exec /usr/sbin/httpd -DFOREGROUND"}))
+	// httpd started directly, after the key repositories are made: no kolla_start, no
+	// sudo; the shell stays to turn SIGTERM into httpd's graceful stop.
+	g.Expect(c.Command).To(Equal([]string{"/bin/bash", "-c", ServeCommand("/usr/sbin/httpd -DFOREGROUND", ClearDrainingMarker)}))
+	g.Expect(c.Command[2]).To(ContainSubstring(LinkKeys + ClearDrainingMarker + " && { "))
 	g.Expect(c.Env).To(BeEmpty(), "no KOLLA_CONFIG_STRATEGY: nothing copies the configuration")
 	g.Expect(c.SecurityContext).To(Equal(RestrictedContainer()))
 	g.Expect(*c.SecurityContext.RunAsUser).To(BeEquivalentTo(42425))
@@ -337,8 +339,14 @@ func TestPodsStartTheirProcessDirectly(t *testing.T) {
 	for name, spec := range keystonePods(api) {
 		c := spec.Containers[0]
 		g.Expect(c.Command[:2]).To(Equal([]string{"/bin/bash", "-c"}), name)
-		g.Expect(c.Command[2]).To(HavePrefix(LinkKeys), name)
-		g.Expect(c.Command[2]).To(MatchRegexp(`&& exec [^&]*$`), name)
+		// keystone-manage in the shell's place; httpd the shell's child (ServeCommand).
+		if name == "deployment" {
+			g.Expect(c.Command[2]).To(ContainSubstring("TERM; "+LinkKeys), name)
+			g.Expect(c.Command[2]).To(ContainSubstring("/usr/sbin/httpd -DFOREGROUND & pid=$!"), name)
+		} else {
+			g.Expect(c.Command[2]).To(HavePrefix(LinkKeys), name)
+			g.Expect(c.Command[2]).To(MatchRegexp(`&& exec [^&]*$`), name)
+		}
 		g.Expect(c.Command[2]).NotTo(ContainSubstring("kolla"), name)
 		g.Expect(c.Command[2]).NotTo(ContainSubstring("sudo"), name)
 		g.Expect(c.SecurityContext).To(Equal(RestrictedContainer()), name)
@@ -360,7 +368,6 @@ func TestPodsStartTheirProcessDirectly(t *testing.T) {
 		g.Expect(mounts).To(HaveKey(FernetKeysMount), name)
 		g.Expect(mounts).NotTo(HaveKey("/var/lib/kolla/config_files/config.json"), name)
 		if name == "deployment" {
-			g.Expect(c.Command[2]).To(HaveSuffix("exec /usr/sbin/httpd -DFOREGROUND"))
 			g.Expect(mounts).To(HaveKeyWithValue("/etc/httpd/conf/httpd.conf", "httpd.conf"))
 			g.Expect(mounts).To(HaveKeyWithValue("/etc/keystone/policy.yaml", "policy.yaml"))
 			g.Expect(writable).To(ConsistOf(KeyRepositoriesDir, HttpdRunDir, TmpDir))

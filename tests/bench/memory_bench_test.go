@@ -24,7 +24,9 @@ import (
 
 // memoryMode runs TestMemory alone: the manager runs as a process of its own
 // (bin/manager, with its default flags unless BENCH_MANAGER_FLAGS says otherwise), so
-// that its RSS is the operator's and nothing else's. BENCH_MANAGER_LOG=FILE keeps its log.
+// that its RSS is the operator's and nothing else's. BENCH_MANAGER_LOG=FILE keeps its log;
+// BENCH_MEMORY_PROFILE=FILE writes its processor profile over the first 25 s of row 9's
+// convergence (of the last run; go tool pprof bin/manager FILE).
 var memoryMode = os.Getenv("BENCH_MEMORY") == "1"
 
 // memoryRowFile hands rows 7 and 9 from the memory run to the report of the main run.
@@ -118,7 +120,8 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	defer ks.Close()
 	// The metrics are served, and scraped once before the RSS is read, as Prometheus
 	// would: the condition gauges are made at each scrape.
-	mgr := run.startManager(false)
+	profilePath := os.Getenv("BENCH_MEMORY_PROFILE")
+	mgr := run.startManager(profilePath != "")
 	cmd, metricsURL := mgr.cmd, mgr.metricsURL
 
 	namespaces := make([]string, apis)
@@ -143,6 +146,11 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	writes, busy := apiserverRequests(cfg)
 	start := time.Now()
 	profiled := profileAPIServer(cfg)
+	managerProfiled := func() {}
+	if profilePath != "" {
+		// Each run overwrites it: the last run's.
+		managerProfiled = mgr.profile(profilePath, 25)
+	}
 	createAll(ctx, namespaces, n)
 	created := time.Since(start)
 	// Watched, not listed: the harness's own load on the API server (which the
@@ -166,6 +174,7 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	t.Logf("created in %.1f s, all Ready in %.1f s; processor time meanwhile: %s", created.Seconds(), converged.Seconds(), cpu())
 	writesAfter, busyAfter := apiserverRequests(cfg)
 	profiled() // after what the run is charged: a profile outlasting the convergence adds idle time
+	managerProfiled()
 	t.Logf("mutating requests the API server answered meanwhile, per registration: %s", perRegistration(writesAfter, writes, n, ""))
 	t.Logf("seconds the API server spent answering them (latency, not processor time), per registration: %s",
 		perRegistration(busyAfter, busy, n, " s"))

@@ -230,6 +230,15 @@ pods() {
 	kubectl -n "$NAMESPACE" get pods -l service=keystone --field-selector=status.phase=Running -o go-template='{{range .items}}{{if not .metadata.deletionTimestamp}}{{.metadata.name}}:{{(index .status.containerStatuses 0).restartCount}}{{"\n"}}{{end}}{{end}}' | sort
 }
 
+# stopped_cleanly fails when a pod of the namespace had a failed preStop hook (the
+# kubelet's Warning FailedPreStopHook): every stop of an API pod runs the drain hook,
+# which must end by itself before the kubelet's SIGTERM stops httpd.
+stopped_cleanly() {
+	local failed
+	failed=$(kubectl -n "$NAMESPACE" get events --field-selector reason=FailedPreStopHook -o name) || fail "events not read"
+	[[ -z $failed ]] || { kubectl -n "$NAMESPACE" get events --field-selector reason=FailedPreStopHook >&2; fail "a preStop hook failed"; }
+}
+
 # restricted makes the namespace enforce Pod Security's restricted profile, as the first
 # step of every scenario, and checks that the API server enforces it: a pod that may
 # escalate is refused.

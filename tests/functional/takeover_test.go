@@ -174,7 +174,7 @@ var _ = Describe("Taking over a KeystoneAPI from keystone-operator", func() {
 		Expect(dep.Spec.Selector.MatchLabels).To(Equal(selector))
 		// From keystone-operator's kolla-started pod to the hardened one, in that one rollout.
 		api0 := dep.Spec.Template.Spec.Containers[0]
-		Expect(api0.Command).To(Equal([]string{"/bin/bash", "-c", deploy.StartCommand(deploy.HttpdCommand, deploy.ClearDrainingMarker)}))
+		Expect(api0.Command).To(Equal([]string{"/bin/bash", "-c", deploy.ServeCommand(deploy.HttpdCommand, deploy.ClearDrainingMarker)}))
 		Expect(api0.Args).To(BeEmpty())
 		Expect(api0.SecurityContext).To(Equal(deploy.RestrictedContainer()))
 		Expect(dep.Spec.Template.Spec.SecurityContext).To(Equal(deploy.RestrictedPod()))
