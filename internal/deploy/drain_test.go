@@ -65,6 +65,7 @@ func TestDrainScript(t *testing.T) {
 	}
 	since := func(exit, start time.Time) time.Duration { return exit.Sub(start) }
 
+	g.Expect(drainScript(1, 30, port, marker)).NotTo(ContainSubstring("kill"), "the hook signals nothing")
 	// Upper bounds leave room for scans of /proc/net slowed by a busy machine (go test
 	// runs packages side by side); each is far below the 30 s the script may serve.
 	const slack = 4 * time.Second
@@ -106,40 +107,45 @@ func TestDrainScript(t *testing.T) {
 }
 
 // TestServeCommand runs the API container's shell command with bash on this machine and
-// a process standing for httpd: a SIGTERM to the shell, as the kubelet's after the hook,
-// reaches httpd as SIGWINCH (its graceful stop), and the shell waits for httpd to finish
-// what it serves before it exits, with httpd's status; a SIGTERM that comes before httpd
-// started ends the shell with success, and httpd never starts; an httpd that ends on its
-// own ends the shell with its status.
+// a process standing for httpd: a SIGTERM to the shell, as the kubelet's after the hook
+// (or SIGQUIT, a stop signal an image may name), reaches httpd as SIGWINCH (its graceful
+// stop), and the shell waits for httpd to finish what it serves before it exits, with
+// httpd's status; a SIGTERM that comes before httpd started ends the shell with success,
+// and httpd never starts; an httpd that ends on its own ends the shell with its status.
 func TestServeCommand(t *testing.T) {
 	g := NewWithT(t)
 	dir := t.TempDir()
-	// The stand-in writes "winch" when it gets SIGWINCH, finishes for finish seconds and
-	// exits 0; SIGTERM would end it with 143, and nothing at all makes it exit 3 after
-	// 3 s.
-	httpd := func(finish string) string {
-		return fmt.Sprintf(`bash -c 'touch %[1]s/started; trap "echo winch > %[1]s/signal; sleep %[2]s; exit 0" WINCH; for i in $(seq 30); do sleep 0.1; done; exit 3'`, dir, finish)
-	}
+	signal, started, step := filepath.Join(dir, "signal"), filepath.Join(dir, "started"), filepath.Join(dir, "step")
+	// The stand-in writes "winch" when it gets SIGWINCH, finishes for a second and exits 0;
+	// SIGTERM would end it with 143, and nothing at all makes it exit 3 after 3 s. It
+	// says it started once its trap is set.
+	httpd := fmt.Sprintf(`bash -c 'trap "echo winch > %[1]s; sleep 1; exit 0" WINCH; touch %[2]s; for i in $(seq 30); do sleep 0.1; done; exit 3'`,
+		signal, started)
 	serve := func(steps ...string) *exec.Cmd {
-		cmd := exec.Command("bash", "-c", strings.Replace(ServeCommand(httpd("1"), steps...), LinkKeys, "", 1))
+		cmd := exec.Command("bash", "-c", strings.Replace(ServeCommand(httpd, steps...), LinkKeys, "", 1))
 		g.Expect(cmd.Start()).To(Succeed())
 		return cmd
 	}
-	signal, started := filepath.Join(dir, "signal"), filepath.Join(dir, "started")
+	exists := func(path string) func() bool {
+		return func() bool { _, err := os.Stat(path); return err == nil }
+	}
 
-	shell := serve()
-	time.Sleep(500 * time.Millisecond) // httpd runs, its trap set
-	stop := time.Now()
-	g.Expect(shell.Process.Signal(syscall.SIGTERM)).To(Succeed())
-	g.Expect(shell.Wait()).To(Succeed(), "httpd's graceful stop ends with 0 (its own end, 3), and so does the shell")
-	g.Expect(time.Since(stop)).To(BeNumerically(">=", time.Second), "the shell waits for httpd to finish")
-	g.Expect(os.ReadFile(signal)).To(Equal([]byte("winch\n")), "httpd got SIGWINCH")
-	g.Expect(os.Remove(signal)).To(Succeed())
-	g.Expect(os.Remove(started)).To(Succeed())
+	// The kubelet's SIGTERM, or another stop signal an image may name.
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGQUIT} {
+		shell := serve()
+		g.Eventually(exists(started), 2*time.Second, 10*time.Millisecond).Should(BeTrue(), "httpd runs, its trap set")
+		stop := time.Now()
+		g.Expect(shell.Process.Signal(sig)).To(Succeed())
+		g.Expect(shell.Wait()).To(Succeed(), "%v: httpd's graceful stop ends with 0 (its own end, 3), and so does the shell", sig)
+		g.Expect(time.Since(stop)).To(BeNumerically(">=", time.Second), "%v: the shell waits for httpd to finish", sig)
+		g.Expect(os.ReadFile(signal)).To(Equal([]byte("winch\n")), "%v: httpd got SIGWINCH", sig)
+		g.Expect(os.Remove(signal)).To(Succeed())
+		g.Expect(os.Remove(started)).To(Succeed())
+	}
 
 	// A SIGTERM while a step still runs (httpd not started yet).
-	shell = serve("sleep 1")
-	time.Sleep(300 * time.Millisecond)
+	shell := serve("touch "+step+" && sleep 2")
+	g.Eventually(exists(step), 2*time.Second, 10*time.Millisecond).Should(BeTrue())
 	g.Expect(shell.Process.Signal(syscall.SIGTERM)).To(Succeed())
 	g.Expect(shell.Wait()).To(Succeed(), "the early SIGTERM ends the shell with success")
 	g.Expect(started).NotTo(BeAnExistingFile(), "httpd never started")

@@ -70,7 +70,7 @@ const (
 	// QuietSeconds, and Keystone then has none until the replacement is ready.
 	ServeAloneSeconds int64 = 120
 	// QuietSeconds is how long a stopping API pod waits, after the drain, for a new
-	// connection before it stops httpd.
+	// connection before its preStop hook ends (and the kubelet's SIGTERM stops httpd).
 	QuietSeconds = 2
 	// StopMarginSeconds is the grace an API pod has beyond DrainSeconds and httpd's
 	// graceful stop (GracefulShutdownTimeout, the request timeout): mod_wsgi gives its
@@ -126,18 +126,20 @@ func StartCommand(cmd string, steps ...string) string {
 
 // ServeCommand is the API container's shell command: as StartCommand, but the shell
 // stays the container's process 1 and runs cmd (httpd) as its child. It turns the
-// kubelet's SIGTERM into SIGWINCH, httpd's graceful stop (no new connection, the requests
-// in flight finished, within GracefulShutdownTimeout), and exits with httpd's status once
-// httpd has ended. Were httpd process 1, the preStop hook would have to stop it, and its
-// end, which ends every process of the container, would kill the hook: a failed hook
-// for the kubelet (a Warning FailedPreStopHook) at every stop. The trap is set first (process
-// 1 ignores a signal it has no handler for): a SIGTERM during the steps ends the shell
-// with success before httpd starts. (One between httpd's start and its handlers' would
-// be lost, and the grace period would end httpd; it cannot come so early: the kubelet
-// sends it after the preStop hook, which takes the drain and the quiet time.)
+// kubelet's stop signal (SIGTERM, or any other an image may name: INT, QUIT, WINCH) into
+// SIGWINCH, httpd's graceful stop (no new connection, the requests in flight finished,
+// within GracefulShutdownTimeout), and exits with httpd's status once httpd has ended.
+// Were httpd process 1, the preStop hook would have to stop it, and its end, which ends
+// every process of the container, would kill the hook: a failed hook for the kubelet (a
+// Warning FailedPreStopHook) at every stop. The trap is set first (process 1 ignores a
+// signal it has no handler for): a stop signal during the steps ends the shell with
+// success before httpd starts, and one between httpd's start and the shell's next
+// command stops httpd with SIGTERM, which needs no handler of httpd's (nothing is served
+// yet). The kubelet sends it after the preStop hook, which takes the drain and the
+// quiet time, so neither comes in practice.
 func ServeCommand(cmd string, steps ...string) string {
-	return "pid= stop=; trap 'stop=1; [[ -z $pid ]] || kill -WINCH $pid' TERM; " + prelude(steps) +
-		"{ [[ -z $stop ]] || exit 0; " + cmd + " & pid=$!; [[ -z $stop ]] || kill -WINCH $pid; " +
+	return "pid= stop=; trap 'stop=1; [[ -z $pid ]] || kill -WINCH $pid' TERM INT QUIT WINCH; " + prelude(steps) +
+		"{ [[ -z $stop ]] || exit 0; " + cmd + " & pid=$!; [[ -z $stop ]] || kill -TERM $pid; " +
 		"while wait $pid; rc=$?; kill -0 $pid 2>/dev/null; do :; done; exit $rc; }"
 }
 

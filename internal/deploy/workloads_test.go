@@ -341,7 +341,7 @@ func TestPodsStartTheirProcessDirectly(t *testing.T) {
 		g.Expect(c.Command[:2]).To(Equal([]string{"/bin/bash", "-c"}), name)
 		// keystone-manage in the shell's place; httpd the shell's child (ServeCommand).
 		if name == "deployment" {
-			g.Expect(c.Command[2]).To(ContainSubstring("TERM; "+LinkKeys), name)
+			g.Expect(c.Command[2]).To(ContainSubstring("TERM INT QUIT WINCH; "+LinkKeys), name)
 			g.Expect(c.Command[2]).To(ContainSubstring("/usr/sbin/httpd -DFOREGROUND & pid=$!"), name)
 		} else {
 			g.Expect(c.Command[2]).To(HavePrefix(LinkKeys), name)

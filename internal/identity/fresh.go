@@ -114,13 +114,15 @@ func (c *Client) locate(ctx context.Context, kind, id string) (locator, bool, er
 // is not "".
 func (c *Client) listUsers(ctx context.Context, domainID, name string) ([]User, error) {
 	var all []User
-	return all, c.listed(ctx, "users", url.Values{"domain_id": nonEmpty(domainID), "name": nonEmpty(name)}, &all)
+	err := c.listed(ctx, "users", url.Values{"domain_id": nonEmpty(domainID), "name": nonEmpty(name)}, &all)
+	return all, err
 }
 
 // listServices lists the services of type serviceType (all when "").
 func (c *Client) listServices(ctx context.Context, serviceType string) ([]Service, error) {
 	var all []Service
-	return all, c.listed(ctx, "services", url.Values{"type": nonEmpty(serviceType)}, &all)
+	err := c.listed(ctx, "services", url.Values{"type": nonEmpty(serviceType)}, &all)
+	return all, err
 }
 
 // nonEmpty is a query parameter's values: none for "" (no filter).

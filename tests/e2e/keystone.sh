@@ -239,6 +239,13 @@ stopped_cleanly() {
 	[[ -z $failed ]] || { kubectl -n "$NAMESPACE" get events --field-selector reason=FailedPreStopHook >&2; fail "a preStop hook failed"; }
 }
 
+# api_pods_gone succeeds when no API pod (the Deployment's, stopping ones included) is left.
+api_pods_gone() {
+	local left
+	left=$(kubectl -n "$NAMESPACE" get pods -l service=keystone,owner=keystone -o name) || fail "pods not listed"
+	[[ -z $left ]]
+}
+
 # restricted makes the namespace enforce Pod Security's restricted profile, as the first
 # step of every scenario, and checks that the API server enforces it: a pod that may
 # escalate is refused.
