@@ -144,7 +144,7 @@ func TestServeCommand(t *testing.T) {
 	}
 
 	// A SIGTERM while a step still runs (httpd not started yet).
-	shell := serve("touch "+step+" && sleep 2")
+	shell := serve("touch " + step + " && sleep 2")
 	g.Eventually(exists(step), 2*time.Second, 10*time.Millisecond).Should(BeTrue())
 	g.Expect(shell.Process.Signal(syscall.SIGTERM)).To(Succeed())
 	g.Expect(shell.Wait()).To(Succeed(), "the early SIGTERM ends the shell with success")
