@@ -151,7 +151,7 @@ func (m *managerProcess) profile(path string, seconds int) func() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		resp, err := http.Get(fmt.Sprintf("%s/profile?seconds=%d", m.pprofURL, seconds)) //nolint:noctx // our manager
+		resp, err := http.Get(fmt.Sprintf("%s/profile?seconds=%d", m.pprofURL, seconds)) //nolint:noctx,gosec // our manager, at the port this test gave it
 		must(err)
 		defer func() { _ = resp.Body.Close() }()
 		data, err := io.ReadAll(resp.Body)
