@@ -368,7 +368,8 @@ var _ = Describe("KeystoneAPI trust flush, httpd and policy fields", func() {
 			g.Expect(c.VolumeMounts).To(ContainElements(corev1.VolumeMount{Name: "config-data",
 				MountPath: "/var/lib/config-data/federation/idp.example.com%2Frealms%2Fone.client", SubPath: "federation-0", ReadOnly: true},
 				corev1.VolumeMount{Name: "federation-metadata", MountPath: "/var/lib/httpd/metadata"}))
-			g.Expect(c.Command[2]).To(ContainSubstring("install -m 0600 /var/lib/config-data/federation/* /var/lib/httpd/metadata/ && exec /usr/sbin/httpd"))
+			// The copy is the last step before httpd starts (deploy.ServeCommand).
+			g.Expect(c.Command[2]).To(ContainSubstring("install -m 0600 /var/lib/config-data/federation/* /var/lib/httpd/metadata/ && { [[ -z $stop ]] || exit 0; /usr/sbin/httpd -DFOREGROUND &"))
 		}).Should(Succeed())
 	})
 
