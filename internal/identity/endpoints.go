@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"sort"
 
@@ -86,16 +87,13 @@ func (c *Client) ServiceOwnership(ctx context.Context, id, owner string) (*Servi
 // registeredKey is the key of Client.registered.
 func registeredKey(id, owner string) string { return id + "\x00" + owner }
 
-// ownedEndpoints lists the endpoints of the service that belong to the set's owner:
-// marked with it, or recorded by ID.
+// ownedEndpoints lists the endpoints of the service (in full: listed) that belong to the
+// set's owner: marked with it, or recorded by ID. A truncated list read as complete would
+// make an endpoint it left out be registered again.
 func (c *Client) ownedEndpoints(ctx context.Context, want EndpointSet) ([]Endpoint, error) {
-	pages, err := endpoints.List(c.sc, endpoints.ListOpts{ServiceID: want.ServiceID}).AllPages(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("listing endpoints of service %s: %w", want.ServiceID, err)
-	}
 	var all []Endpoint
-	if err := pages.(endpoints.EndpointPage).ExtractIntoSlicePtr(&all, "endpoints"); err != nil {
-		return nil, fmt.Errorf("reading endpoints of service %s: %w", want.ServiceID, err)
+	if err := c.listed(ctx, "endpoints", url.Values{"service_id": {want.ServiceID}}, &all); err != nil {
+		return nil, err
 	}
 	known := map[string]bool{}
 	for _, id := range want.Known {

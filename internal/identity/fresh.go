@@ -46,13 +46,9 @@ func (c *Client) getService(ctx context.Context, id string) (*Service, error) {
 		return nil, err
 	}
 	// By its type first; its type changed meanwhile (its copy stale), among all.
-	return findListed(c, "services/"+id, []string{loc.serviceType, ""}, c.listServicesFn(ctx),
+	return findListed(c, "services/"+id, []string{loc.serviceType, ""},
+		func(serviceType string) ([]Service, error) { return c.listServices(ctx, serviceType) },
 		func(s *Service) (string, locator) { return s.ID, locator{serviceType: s.Type} }, id)
-}
-
-// listServicesFn is listServices for findListed.
-func (c *Client) listServicesFn(ctx context.Context) func(string) ([]Service, error) {
-	return func(serviceType string) ([]Service, error) { return c.listServices(ctx, serviceType) }
 }
 
 // findListed returns the entity id from the first of the listings (list of each filter)

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2"
-
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/services"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
@@ -71,6 +70,31 @@ func TestTruncatedListingIsAnError(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(u).NotTo(BeNil(), "still located: found in the whole listing")
 	g.Expect(u.Name).To(Equal("placement-renamed"))
+}
+
+// TestEveryListingRefusesTruncation: the roles' and a service's endpoints' listings
+// refuse a list Keystone cut short too: a role or an endpoint left out would otherwise
+// read as missing and be created again.
+func TestEveryListingRefusesTruncation(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	keystone, _, kc := adminOfFake(t)
+	keystone.Create(fakekeystone.Roles, map[string]any{"name": "observer"})
+	serviceID := keystone.Create(fakekeystone.Services, map[string]any{"type": "placement", "name": "placement"})
+	for _, iface := range []string{"public", "internal"} {
+		keystone.Create(fakekeystone.Endpoints, map[string]any{"service_id": serviceID, "interface": iface,
+			"url": "https://placement." + iface, "region": "regionOne", identity.OwnerAttribute: "mark"})
+	}
+	roles := len(keystone.List(fakekeystone.Roles, nil))
+	g.Expect(roles).To(BeNumerically(">", 1))
+	keystone.ListLimit(1)
+	_, _, err := kc.EnsureRoles(ctx, []string{"observer"}, true)
+	g.Expect(err).To(MatchError(ContainSubstring("listing roles: Keystone truncated the list")))
+	_, _, err = kc.EnsureEndpoints(ctx, identity.EndpointSet{ServiceID: serviceID, Region: "regionOne", Owner: "mark",
+		URLs: map[string]string{"public": "https://placement.public", "internal": "https://placement.internal"}})
+	g.Expect(err).To(MatchError(ContainSubstring("listing endpoints (service_id=" + serviceID + "): Keystone truncated the list")))
+	g.Expect(keystone.List(fakekeystone.Roles, nil)).To(HaveLen(roles), "no role created again")
+	g.Expect(keystone.List(fakekeystone.Endpoints, nil)).To(HaveLen(2), "no endpoint created again")
 }
 
 // renamedAfterLocated makes the user placement, marked "mark", in a fake Keystone; the

@@ -120,7 +120,7 @@ func (c *Client) list(ctx context.Context, all *everything, kinds ...string) err
 	return nil
 }
 
-// listed reads Keystone's listing of kind ("users", "services", "endpoints") filtered by
+// listed reads Keystone's listing of kind ("users", "services", "endpoints", "roles") filtered by
 // query into into, a pointer to a slice. Keystone's list_limit cuts a list short and says
 // so ("truncated", which gophercloud's pages drop): acting on part of it would leave the
 // rest behind, unsaid, or take an entity for gone, so a truncated list is an error.

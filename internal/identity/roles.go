@@ -64,15 +64,11 @@ func (c *Client) EnsureRoles(ctx context.Context, names []string, create bool) (
 	return ids, changed, nil
 }
 
-// listRoles lists Keystone's roles: ID by name.
+// listRoles lists Keystone's roles, in full (listed): ID by name.
 func (c *Client) listRoles(ctx context.Context) (map[string]string, error) {
-	pages, err := roles.List(c.sc, roles.ListOpts{}).AllPages(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("listing roles: %w", err)
-	}
-	all, err := roles.ExtractRoles(pages)
-	if err != nil {
-		return nil, fmt.Errorf("reading roles: %w", err)
+	var all []struct{ ID, Name string }
+	if err := c.listed(ctx, "roles", nil, &all); err != nil {
+		return nil, err
 	}
 	ids := map[string]string{}
 	for _, r := range all {
