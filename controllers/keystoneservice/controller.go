@@ -76,6 +76,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &keystonev1.KeystoneService{}, userIndex, usersNamed); err != nil {
 		return fmt.Errorf("indexing KeystoneService by user: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &keystonev1.KeystoneService{}, refusedIndex, refusedOf); err != nil {
+		return fmt.Errorf("indexing the refused KeystoneServices: %w", err)
+	}
 	// Keystone, which other clusters share, cannot be watched: read for their changes.
 	regions := newRegionWatch(r)
 	if err := mgr.Add(regions); err != nil {
@@ -90,6 +93,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(registration.KeystoneAPIChanged)).
 		// The KeystoneServices sharing a user (shared.go).
 		Watches(&keystonev1.KeystoneService{}, r.wakeSharers()).
+		// The refused ones of any namespace, when one lets go of a service or user (waiting.go).
+		Watches(&keystonev1.KeystoneService{}, r.wakeRefused()).
 		WatchesRawSource(source.Channel(regions.events, &handler.EnqueueRequestForObject{})).
 		// A KeystoneEndpoint gone, whatever it released: one waiting for it goes on.
 		Watches(&keystonev1.KeystoneEndpoint{}, r.wakeHeld()).

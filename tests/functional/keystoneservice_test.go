@@ -84,6 +84,17 @@ var _ = Describe("KeystoneService", func() {
 		Expect(k8sClient.Create(ctx, keystoneService(ns))).To(Succeed())
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
 	}
+	// sharingNamespace makes another namespace whose KeystoneAPI is the same fake
+	// Keystone, and whose Secret has another GlancePassword, other-password.
+	sharingNamespace := func() string {
+		GinkgoHelper()
+		other := newNamespace()
+		api := externalKeystoneAPI(other)
+		api.Spec.Override.Service.Internal.EndpointURL = ptr.To(ks.URL)
+		Expect(k8sClient.Create(ctx, api)).To(Succeed())
+		createSecret(other, "osp-secret", map[string]string{"AdminPassword": "secret-admin", "GlancePassword": "other-password"})
+		return other
+	}
 	BeforeEach(func() {
 		ns = newNamespace()
 		ks = fakekeystone.New("admin", "secret-admin")
@@ -405,11 +416,7 @@ var _ = Describe("KeystoneService", func() {
 		keystone()
 		register()
 		By("a KeystoneService of another namespace sharing this Keystone, with the same serviceUser")
-		other := newNamespace()
-		api := externalKeystoneAPI(other)
-		api.Spec.Override.Service.Internal.EndpointURL = ptr.To(ks.URL)
-		Expect(k8sClient.Create(ctx, api)).To(Succeed())
-		createSecret(other, "osp-secret", map[string]string{"AdminPassword": "secret-admin", "GlancePassword": "other-password"})
+		other := sharingNamespace()
 		intruder := keystoneService(other)
 		intruder.Spec.ServiceType, intruder.Spec.ServiceName = "image-other", "glance-other"
 		Expect(k8sClient.Create(ctx, intruder)).To(Succeed())
@@ -456,6 +463,66 @@ var _ = Describe("KeystoneService", func() {
 		Expect(k8sClient.Delete(ctx, admin)).To(Succeed())
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, adminKey, &keystonev1.KeystoneService{})) }).Should(BeTrue())
 		Expect(canAuthenticate(ks.URL, "admin", "secret-admin")).To(BeTrue(), "deleting it leaves the admin alone")
+	})
+
+	// refusedElsewhere makes another namespace sharing the fake Keystone, with two
+	// KeystoneServices refused for what the namespace's glance holds: twin asks for its
+	// service (image/glance, with its own user), intruder for its user glance. It returns
+	// their keys.
+	refusedElsewhere := func() (types.NamespacedName, types.NamespacedName) {
+		GinkgoHelper()
+		other := sharingNamespace()
+		twin := keystoneService(other)
+		twin.Name, twin.Spec.ServiceUser = "twin", "glance-twin"
+		Expect(k8sClient.Create(ctx, twin)).To(Succeed())
+		intruder := keystoneService(other)
+		intruder.Spec.ServiceType, intruder.Spec.ServiceName = "image-other", "glance-other"
+		Expect(k8sClient.Create(ctx, intruder)).To(Succeed())
+		twinKey, intruderKey := client.ObjectKeyFromObject(twin), client.ObjectKeyFromObject(intruder)
+		expectServiceConditions(twinKey, condition{"KeystoneServiceReady", "False", "InvalidInput", "Error"})
+		expectServiceConditions(intruderKey, condition{"ServiceUserReady", "False", "InvalidInput", "Error"})
+		return twinKey, intruderKey
+	}
+	// The suite's manager reads Keystone's records for other clusters' changes once an
+	// hour (RegionRecheck): in these two, only what this cluster sees can wake them.
+
+	It("goes on at once when the KeystoneService of another namespace it was refused for is deleted", func() {
+		keystone()
+		register()
+		twinKey, intruderKey := refusedElsewhere()
+
+		By("the first namespace lets its glance go: both go on")
+		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
+		expectServiceConditions(twinKey, condition{"Ready", "True", "Ready", ""})
+		expectServiceConditions(intruderKey, condition{"Ready", "True", "Ready", ""})
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{}))).To(BeTrue())
+		image := ks.List(fakekeystone.Services, map[string]any{"type": "image"})
+		Expect(image).To(HaveLen(1))
+		Expect(image[0]["id"]).To(Equal(getService(twinKey)(Default).Status.ServiceID))
+		Expect(canAuthenticate(ks.URL, "glance", "other-password")).To(BeTrue(), "the user glance is the other namespace's now")
+	})
+
+	It("goes on at once when the KeystoneService it was refused for moves to another service, or another user", func() {
+		keystone()
+		register()
+		twinKey, intruderKey := refusedElsewhere()
+
+		By("the first namespace's glance changes its serviceType: its image/glance goes, and twin goes on")
+		svc := getService(key)(Default)
+		svc.Spec.ServiceType = "image-a"
+		Expect(k8sClient.Update(ctx, svc)).To(Succeed())
+		expectServiceConditions(twinKey, condition{"Ready", "True", "Ready", ""})
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		Expect(getService(intruderKey)(Default).Status.Conditions.Get("ServiceUserReady").Reason).To(BeEquivalentTo("InvalidInput"),
+			"the user glance is still the first one's")
+
+		By("then its serviceUser: the user glance goes, and intruder goes on")
+		svc = getService(key)(Default)
+		svc.Spec.ServiceUser = "glance-a"
+		Expect(k8sClient.Update(ctx, svc)).To(Succeed())
+		expectServiceConditions(intruderKey, condition{"Ready", "True", "Ready", ""})
+		Expect(canAuthenticate(ks.URL, "glance", "other-password")).To(BeTrue(), "the user glance is the other namespace's now")
+		Expect(canAuthenticate(ks.URL, "glance-a", "glance-1")).To(BeTrue())
 	})
 
 	// upstreamRegistered lays out a KeystoneService keystone-operator registered: the
