@@ -5,6 +5,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,8 +79,9 @@ func readFinalStates(ctx context.Context, namespaces []string) *finalStates {
 // retried on a conflict). It calls no Keystone and decides nothing. Its client has the
 // operator's rate limits (manager.RateLimited: 200 requests a second, burst 400). It
 // returns the time from the first create until every registration was Ready, as row 9
-// measures it.
-func bareRun(t *testing.T, root string, n, apis int, final *finalStates) time.Duration {
+// measures it, and the processor time the API server, etcd and the bench process (the
+// bare client, its watch) used meanwhile.
+func bareRun(t *testing.T, root string, n, apis int, final *finalStates) (time.Duration, float64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	run := newProcessRun(t, root, false)
@@ -125,8 +127,12 @@ func bareRun(t *testing.T, root string, n, apis int, final *finalStates) time.Du
 
 	ready := watchReady(ctx, "")
 	defer ready.Stop()
-	writes, _ := apiserverRequests(run.cfg)
+	pids := childrenNamed("kube-apiserver", "etcd")
+	pids["bench"] = os.Getpid() // the bare client, in the bench process
+	cpu := cpuShares(pids)
+	writes, busy := apiserverRequests(run.cfg)
 	start := time.Now()
+	profiled := profileAPIServer(run.cfg, ".bare")
 	createAll(ctx, namespaces, n)
 	for ready.Count() < n {
 		if time.Since(start) > 10*time.Minute {
@@ -135,15 +141,20 @@ func bareRun(t *testing.T, root string, n, apis int, final *finalStates) time.Du
 		time.Sleep(50 * time.Millisecond)
 	}
 	took := time.Since(start)
-	writesAfter, _ := apiserverRequests(run.cfg)
-	t.Logf("bare client: all Ready in %.1f s; mutating requests the API server answered meanwhile, per registration: %s",
-		took.Seconds(), perRegistration(writesAfter, writes, n, ""))
+	used, cpuSeconds := cpu()
+	profiled()
+	t.Logf("bare client: all Ready in %.1f s; processor time meanwhile: %s", took.Seconds(), used)
+	writesAfter, busyAfter := apiserverRequests(run.cfg)
+	t.Logf("bare client: mutating requests the API server answered meanwhile, per registration: %s",
+		perRegistration(writesAfter, writes, n, ""))
+	t.Logf("bare client: seconds the API server spent answering them (latency, not processor time), per registration: %s",
+		perRegistration(busyAfter, busy, n, " s"))
 	if err := w.failed.Load(); err != nil {
 		t.Fatalf("bare client: %v", *err)
 	}
 	cancel()
 	must(<-done)
-	return took
+	return took, cpuSeconds
 }
 
 // joinFloats formats xs with format, separated by commas.

@@ -46,13 +46,16 @@ func TestMemory(t *testing.T) {
 	}
 	root, err := controlplane.RepoRoot()
 	must(err)
-	var rss, secs, bare, ratios, viewWrites, changes, conflicts, holdConflicts []float64
+	var rss, secs, bare, ratios, cpuRatios, viewWrites, changes, conflicts, holdConflicts []float64
 	for r := 0; r < runs; r++ {
 		run := memoryRun(t, root, n, apis)
 		rss, secs = append(rss, run.rss), append(secs, run.converged.Seconds())
-		bound := bareRun(t, root, n, apis, run.final).Seconds()
+		took, bareCPU := bareRun(t, root, n, apis, run.final)
+		bound := took.Seconds()
 		bare, ratios = append(bare, bound), append(ratios, run.converged.Seconds()/bound)
-		t.Logf("run %d: the bare client converged the same registrations in %.1f s: %.2f×", r+1, bound, ratios[r])
+		cpuRatios = append(cpuRatios, run.cpuSeconds/bareCPU)
+		t.Logf("run %d: the bare client converged the same registrations in %.1f s: %.2f×; processor time %.1f s against "+
+			"the bare client's %.1f s: %.2f×", r+1, bound, ratios[r], run.cpuSeconds, bareCPU, cpuRatios[r])
 		viewWrites, changes = append(viewWrites, run.apiStatusWrites), append(changes, run.stateChanges)
 		conflicts, holdConflicts = append(conflicts, run.apiStatusConflicts), append(holdConflicts, run.apiHoldConflicts)
 		t.Logf("run %d: %d registrations Ready in %.1f s; RSS %.0f MiB; %.0f KeystoneAPI status writes for %.0f registration "+
@@ -76,8 +79,10 @@ func TestMemory(t *testing.T) {
 			"Event; each KeystoneAPI's view once) and nothing else, woken by a watch, with the same API server, rate limits (200 "+
 			"requests a second, burst 400) and workers per kind; it calls no Keystone; each on a control plane of its own; %d runs",
 			n, runs),
-			fmt.Sprintf("median %.2f× (operator median %.1f s, bare client median %.1f s; ratios %s)", median(ratios),
-				median(secs), median(bare), joinFloats(ratios, "%.2f")),
+			fmt.Sprintf("median %.2f× (operator median %.1f s, bare client median %.1f s; ratios %s); processor time of the "+
+				"API server, etcd, the manager or bare client, and the bench process (the fake Keystone, the watch) "+
+				"meanwhile: median %.2f× the bare client's (ratios %s): 2 cores stay busy in both", median(ratios),
+				median(secs), median(bare), joinFloats(ratios, "%.2f"), median(cpuRatios), joinFloats(cpuRatios, "%.2f")),
 			"≤ 1.1×", "—", "make bench (BENCH_MEMORY=1 run)"},
 		{"9b", fmt.Sprintf("consolidated view: status writes of the %d KeystoneAPIs (RegistrationsReady, status.registrations) while row 9's %d registrations converge; %d runs",
 			apis, 2*n, runs),
@@ -99,6 +104,9 @@ func TestMemory(t *testing.T) {
 type memoryRunResult struct {
 	rss       float64       // the manager's RSS, MiB
 	converged time.Duration // from the first create until all are Ready
+	// cpuSeconds is the processor time the API server, etcd, the manager and the bench
+	// process (the fake Keystone, the watch) used meanwhile.
+	cpuSeconds float64
 	// apiStatusWrites and apiStatusConflicts are the KeystoneAPIs' successful and
 	// conflicted status writes meanwhile, apiHoldConflicts the conflicted finalizer
 	// patches the registrations made on them; stateChanges the registrations' state
@@ -144,8 +152,9 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	pids["manager"], pids["bench"] = cmd.Process.Pid, os.Getpid()
 	cpu := cpuShares(pids)
 	writes, busy := apiserverRequests(cfg)
+	keystoneBefore := ks.Requests()
 	start := time.Now()
-	profiled := profileAPIServer(cfg)
+	profiled := profileAPIServer(cfg, "")
 	managerProfiled := func() {}
 	if profilePath != "" {
 		// Each run overwrites it: the last run's.
@@ -171,18 +180,20 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 		time.Sleep(200 * time.Millisecond)
 	}
 	stateChanges := float64(ready.Changes())
-	t.Logf("created in %.1f s, all Ready in %.1f s; processor time meanwhile: %s", created.Seconds(), converged.Seconds(), cpu())
+	used, cpuSeconds := cpu()
+	t.Logf("created in %.1f s, all Ready in %.1f s; processor time meanwhile: %s", created.Seconds(), converged.Seconds(), used)
 	writesAfter, busyAfter := apiserverRequests(cfg)
 	profiled() // after what the run is charged: a profile outlasting the convergence adds idle time
 	managerProfiled()
 	t.Logf("mutating requests the API server answered meanwhile, per registration: %s", perRegistration(writesAfter, writes, n, ""))
 	t.Logf("seconds the API server spent answering them (latency, not processor time), per registration: %s",
 		perRegistration(busyAfter, busy, n, " s"))
+	t.Logf("requests to the fake Keystone, per registration: %s", perRegistration(floats(ks.Requests()), floats(keystoneBefore), n, ""))
 	w := keystoneAPIWrites(writesAfter, writes)
 	time.Sleep(5 * time.Second)
 	logClientRequests(t, metricsURL)
 	time.Sleep(5 * time.Second)
-	return memoryRunResult{rss: rssMiB(cmd.Process.Pid), converged: converged, apiStatusWrites: w.status,
+	return memoryRunResult{rss: rssMiB(cmd.Process.Pid), converged: converged, cpuSeconds: cpuSeconds, apiStatusWrites: w.status,
 		apiStatusConflicts: w.statusConflicts, apiHoldConflicts: w.otherConflicts, stateChanges: stateChanges,
 		final: readFinalStates(ctx, namespaces)}
 }
@@ -296,12 +307,14 @@ func rowsFrom(root, file string) ([]row, bool) {
 
 // profileAPIServer takes a processor profile of kube-apiserver over the first 25 s of a
 // run's convergence, when BENCH_APISERVER_PROFILE names the file to write (each run
-// overwrites it; go tool pprof reads it); the returned function waits for it.
-func profileAPIServer(cfg *rest.Config) func() {
+// overwrites it; go tool pprof reads it), that file with suffix appended; the returned
+// function waits for it.
+func profileAPIServer(cfg *rest.Config, suffix string) func() {
 	path := os.Getenv("BENCH_APISERVER_PROFILE")
 	if path == "" {
 		return func() {}
 	}
+	path += suffix
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -312,4 +325,13 @@ func profileAPIServer(cfg *rest.Config) func() {
 		must(os.WriteFile(path, data, 0o600)) //nolint:gosec // the file the user named in BENCH_APISERVER_PROFILE
 	}()
 	return func() { <-done }
+}
+
+// floats is counts as float64s, for perRegistration.
+func floats(counts map[string]int) map[string]float64 {
+	out := make(map[string]float64, len(counts))
+	for k, v := range counts {
+		out[k] = float64(v)
+	}
+	return out
 }

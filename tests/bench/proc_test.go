@@ -42,16 +42,18 @@ func childrenNamed(names ...string) map[string]int {
 }
 
 // cpuShares measures the processor time each process uses between its creation and
-// the call of the function it returns, which describes it ("kube-apiserver 30.1 s, ...").
-func cpuShares(pids map[string]int) func() string {
+// the call of the function it returns, which describes it ("kube-apiserver 30.1 s, ...")
+// and returns their sum, in seconds.
+func cpuShares(pids map[string]int) func() (string, float64) {
 	before := map[string]time.Duration{}
 	for name, pid := range pids {
 		before[name] = processCPU(pid)
 	}
 	start := time.Now()
-	return func() string {
+	return func() (string, float64) {
 		wall := time.Since(start)
 		var parts []string
+		total := 0.0
 		for _, name := range []string{"kube-apiserver", "etcd", "manager", "bench"} {
 			pid, ok := pids[name]
 			if !ok {
@@ -59,7 +61,8 @@ func cpuShares(pids map[string]int) func() string {
 			}
 			used := processCPU(pid) - before[name]
 			parts = append(parts, fmt.Sprintf("%s %.1f s (%.2f processors)", name, used.Seconds(), used.Seconds()/wall.Seconds()))
+			total += used.Seconds()
 		}
-		return strings.Join(parts, ", ")
+		return fmt.Sprintf("%s; %.1f s in all (%.2f processors)", strings.Join(parts, ", "), total, total/wall.Seconds()), total
 	}
 }
