@@ -23,8 +23,8 @@ const DefaultRegionRecheck = time.Minute
 // what other clusters sharing the Keystone do: another region joining, leaving, handing
 // over, changing its roles or the password, or a record lost to two regions writing at
 // once; and a service of its type coming or going (one refused a second service of a
-// type goes on once the first is gone; when this cluster's, wakeRefused wakes it at
-// once). A KeystoneService it sees for the first time is woken too: what changed between
+// type goes on once the first is gone; when this cluster's let go, wakeRefused wakes it
+// sooner). A KeystoneService it sees for the first time is woken too: what changed between
 // its round and that look is not known.
 type regionWatch struct {
 	r        *Reconciler

@@ -2,7 +2,9 @@ package keystoneservice
 
 import (
 	"context"
+	"strings"
 	"sync"
+	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
@@ -32,107 +34,194 @@ import (
 // The others are not indexed.
 const refusedIndex = "keystoneservice.refused"
 
-// typeKey and userKey are refusedIndex's keys.
+// typeKey and userKey are refusedIndex's keys. Keystone finds a user whatever the case
+// of its name (its database compares without case), so a user's key has none.
 func typeKey(serviceType string) string { return "type/" + identity.ServiceTypeGroup(serviceType) }
-func userKey(user string) string        { return "user/" + user }
+func userKey(user string) string        { return "user/" + strings.ToLower(user) }
 
 // refusedOf is refusedIndex's function.
 func refusedOf(o client.Object) []string {
 	svc := o.(*keystonev1.KeystoneService)
-	refused := func(step lc.Type) bool {
-		c := svc.Status.Conditions.Get(step)
-		return c != nil && c.Status == corev1.ConditionFalse && c.Reason == condition.InvalidInput.Name
-	}
 	var keys []string
-	if refused(keystonev1.KeystoneServiceServiceReady) {
+	if refused(svc, keystonev1.KeystoneServiceServiceReady) {
 		keys = append(keys, typeKey(svc.Spec.ServiceType))
 	}
-	if refused(keystonev1.KeystoneServiceUserReady) {
+	if refused(svc, keystonev1.KeystoneServiceUserReady) {
 		keys = append(keys, userKey(svc.Spec.ServiceUser))
 	}
 	return keys
 }
 
+// refused tells whether svc's step is refused for what another holds (False,
+// InvalidInput).
+func refused(svc *keystonev1.KeystoneService, step lc.Type) bool {
+	c := svc.Status.Conditions.Get(step)
+	return c != nil && c.Status == corev1.ConditionFalse && c.Reason == condition.InvalidInput.Name
+}
+
+const (
+	// wakeEvery is how often, at most, the KeystoneServices waiting on one key are woken:
+	// a namespace that registers and deletes in a loop wakes the others refused for
+	// the same type or user no more often than that.
+	wakeEvery = 5 * time.Second
+	// releasedFor is how long a release is remembered for a refusal written after it
+	// (its round read Keystone while the holder still held it).
+	releasedFor = time.Minute
+)
+
+// waking is wakeRefused's memory.
+type waking struct {
+	r   *Reconciler
+	now func() time.Time
+
+	mu sync.Mutex
+	// moved is, by UID, the service type a KeystoneService registered and left in its
+	// spec, until its service's ID changes (the previous service is deleted then).
+	moved map[types.UID]string
+	// woken is, by key, when its waiters were last woken (or will be: wakeEvery).
+	woken map[string]time.Time
+}
+
 // wakeRefused wakes the KeystoneServices of any namespace refused for what one
-// KeystoneService let go (refusedIndex):
+// KeystoneService let go (refusedIndex), at most every wakeEvery per key:
 //   - when it is gone (its finalizer comes off after its deregistration): those waiting
-//     on its service type's group or on its users;
+//     on its service type's group, had it a service, and on its user, had it one;
 //   - when its recorded user changed (after a change of serviceUser the previous user is
-//     removed first): those waiting on the previous user;
+//     removed first): those waiting on the previous user, had it one;
 //   - when its service's ID changed after a change of serviceType (the previous service
-//     is deleted first): those waiting on the previous type's group, which the
-//     handler remembers from the spec's change (moved) until then. After a restart in
-//     between, regionWatch's next look wakes them.
+//     is deleted first): those waiting on the group of the type it registered, which
+//     is remembered from the spec's change (moved) until then;
+//   - and one refused, within releasedFor, for what was let go before its refusal was
+//     written (its round read Keystone before).
 //
-// A change of serviceName alone keeps the type, which the new service holds.
+// A change of serviceName alone keeps the type held. A move the operator did not see
+// (it restarted in between), a KeystoneService deregistered because its KeystoneAPI
+// went, and a holder in another cluster are regionWatch's.
 func (r *Reconciler) wakeRefused() handler.TypedEventHandler[client.Object, reconcile.Request] {
-	var mu sync.Mutex
-	moved := map[types.UID]sets.Set[string]{} // by UID: the type keys a KeystoneService moved from
-	take := func(uid types.UID) []string {
-		mu.Lock()
-		defer mu.Unlock()
-		from := moved[uid]
-		delete(moved, uid)
-		return sets.List(from)
-	}
+	return newWaking(r).handler()
+}
+
+func newWaking(r *Reconciler) *waking {
+	return &waking{r: r, now: time.Now, moved: map[types.UID]string{}, woken: map[string]time.Time{}}
+}
+
+// handler is wakeRefused's.
+func (w *waking) handler() handler.TypedEventHandler[client.Object, reconcile.Request] {
 	return handler.TypedFuncs[client.Object, reconcile.Request]{
 		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			svc, ok := e.Object.(*keystonev1.KeystoneService)
-			if !ok {
-				return
+			if svc, ok := e.Object.(*keystonev1.KeystoneService); ok {
+				w.wake(ctx, svc, w.released(svc), q)
 			}
-			keys := append(take(svc.UID), typeKey(svc.Spec.ServiceType))
-			for _, user := range usersNamed(svc) {
-				keys = append(keys, userKey(user))
-			}
-			r.enqueueRefused(ctx, svc, keys, q)
 		},
 		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			before, ok1 := e.ObjectOld.(*keystonev1.KeystoneService)
 			after, ok2 := e.ObjectNew.(*keystonev1.KeystoneService)
-			if !ok1 || !ok2 {
-				return
-			}
-			if from, to := typeKey(before.Spec.ServiceType), typeKey(after.Spec.ServiceType); from != to && before.Status.ServiceID != "" {
-				mu.Lock()
-				if moved[after.UID] == nil {
-					moved[after.UID] = sets.New[string]()
-				}
-				moved[after.UID].Insert(from)
-				mu.Unlock()
-			}
-			var keys []string
-			if from := before.Annotations[UserAnnotation]; from != "" && from != after.Annotations[UserAnnotation] {
-				keys = append(keys, userKey(from))
-			}
-			if before.Status.ServiceID != "" && before.Status.ServiceID != after.Status.ServiceID {
-				keys = append(keys, take(after.UID)...)
-			}
-			if len(keys) > 0 {
-				r.enqueueRefused(ctx, after, keys, q)
+			if ok1 && ok2 {
+				w.wake(ctx, after, w.moves(before, after), q)
+				w.wakeLate(before, after, q)
 			}
 		},
 	}
 }
 
-// enqueueRefused adds to q the KeystoneServices but released that refusedIndex holds
-// under keys (from the cache).
-func (r *Reconciler) enqueueRefused(ctx context.Context, released *keystonev1.KeystoneService, keys []string,
+// released is what svc, gone, held: the group of its service's type (of the type it
+// registered, when its spec left it since), and its recorded user unless it was refused
+// it.
+func (w *waking) released(svc *keystonev1.KeystoneService) []string {
+	w.mu.Lock()
+	from, moved := w.moved[svc.UID]
+	delete(w.moved, svc.UID)
+	w.mu.Unlock()
+	var keys []string
+	switch {
+	case moved:
+		keys = append(keys, typeKey(from))
+	case svc.Status.ServiceID != "":
+		keys = append(keys, typeKey(svc.Spec.ServiceType))
+	}
+	if user := svc.Annotations[UserAnnotation]; user != "" && !refused(svc, keystonev1.KeystoneServiceUserReady) {
+		keys = append(keys, userKey(user))
+	}
+	return keys
+}
+
+// moves is what an update of a KeystoneService from before to after let go, and
+// remembers the type it registered when its spec leaves it.
+func (w *waking) moves(before, after *keystonev1.KeystoneService) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, known := w.moved[after.UID]; !known && before.Status.ServiceID != "" &&
+		typeKey(before.Spec.ServiceType) != typeKey(after.Spec.ServiceType) {
+		w.moved[after.UID] = before.Spec.ServiceType
+	}
+	var keys []string
+	if from := before.Annotations[UserAnnotation]; from != "" && from != after.Annotations[UserAnnotation] &&
+		!refused(before, keystonev1.KeystoneServiceUserReady) {
+		keys = append(keys, userKey(from))
+	}
+	if from, known := w.moved[after.UID]; known && before.Status.ServiceID != "" && before.Status.ServiceID != after.Status.ServiceID {
+		delete(w.moved, after.UID)
+		if typeKey(from) != typeKey(after.Spec.ServiceType) {
+			keys = append(keys, typeKey(from))
+		}
+	}
+	return keys
+}
+
+// wake adds to q, at the time wakeEvery allows for each key, the KeystoneServices but
+// released that refusedIndex holds under keys (from the cache).
+func (w *waking) wake(ctx context.Context, released *keystonev1.KeystoneService, keys []string,
 	q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	woken := sets.New[types.NamespacedName]()
+	now := w.now()
 	for _, key := range keys {
+		w.mu.Lock()
+		w.forget(now)
+		last, seen := w.woken[key]
+		if seen && last.After(now) {
+			// A wake of this key is coming, after this release: it covers it.
+			w.mu.Unlock()
+			continue
+		}
+		at := now
+		if seen && last.Add(wakeEvery).After(now) {
+			at = last.Add(wakeEvery)
+		}
+		w.woken[key] = at
+		w.mu.Unlock()
 		var list keystonev1.KeystoneServiceList
-		if err := r.List(ctx, &list, client.MatchingFields{refusedIndex: key}); err != nil {
+		if err := w.r.List(ctx, &list, client.MatchingFields{refusedIndex: key}); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "listing the refused KeystoneServices to wake", "released", client.ObjectKeyFromObject(released))
 			continue
 		}
 		for i := range list.Items {
 			if list.Items[i].UID != released.UID {
-				woken.Insert(client.ObjectKeyFromObject(&list.Items[i]))
+				q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}, at.Sub(now))
 			}
 		}
 	}
-	for key := range woken {
-		q.Add(reconcile.Request{NamespacedName: key})
+}
+
+// wakeLate wakes a KeystoneService refused, by this update, for a key released within
+// releasedFor: its round read Keystone before the release, and wrote its refusal after
+// the wake. It is woken when the key's wake is due.
+func (w *waking) wakeLate(before, after *keystonev1.KeystoneService, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	had := sets.New(refusedOf(before)...)
+	now := w.now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, key := range refusedOf(after) {
+		if last, seen := w.woken[key]; seen && !had.Has(key) && now.Sub(last) < releasedFor {
+			q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(after)}, max(last.Sub(now), 0))
+			return
+		}
+	}
+}
+
+// forget drops the keys woken more than releasedFor before now; w.mu is held.
+func (w *waking) forget(now time.Time) {
+	for key, last := range w.woken {
+		if now.Sub(last) > releasedFor {
+			delete(w.woken, key)
+		}
 	}
 }
