@@ -91,8 +91,8 @@ func (w *regionWatch) look(ctx context.Context) {
 				continue
 			}
 			spec := svc.Spec
-			now := records["service/"+spec.ServiceType+"/"+spec.ServiceName] + "\n" + records["user/"+spec.ServiceUser] + "\n" +
-				records["type/"+identity.ServiceTypeGroup(spec.ServiceType)]
+			now := records["service/"+spec.ServiceType+"/"+spec.ServiceName] + "\n" + records[identity.UserRecord(spec.ServiceUser)] + "\n" +
+				records[identity.TypeRecord(spec.ServiceType)]
 			if before, looked := w.seen[svc.UID]; !looked || before != now {
 				select {
 				case w.events <- event.GenericEvent{Object: svc}:

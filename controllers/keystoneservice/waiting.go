@@ -2,7 +2,6 @@ package keystoneservice
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -34,10 +33,11 @@ import (
 // The others are not indexed.
 const refusedIndex = "keystoneservice.refused"
 
-// typeKey and userKey are refusedIndex's keys. Keystone finds a user whatever the case
-// of its name (its database compares without case), so a user's key has none.
-func typeKey(serviceType string) string { return "type/" + identity.ServiceTypeGroup(serviceType) }
-func userKey(user string) string        { return "user/" + strings.ToLower(user) }
+// typeKey and userKey are refusedIndex's keys, those of Keystone's records
+// (identity.Records) that regionWatch compares: a user's has no case, as Keystone finds
+// a user whatever the case of its name.
+func typeKey(serviceType string) string { return identity.TypeRecord(serviceType) }
+func userKey(user string) string        { return identity.UserRecord(user) }
 
 // refusedOf is refusedIndex's function.
 func refusedOf(o client.Object) []string {

@@ -146,14 +146,22 @@ func (c *Client) listed(ctx context.Context, kind string, query url.Values, into
 	return nil
 }
 
+// TypeRecord is the key of Records for the services of serviceType's group
+// (ServiceTypeGroup).
+func TypeRecord(serviceType string) string { return "type/" + ServiceTypeGroup(serviceType) }
+
+// UserRecord is the key of Records for the user name of the default domain, without
+// case, as Keystone finds a user (its database compares names without case).
+func UserRecord(name string) string { return "user/" + strings.ToLower(name) }
+
 // Records are the co-owners' records of Keystone's services (by type and name,
-// "service/<type>/<name>": several of one type and name in ID order) and of its users of
-// the default domain (by name, "user/<name>"): each entity's keeper, owners of record
-// and, of a service, its definition (description, enabled), of a user, its password's
-// source, as one comparable string; and which services each type has (by its group,
-// "type/<ServiceTypeGroup>": their IDs, types, names and keepers), which a
-// KeystoneService refused a second service of a type waits on. Two listings: what an operator compares between two looks
-// to see what another cluster changed (Keystone has no watch).
+// "service/<type>/<name>": several of one type and name in ID order) and of its users
+// of the default domain (UserRecord): each entity's keeper, owners of record and, of a
+// service, its definition (description, enabled), of a user, its password's source, as
+// one comparable string; and which services each type's group has (TypeRecord: their
+// IDs, types, names and keepers), which a KeystoneService refused a second service of a
+// type waits on. Two listings: what an operator compares between two looks to see what
+// another cluster changed (Keystone has no watch).
 func (c *Client) Records(ctx context.Context) (map[string]string, error) {
 	var all everything
 	if err := c.list(ctx, &all, "services", "users"); err != nil {
@@ -164,10 +172,10 @@ func (c *Client) Records(ctx context.Context) (map[string]string, error) {
 	for _, s := range all.services {
 		key := "service/" + s.Type + "/" + s.Name
 		out[key] += record(s.Owner, s.Owners, fmt.Sprintf("%s %q %t", s.ID, s.Description, s.Enabled)) + "\n"
-		out["type/"+ServiceTypeGroup(s.Type)] += s.ID + " " + s.Type + " " + s.Name + " " + s.Owner + "\n"
+		out[TypeRecord(s.Type)] += s.ID + " " + s.Type + " " + s.Name + " " + s.Owner + "\n"
 	}
 	for _, u := range all.users {
-		out["user/"+u.Name] = record(u.Owner, u.Owners, u.PasswordFrom)
+		out[UserRecord(u.Name)] = record(u.Owner, u.Owners, u.PasswordFrom)
 	}
 	return out, nil
 }
