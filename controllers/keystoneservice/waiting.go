@@ -28,26 +28,21 @@ import (
 // other clusters.
 
 // refusedIndex indexes the KeystoneServices refused for what another holds by what they
-// wait on: typeKey of their service type's group (KeystoneServiceReady False,
-// InvalidInput), userKey of their serviceUser (ServiceUserReady False, InvalidInput).
-// The others are not indexed.
+// wait on, the keys of Keystone's records that regionWatch compares: identity.TypeRecord
+// of their service type (KeystoneServiceReady False, InvalidInput), identity.UserRecord
+// of their serviceUser (ServiceUserReady False, InvalidInput). The others are not
+// indexed.
 const refusedIndex = "keystoneservice.refused"
-
-// typeKey and userKey are refusedIndex's keys, those of Keystone's records
-// (identity.Records) that regionWatch compares: a user's has no case, as Keystone finds
-// a user whatever the case of its name.
-func typeKey(serviceType string) string { return identity.TypeRecord(serviceType) }
-func userKey(user string) string        { return identity.UserRecord(user) }
 
 // refusedOf is refusedIndex's function.
 func refusedOf(o client.Object) []string {
 	svc := o.(*keystonev1.KeystoneService)
 	var keys []string
 	if refused(svc, keystonev1.KeystoneServiceServiceReady) {
-		keys = append(keys, typeKey(svc.Spec.ServiceType))
+		keys = append(keys, identity.TypeRecord(svc.Spec.ServiceType))
 	}
 	if refused(svc, keystonev1.KeystoneServiceUserReady) {
-		keys = append(keys, userKey(svc.Spec.ServiceUser))
+		keys = append(keys, identity.UserRecord(svc.Spec.ServiceUser))
 	}
 	return keys
 }
@@ -135,12 +130,12 @@ func (w *waking) released(svc *keystonev1.KeystoneService) []string {
 	var keys []string
 	switch {
 	case moved:
-		keys = append(keys, typeKey(from))
+		keys = append(keys, identity.TypeRecord(from))
 	case svc.Status.ServiceID != "":
-		keys = append(keys, typeKey(svc.Spec.ServiceType))
+		keys = append(keys, identity.TypeRecord(svc.Spec.ServiceType))
 	}
 	if user := svc.Annotations[UserAnnotation]; user != "" && !refused(svc, keystonev1.KeystoneServiceUserReady) {
-		keys = append(keys, userKey(user))
+		keys = append(keys, identity.UserRecord(user))
 	}
 	return keys
 }
@@ -148,21 +143,26 @@ func (w *waking) released(svc *keystonev1.KeystoneService) []string {
 // moves is what an update of a KeystoneService from before to after let go, and
 // remembers the type it registered when its spec leaves it.
 func (w *waking) moves(before, after *keystonev1.KeystoneService) []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if _, known := w.moved[after.UID]; !known && before.Status.ServiceID != "" &&
-		typeKey(before.Spec.ServiceType) != typeKey(after.Spec.ServiceType) {
-		w.moved[after.UID] = before.Spec.ServiceType
-	}
 	var keys []string
 	if from := before.Annotations[UserAnnotation]; from != "" && from != after.Annotations[UserAnnotation] &&
 		!refused(before, keystonev1.KeystoneServiceUserReady) {
-		keys = append(keys, userKey(from))
+		keys = append(keys, identity.UserRecord(from))
 	}
-	if from, known := w.moved[after.UID]; known && before.Status.ServiceID != "" && before.Status.ServiceID != after.Status.ServiceID {
+	if before.Status.ServiceID == "" ||
+		before.Spec.ServiceType == after.Spec.ServiceType && before.Status.ServiceID == after.Status.ServiceID {
+		// Nothing registered, or neither its type nor its service moved: most updates.
+		return keys
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, known := w.moved[after.UID]; !known &&
+		identity.TypeRecord(before.Spec.ServiceType) != identity.TypeRecord(after.Spec.ServiceType) {
+		w.moved[after.UID] = before.Spec.ServiceType
+	}
+	if from, known := w.moved[after.UID]; known && before.Status.ServiceID != after.Status.ServiceID {
 		delete(w.moved, after.UID)
-		if typeKey(from) != typeKey(after.Spec.ServiceType) {
-			keys = append(keys, typeKey(from))
+		if identity.TypeRecord(from) != identity.TypeRecord(after.Spec.ServiceType) {
+			keys = append(keys, identity.TypeRecord(from))
 		}
 	}
 	return keys
@@ -205,11 +205,15 @@ func (w *waking) wake(ctx context.Context, released *keystonev1.KeystoneService,
 // releasedFor: its round read Keystone before the release, and wrote its refusal after
 // the wake. It is woken when the key's wake is due.
 func (w *waking) wakeLate(before, after *keystonev1.KeystoneService, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	keys := refusedOf(after)
+	if len(keys) == 0 {
+		return // not refused: most updates
+	}
 	had := sets.New(refusedOf(before)...)
 	now := w.now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, key := range refusedOf(after) {
+	for _, key := range keys {
 		if last, seen := w.woken[key]; seen && !had.Has(key) && now.Sub(last) < releasedFor {
 			q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(after)}, max(last.Sub(now), 0))
 			return
