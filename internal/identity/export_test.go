@@ -2,3 +2,6 @@ package identity
 
 // SameSource is sameSource, for the tests of package identity_test.
 var SameSource = sameSource
+
+// DecodeListing is decodeListing, for the tests of package identity_test.
+var DecodeListing = decodeListing

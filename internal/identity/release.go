@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/gophercloud/gophercloud/v2"
 )
 
 // Release is what releasing a cluster does to one entity (ReleaseCluster).
@@ -129,21 +132,62 @@ func (c *Client) listed(ctx context.Context, kind string, query url.Values, into
 	if filter := query.Encode(); filter != "" {
 		path, what = path+"?"+filter, kind+" ("+filter+")"
 	}
-	body := map[string]json.RawMessage{}
-	resp, err := c.sc.Get(ctx, path, &body, nil)
+	// The body is read here, in one pass: a listing can hold every service or user of
+	// Keystone, and decoding it first into raw parts, then each part, reads it twice.
+	resp, err := c.sc.Get(ctx, path, nil, &gophercloud.RequestOpts{KeepResponseBody: true})
 	if resp != nil && resp.Body != nil {
-		_ = resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 	}
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", what, err)
 	}
-	if string(body["truncated"]) == "true" {
+	truncated, err := decodeListing(resp.Body, kind, into)
+	switch {
+	case err != nil:
+		return fmt.Errorf("reading %s: %w", what, err)
+	case truncated:
 		return fmt.Errorf("listing %s: Keystone truncated the list (its list_limit); raise it", what)
 	}
-	if err := json.Unmarshal(body[kind], into); err != nil {
-		return fmt.Errorf("reading %s: %w", what, err)
-	}
 	return nil
+}
+
+// decodeListing reads the JSON object of a Keystone listing from body: its member kind
+// into into, and whether it says "truncated": true. Other members (links) are skipped.
+// A listing without kind is an error.
+func decodeListing(body io.Reader, kind string, into any) (truncated bool, err error) {
+	dec := json.NewDecoder(body)
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false, fmt.Errorf("not a JSON object (%v): %w", tok, err)
+	}
+	found := false
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return false, err
+		}
+		switch key, _ := tok.(string); key {
+		case kind:
+			found = true
+			err = dec.Decode(into)
+		case "truncated":
+			var t any
+			err = dec.Decode(&t)
+			truncated = t == true
+		default:
+			var skipped json.RawMessage
+			err = dec.Decode(&skipped)
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return false, err
+	}
+	if !found {
+		return false, fmt.Errorf("no %q in Keystone's answer", kind)
+	}
+	return truncated, nil
 }
 
 // TypeRecord is the key of Records for the services of serviceType's group
