@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 )
 
 // ClusterDNSTransport is an HTTP transport for an operator that runs outside the
@@ -19,7 +21,7 @@ func ClusterDNSTransport(server, domain string) http.RoundTripper {
 		return dialer.DialContext(ctx, network, server)
 	}}
 	lookup := &net.Dialer{Timeout: dialer.Timeout, KeepAlive: dialer.KeepAlive, Resolver: resolver}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport := identity.NewTransport()
 	transport.DialContext = func(ctx context.Context, network, address string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(address)
 		if err == nil && strings.HasSuffix(host, ".svc") {

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -48,12 +49,27 @@ func (c Credentials) Fingerprint() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// TransportFor returns base (http.DefaultTransport when nil) verifying servers against
-// caBundle instead of the system's roots when caBundle is not empty. Verification is
-// never turned off.
+// NewTransport is http.DefaultTransport's settings, but for how many idle connections
+// it keeps to each Keystone: as many as it keeps in all, where the default keeps two.
+// The registering workers send several requests to one Keystone at once; with two kept,
+// most of their requests would open a connection of their own, and, over TLS, make both
+// ends do a handshake.
+func NewTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = t.MaxIdleConns
+	return t
+}
+
+// defaultTransport is the transport of the clients given none: one pool of connections
+// for the process, as http.DefaultTransport's.
+var defaultTransport = NewTransport()
+
+// TransportFor returns base (NewTransport's when nil, one for the process) verifying
+// servers against caBundle instead of the system's roots when caBundle is not empty.
+// Verification is never turned off.
 func TransportFor(base http.RoundTripper, caBundle []byte) (http.RoundTripper, error) {
 	if base == nil {
-		base = http.DefaultTransport
+		base = defaultTransport
 	}
 	if len(caBundle) == 0 {
 		return base, nil
@@ -74,6 +90,39 @@ func TransportFor(base http.RoundTripper, caBundle []byte) (http.RoundTripper, e
 	return t, nil
 }
 
+// readToTheEnd carries requests with its RoundTripper, and reads each answer's body to
+// its end (up to answerTail bytes more) before closing it: net/http reuses a connection
+// only for an answer read to its end, and a JSON decoder stops at the object's close,
+// before the newline Keystone ends its answers with, or a long answer's last chunk.
+type readToTheEnd struct{ http.RoundTripper }
+
+// answerTail bounds what readToTheEnd reads after its reader stopped: more is not the
+// tail of an answer already understood, and the connection is better closed.
+const answerTail = 4 << 10
+
+func (t readToTheEnd) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.RoundTripper.RoundTrip(req)
+	if resp != nil && resp.Body != nil {
+		resp.Body = tailReadingBody{resp.Body}
+	}
+	return resp, err
+}
+
+// CloseIdleConnections closes the idle connections of the RoundTripper (Forget).
+func (t readToTheEnd) CloseIdleConnections() {
+	if c, ok := t.RoundTripper.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// tailReadingBody is an answer's body that Close reads to its end first.
+type tailReadingBody struct{ io.ReadCloser }
+
+func (b tailReadingBody) Close() error {
+	_, _ = io.Copy(io.Discard, io.LimitReader(b.ReadCloser, answerTail))
+	return b.ReadCloser.Close()
+}
+
 // DefaultIdleTimeout is how long a client nobody asked for is kept: Keystone's tokens
 // live an hour by default, so a client idle that long would authenticate again anyway.
 const DefaultIdleTimeout = time.Hour
@@ -86,7 +135,7 @@ const DefaultIdleTimeout = time.Hour
 type Clients struct {
 	// Timeout bounds each request to Keystone.
 	Timeout time.Duration
-	// Transport carries the requests; http.DefaultTransport when nil.
+	// Transport carries the requests; NewTransport's when nil.
 	Transport http.RoundTripper
 	// IdleTimeout: DefaultIdleTimeout when 0.
 	IdleTimeout time.Duration
@@ -291,7 +340,7 @@ func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout ti
 	if transport, err = TransportFor(transport, creds.CABundle); err != nil {
 		return false, fmt.Errorf("keystone client for %s: %w", creds.URL, err)
 	}
-	provider.HTTPClient = http.Client{Timeout: timeout, Transport: transport}
+	provider.HTTPClient = http.Client{Timeout: timeout, Transport: readToTheEnd{transport}}
 	c.http = &provider.HTTPClient
 	opts := gophercloud.AuthOptions{
 		IdentityEndpoint: endpoint, Username: creds.User, Password: creds.Password, DomainName: creds.Domain,

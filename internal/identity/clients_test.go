@@ -1,10 +1,14 @@
 package identity_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,4 +115,101 @@ func TestDropsIdleClients(t *testing.T) {
 	c, err := clients.Get(ctx, current)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(c.UserID()).NotTo(BeEmpty())
+}
+
+// TestKeepsConnectionsToKeystone: requests sent to one Keystone at once, as the
+// registering workers send them, reuse the connections that earlier ones opened, over
+// TLS: in rounds of 8 requests at once, the first round's connections serve every
+// round after it (http.DefaultTransport keeps two idle connections for each host, so
+// each round would open six more, and make both ends do six handshakes). A client
+// given no transport, as the manager's, and a CA bundle.
+func TestKeepsConnectionsToKeystone(t *testing.T) {
+	g := NewWithT(t)
+	keystone := fakekeystone.NewTLS("admin", "secret")
+	defer keystone.Close()
+	keystone.Slow(5 * time.Millisecond) // a round's requests overlap
+	clients := &identity.Clients{}
+	creds := identity.Credentials{URL: keystone.URL, User: "admin", Password: "secret", Project: "admin", Domain: "Default",
+		CABundle: keystone.CAPEM()}
+	ctx := context.Background()
+	c, err := clients.Get(ctx, creds)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer clients.Forget(creds)
+	const workers, rounds = 8, 10
+	for r := 0; r < rounds; r++ {
+		var wg sync.WaitGroup
+		errs := make(chan error, workers)
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := c.GetUser(ctx, c.UserID()); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			g.Expect(err).NotTo(HaveOccurred())
+		}
+		if r == 0 {
+			g.Expect(keystone.Connections.Load()).To(BeNumerically(">=", 2), "the first round's requests did not overlap")
+		}
+	}
+	// The authentication's and the first round's, and a few a dial racing a connection
+	// coming back may add (net/http dials while a request waits for an idle one).
+	g.Expect(keystone.Connections.Load()).To(BeNumerically("<=", 2*workers),
+		"connections opened for %d rounds of %d requests at once", rounds, workers)
+}
+
+// TestAnswersKeepTheirConnection: an answer whose end comes after its JSON object (the
+// newline Keystone ends its answers with, here sent a moment later, as a long answer's
+// last part may come) is read to its end, and its connection serves the next request:
+// an authentication and ten rounds of listings (read by the client) and a creation
+// (read by gophercloud) one after the other use one connection; net/http does not reuse
+// one closed before its answer's end.
+func TestAnswersKeepTheirConnection(t *testing.T) {
+	g := NewWithT(t)
+	keystone := fakekeystone.New("admin", "secret")
+	defer keystone.Close()
+	front := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answer := httptest.NewRecorder()
+		keystone.Config.Handler.ServeHTTP(answer, r)
+		for k, v := range answer.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(answer.Code)
+		body := answer.Body.Bytes()
+		_, _ = w.Write(bytes.TrimSuffix(body, []byte("\n")))
+		if bytes.HasSuffix(body, []byte("\n")) {
+			w.(http.Flusher).Flush()
+			time.Sleep(20 * time.Millisecond)
+			_, _ = w.Write([]byte("\n"))
+		}
+	}))
+	var connections atomic.Int64
+	front.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			connections.Add(1)
+		}
+	}
+	front.Start()
+	defer front.Close()
+	clients := &identity.Clients{}
+	creds := identity.Credentials{URL: front.URL, User: "admin", Password: "secret", Project: "admin", Domain: "Default"}
+	ctx := context.Background()
+	c, err := clients.Get(ctx, creds)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer clients.Forget(creds)
+	for i := 0; i < 10; i++ {
+		spec := identity.ServiceSpec{Type: fmt.Sprintf("type%d", i), Name: fmt.Sprintf("service%d", i), Enabled: true,
+			Owner: "KeystoneService/ns/service/uid"}
+		_, _, err := c.EnsureService(ctx, "", spec)
+		g.Expect(err).NotTo(HaveOccurred())
+		records, err := c.Records(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(records).To(HaveKey(identity.TypeRecord(spec.Type)))
+	}
+	g.Expect(connections.Load()).To(BeEquivalentTo(1), "connections opened for an authentication, 10 creations and 30 listings")
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -42,6 +43,9 @@ type Server struct {
 
 	// Authentications counts successful POST /v3/auth/tokens.
 	Authentications atomic.Int64
+	// Connections counts the connections clients opened: a client that keeps its
+	// connections for the next request opens about as many as it sends requests at once.
+	Connections atomic.Int64
 }
 
 // Kinds of entities, as in Keystone's URLs.
@@ -61,15 +65,28 @@ const (
 // an admin project.
 func New(admin, password string) *Server {
 	s := newServer(admin, password)
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.Server = s.unstarted()
+	s.Start()
 	return s
 }
 
 // NewTLS is New served over HTTPS, with a certificate for 127.0.0.1 that CAPEM trusts.
 func NewTLS(admin, password string) *Server {
 	s := newServer(admin, password)
-	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
+	s.Server = s.unstarted()
+	s.StartTLS()
 	return s
+}
+
+// unstarted is s's HTTP server, counting the connections it accepts (Connections).
+func (s *Server) unstarted() *httptest.Server {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			s.Connections.Add(1)
+		}
+	}
+	return srv
 }
 
 // newServer is a fake Keystone's state, not yet served.
