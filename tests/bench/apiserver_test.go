@@ -68,10 +68,10 @@ func resourceOf(labels map[string]string) string {
 	return labels["resource"]
 }
 
-// perRegistration describes the growth of a count from before to after, per one of n
+// perItem describes the growth of a count from before to after, per one of n
 // registrations, largest first ("PATCH keystoneservices 200 3.01, ..."), with unit
 // after each figure.
-func perRegistration(after, before map[string]float64, n int, unit string) string {
+func perItem(after, before map[string]float64, n int, unit string) string {
 	type entry struct {
 		key string
 		v   float64

@@ -146,9 +146,9 @@ func bareRun(t *testing.T, root string, n, apis int, final *finalStates) (time.D
 	t.Logf("bare client: all Ready in %.1f s; processor time meanwhile: %s", took.Seconds(), used)
 	writesAfter, busyAfter := apiserverRequests(run.cfg)
 	t.Logf("bare client: mutating requests the API server answered meanwhile, per registration: %s",
-		perRegistration(writesAfter, writes, n, ""))
+		perItem(writesAfter, writes, n, ""))
 	t.Logf("bare client: seconds the API server spent answering them (latency, not processor time), per registration: %s",
-		perRegistration(busyAfter, busy, n, " s"))
+		perItem(busyAfter, busy, n, " s"))
 	if err := w.failed.Load(); err != nil {
 		t.Fatalf("bare client: %v", *err)
 	}

@@ -152,7 +152,7 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	pids["manager"], pids["bench"] = cmd.Process.Pid, os.Getpid()
 	cpu := cpuShares(pids)
 	writes, busy := apiserverRequests(cfg)
-	keystoneBefore := ks.Requests()
+	keystoneBefore, connectionsBefore := ks.Requests(), ks.Connections.Load()
 	start := time.Now()
 	profiled := profileAPIServer(cfg, "")
 	managerProfiled := func() {}
@@ -185,10 +185,11 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	writesAfter, busyAfter := apiserverRequests(cfg)
 	profiled() // after what the run is charged: a profile outlasting the convergence adds idle time
 	managerProfiled()
-	t.Logf("mutating requests the API server answered meanwhile, per registration: %s", perRegistration(writesAfter, writes, n, ""))
+	t.Logf("mutating requests the API server answered meanwhile, per registration: %s", perItem(writesAfter, writes, n, ""))
 	t.Logf("seconds the API server spent answering them (latency, not processor time), per registration: %s",
-		perRegistration(busyAfter, busy, n, " s"))
-	t.Logf("requests to the fake Keystone, per registration: %s", perRegistration(floats(ks.Requests()), floats(keystoneBefore), n, ""))
+		perItem(busyAfter, busy, n, " s"))
+	t.Logf("requests to the fake Keystone, per registration: %s; connections the manager opened to it meanwhile: %d",
+		perItem(floats(ks.Requests()), floats(keystoneBefore), n, ""), ks.Connections.Load()-connectionsBefore)
 	w := keystoneAPIWrites(writesAfter, writes)
 	time.Sleep(5 * time.Second)
 	logClientRequests(t, metricsURL)
