@@ -153,11 +153,15 @@ func (c *Client) listed(ctx context.Context, kind string, query url.Values, into
 
 // decodeListing reads the JSON object of a Keystone listing from body: its member kind
 // into into, and whether it says "truncated": true. Other members (links) are skipped.
-// A listing without kind is an error.
+// A listing without kind, or with kind twice, is an error; on an error, into may hold
+// part of the list, and is not to be used.
 func decodeListing(body io.Reader, kind string, into any) (truncated bool, err error) {
 	dec := json.NewDecoder(body)
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return false, fmt.Errorf("not a JSON object (%v): %w", tok, err)
+	switch tok, err := dec.Token(); {
+	case err != nil:
+		return false, fmt.Errorf("not a JSON object: %w", err)
+	case tok != json.Delim('{'):
+		return false, fmt.Errorf("not a JSON object: it starts with %v", tok)
 	}
 	found := false
 	for dec.More() {
@@ -167,6 +171,9 @@ func decodeListing(body io.Reader, kind string, into any) (truncated bool, err e
 		}
 		switch key, _ := tok.(string); key {
 		case kind:
+			if found {
+				return false, fmt.Errorf("%q twice in Keystone's answer", kind)
+			}
 			found = true
 			err = dec.Decode(into)
 		case "truncated":
