@@ -75,7 +75,9 @@ type Options struct {
 	// then the operator's namespace (where it keeps the cluster's identity,
 	// identity.ClusterConfigMap); in a pod, the pod's namespace is.
 	LeaderElectionNamespace string
-	// KeystoneTransport carries the requests to Keystone; identity.NewTransport's when nil.
+	// KeystoneTransport carries the requests to Keystone (each Keystone client through a
+	// clone of it when it is an *http.Transport: identity.TransportFor);
+	// identity.NewTransport's when nil.
 	KeystoneTransport http.RoundTripper
 	// ClusterDNS (host:port), when set and KeystoneTransport is nil, resolves Keystone's
 	// Service names through the cluster's DNS server: for an operator run outside the cluster.

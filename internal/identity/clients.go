@@ -49,40 +49,47 @@ func (c Credentials) Fingerprint() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// NewTransport is http.DefaultTransport's settings, but for how many idle connections
-// it keeps to each Keystone: as many as it keeps in all, where the default keeps two.
-// The registering workers send several requests to one Keystone at once; with two kept,
-// most of their requests would open a connection of their own, and, over TLS, make both
-// ends do a handshake.
+// NewTransport is http.DefaultTransport's settings, but for the idle connections it
+// keeps to each Keystone: as many as it keeps in all (the default keeps two), for
+// keepAlive. The registering workers send several requests to one Keystone at once;
+// with two kept, most of their requests would open a connection of their own, and, over
+// TLS, make both ends do a handshake.
 func NewTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = t.MaxIdleConns
+	t.IdleConnTimeout = keepAlive
 	return t
 }
 
-// defaultTransport is the transport of the clients given none: one pool of connections
-// for the process, as http.DefaultTransport's.
-var defaultTransport = NewTransport()
+// keepAlive is how long an idle connection to Keystone is kept: less than the 5 s after
+// which Apache (KeepAliveTimeout's default, which Keystone's httpd.conf keeps) closes
+// it, so that a request is never written onto a connection the server is closing (a
+// POST is not sent again on another).
+const keepAlive = 4 * time.Second
 
-// TransportFor returns base (NewTransport's when nil, one for the process) verifying
-// servers against caBundle instead of the system's roots when caBundle is not empty.
-// Verification is never turned off.
+// TransportFor returns a transport with a pool of connections of its own: a clone of
+// base (NewTransport's when nil) that verifies servers against caBundle instead of the
+// system's roots when caBundle is not empty. A base that is not an *http.Transport is
+// returned as it is, and cannot take a CA bundle. Verification is never turned off.
 func TransportFor(base http.RoundTripper, caBundle []byte) (http.RoundTripper, error) {
 	if base == nil {
-		base = defaultTransport
-	}
-	if len(caBundle) == 0 {
-		return base, nil
+		base = NewTransport()
 	}
 	t, ok := base.(*http.Transport)
-	if !ok {
+	switch {
+	case !ok && len(caBundle) == 0:
+		return base, nil
+	case !ok:
 		return nil, fmt.Errorf("a CA bundle cannot be added to a %T", base)
+	}
+	t = t.Clone()
+	if len(caBundle) == 0 {
+		return t, nil
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(caBundle) {
 		return nil, errors.New("the CA bundle holds no PEM certificate")
 	}
-	t = t.Clone()
 	if t.TLSClientConfig == nil {
 		t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
@@ -135,7 +142,8 @@ const DefaultIdleTimeout = time.Hour
 type Clients struct {
 	// Timeout bounds each request to Keystone.
 	Timeout time.Duration
-	// Transport carries the requests; NewTransport's when nil.
+	// Transport carries the requests: each client has a clone of it (TransportFor), or
+	// of NewTransport's when nil.
 	Transport http.RoundTripper
 	// IdleTimeout: DefaultIdleTimeout when 0.
 	IdleTimeout time.Duration
@@ -261,9 +269,9 @@ func (cs *Clients) sweepLocked(now time.Time) {
 }
 
 // Forget drops the client of creds: the next Get authenticates again, on new
-// connections (the idle ones of its transport are closed: where the transport is shared,
-// those of other Keystones too, which only costs them a reconnection). For a session
-// Keystone answers in ways it cannot answer a valid one (see SessionSuspect).
+// connections (each client has a pool of its own, TransportFor, whose idle connections
+// are closed, and those its requests still running give back are not used again). For
+// a session Keystone answers in ways it cannot answer a valid one (see SessionSuspect).
 func (cs *Clients) Forget(creds Credentials) {
 	cs.mu.Lock()
 	c := cs.clients[creds.key()]
@@ -285,8 +293,10 @@ type Client struct {
 
 	mu sync.Mutex
 	sc *gophercloud.ServiceClient
-	// http carries its requests, from the first authentication on.
-	http *http.Client
+	// http carries its requests, from the first authentication on, through transport,
+	// the client's own pool of connections (TransportFor), made at the first attempt.
+	http      *http.Client
+	transport http.RoundTripper
 	// userID is the authenticated user's ID, read from the token userToken; formerIDs
 	// are the IDs it had before (a user deleted and created again).
 	userID, userToken string
@@ -337,10 +347,12 @@ func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout ti
 	if err != nil {
 		return false, fmt.Errorf("keystone client for %s: %w", creds.URL, err)
 	}
-	if transport, err = TransportFor(transport, creds.CABundle); err != nil {
-		return false, fmt.Errorf("keystone client for %s: %w", creds.URL, err)
+	if c.transport == nil {
+		if c.transport, err = TransportFor(transport, creds.CABundle); err != nil {
+			return false, fmt.Errorf("keystone client for %s: %w", creds.URL, err)
+		}
 	}
-	provider.HTTPClient = http.Client{Timeout: timeout, Transport: readToTheEnd{transport}}
+	provider.HTTPClient = http.Client{Timeout: timeout, Transport: readToTheEnd{c.transport}}
 	c.http = &provider.HTTPClient
 	opts := gophercloud.AuthOptions{
 		IdentityEndpoint: endpoint, Username: creds.User, Password: creds.Password, DomainName: creds.Domain,

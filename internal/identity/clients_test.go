@@ -213,3 +213,38 @@ func TestAnswersKeepTheirConnection(t *testing.T) {
 	}
 	g.Expect(connections.Load()).To(BeEquivalentTo(1), "connections opened for an authentication, 10 creations and 30 listings")
 }
+
+// TestForgetLeavesTheConnectionsInUse: a session forgotten while one of its requests
+// runs goes on, on new connections: the connection that request gives back afterwards
+// is not used again (each client has a pool of its own), as none of the forgotten
+// session's is. A client given no transport, as the manager's.
+func TestForgetLeavesTheConnectionsInUse(t *testing.T) {
+	g := NewWithT(t)
+	keystone := fakekeystone.New("admin", "secret")
+	defer keystone.Close()
+	clients := &identity.Clients{}
+	creds := identity.Credentials{URL: keystone.URL, User: "admin", Password: "secret", Project: "admin", Domain: "Default"}
+	ctx := context.Background()
+	old, err := clients.Get(ctx, creds)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(keystone.Connections.Load()).To(BeEquivalentTo(1))
+
+	reached, release := keystone.HoldNext(http.MethodGet, "/v3/users")
+	done := make(chan error, 1)
+	go func() {
+		_, err := old.GetUser(ctx, old.UserID())
+		done <- err
+	}()
+	<-reached
+	clients.Forget(creds)
+	release()
+	g.Expect(<-done).NotTo(HaveOccurred())
+	opened := keystone.Connections.Load()
+
+	fresh, err := clients.Get(ctx, creds)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = fresh.GetUser(ctx, fresh.UserID())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(keystone.Connections.Load()).To(BeEquivalentTo(opened+1),
+		"the new session opened a connection, and used none of the forgotten one's")
+}
