@@ -68,9 +68,9 @@ func resourceOf(labels map[string]string) string {
 	return labels["resource"]
 }
 
-// perItem describes the growth of a count from before to after, per one of n
-// registrations, largest first ("PATCH keystoneservices 200 3.01, ..."), with unit
-// after each figure.
+// perItem describes the growth of a count from before to after, per one of n items
+// (registrations, rollouts), largest first ("PATCH keystoneservices 200 3.01, ..."),
+// with unit after each figure.
 func perItem(after, before map[string]float64, n int, unit string) string {
 	type entry struct {
 		key string

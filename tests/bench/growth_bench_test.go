@@ -26,7 +26,7 @@ type requestTimer struct {
 func (t *requestTimer) RoundTrip(req *http.Request) (*http.Response, error) {
 	key := requestKind(req)
 	start := time.Now()
-	resp, err := http.DefaultTransport.RoundTrip(req)
+	resp, err := keystoneTransport.RoundTrip(req)
 	elapsed := time.Since(start)
 	t.mu.Lock()
 	t.d[key] = append(t.d[key], elapsed)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/localkeystone"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +30,10 @@ type keystoneRequests struct {
 
 var keystoneCounter = &keystoneRequests{n: map[string]int{}}
 
+// keystoneTransport carries the in-process managers' requests to Keystone, as the
+// manager's own default (identity.NewTransport) does, under the counting and timing.
+var keystoneTransport = identity.NewTransport()
+
 // requestKind names a Keystone request by "METHOD /v3/<kind>" (a role assignment, PUT
 // /v3/projects/.../roles/..., is "PUT /v3/projects").
 func requestKind(req *http.Request) string {
@@ -41,7 +46,7 @@ func (k *keystoneRequests) RoundTrip(req *http.Request) (*http.Response, error) 
 	k.mu.Lock()
 	k.n[key]++
 	k.mu.Unlock()
-	return http.DefaultTransport.RoundTrip(req)
+	return keystoneTransport.RoundTrip(req)
 }
 
 func (k *keystoneRequests) snapshot() map[string]int {
