@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -173,7 +172,8 @@ func TestAnswersKeepTheirConnection(t *testing.T) {
 	g := NewWithT(t)
 	keystone := fakekeystone.New("admin", "secret")
 	defer keystone.Close()
-	front := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var connections atomic.Int64
+	front := fakekeystone.CountingConnections(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		answer := httptest.NewRecorder()
 		keystone.Config.Handler.ServeHTTP(answer, r)
 		for k, v := range answer.Header() {
@@ -187,13 +187,7 @@ func TestAnswersKeepTheirConnection(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 			_, _ = w.Write([]byte("\n"))
 		}
-	}))
-	var connections atomic.Int64
-	front.Config.ConnState = func(_ net.Conn, state http.ConnState) {
-		if state == http.StateNew {
-			connections.Add(1)
-		}
-	}
+	}), &connections)
 	front.Start()
 	defer front.Close()
 	clients := &identity.Clients{}

@@ -80,10 +80,16 @@ func NewTLS(admin, password string) *Server {
 
 // unstarted is s's HTTP server, counting the connections it accepts (Connections).
 func (s *Server) unstarted() *httptest.Server {
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	return CountingConnections(http.HandlerFunc(s.serve), &s.Connections)
+}
+
+// CountingConnections is an unstarted test server of handler that counts in n the
+// connections it accepts: a fake Keystone's, or a front of one that changes its answers.
+func CountingConnections(handler http.Handler, n *atomic.Int64) *httptest.Server {
+	srv := httptest.NewUnstartedServer(handler)
 	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
 		if state == http.StateNew {
-			s.Connections.Add(1)
+			n.Add(1)
 		}
 	}
 	return srv
