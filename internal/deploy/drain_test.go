@@ -3,6 +3,7 @@ package deploy
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -64,6 +65,17 @@ func TestDrainScript(t *testing.T) {
 		return exit, start
 	}
 	since := func(exit, start time.Time) time.Duration { return exit.Sub(start) }
+	// visit is a request on a connection of its own: the client reads until the server
+	// closes, as after httpd's answer with "Connection: close", so the server's end, not
+	// the client's, stays in TIME_WAIT, as in the pod. A client closing first would leave
+	// the server's end nothing to wait in, gone before the script's next scan when this
+	// test's accepting goroutine is slow to close it (go test runs packages side by side).
+	visit := func() {
+		conn := dial()
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, _ = io.Copy(io.Discard, conn)
+		_ = conn.Close()
+	}
 
 	g.Expect(drainScript(1, 30, port, marker)).NotTo(ContainSubstring("kill"), "the hook signals nothing")
 	// Upper bounds leave room for scans of /proc/net slowed by a busy machine (go test
@@ -82,7 +94,7 @@ func TestDrainScript(t *testing.T) {
 			// Taken before the dial: the script may see the connection before this
 			// process, on a busy machine, gets to read the clock after it.
 			lastDial = time.Now()
-			_ = dial().Close()
+			visit()
 		}
 	})
 	// The last connection is seen at the next scan, within a second, and QuietSeconds
@@ -99,7 +111,7 @@ func TestDrainScript(t *testing.T) {
 				case <-stop:
 					return
 				case <-time.After(300 * time.Millisecond):
-					_ = dial().Close()
+					visit()
 				}
 			}
 		}()
