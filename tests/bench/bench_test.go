@@ -45,6 +45,20 @@ var (
 	rows    []row
 )
 
+// regionRecheck is the in-process manager's --region-recheck: BENCH_REGION_RECHECK (a
+// duration, for experiments: docs/benchmarks.md, row 5), else the manager's default.
+func regionRecheck() time.Duration {
+	v := os.Getenv("BENCH_REGION_RECHECK")
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		must(fmt.Errorf("BENCH_REGION_RECHECK: %w", err))
+	}
+	return d
+}
+
 // row is one line of BENCHMARKS.md.
 type row struct{ n, what, measured, target, reference, command string }
 
@@ -64,7 +78,8 @@ func TestMain(m *testing.M) {
 	mgrCfg := rest.CopyConfig(cfg)
 	mgrCfg.WrapTransport = writes.Wrap
 	if !memoryMode {
-		mgr, err := manager.New(mgrCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0", KeystoneTransport: keystoneCounter})
+		mgr, err := manager.New(mgrCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0", KeystoneTransport: keystoneCounter,
+			RegionRecheck: regionRecheck()})
 		must(err)
 		go func() { must(mgr.Start(ctx)) }()
 	}
