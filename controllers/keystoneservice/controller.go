@@ -12,6 +12,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
@@ -43,6 +44,9 @@ type Reconciler struct {
 	// RegionRecheck is how often the owners' records in each Keystone are read for what
 	// other clusters changed (regionWatch); DefaultRegionRecheck when 0.
 	RegionRecheck time.Duration
+
+	// regions is the regions' watch, which the rounds leave what they saw (SetupWithManager).
+	regions *regionWatch
 }
 
 // scope is what one reconcile of a KeystoneService has seen so far.
@@ -56,6 +60,8 @@ type scope struct {
 	projectID       string
 	user            identity.Registered
 	roleIDs         map[string]string
+	// seen is what the round read of Keystone's services and users (leaveRecords).
+	seen *identity.Seen
 }
 
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneservices,verbs=get;list;watch;create;update;patch;delete
@@ -81,6 +87,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	// Keystone, which other clusters share, cannot be watched: read for their changes.
 	regions := newRegionWatch(r)
+	r.regions = regions
 	if err := mgr.Add(regions); err != nil {
 		return fmt.Errorf("adding the regions' watch: %w", err)
 	}
@@ -151,7 +158,10 @@ func (r *Reconciler) kind() reconciler.Kind[*keystonev1.KeystoneService, *scope]
 		},
 		Scope: func(svc *keystonev1.KeystoneService, round *condition.Round) *scope {
 			carryTakeover(svc, round)
-			return &scope{Session: r.Begin(round), service: svc}
+			if r.regions != nil {
+				r.regions.roundStarts(svc.UID)
+			}
+			return &scope{Session: r.Begin(round), service: svc, seen: identity.NewSeen(svc.Spec.ServiceType, svc.Spec.ServiceUser)}
 		},
 		Phases: r.phases(),
 		Delete: r.reconcileDelete,
@@ -167,9 +177,35 @@ func (r *Reconciler) phases() []reconciler.Phase[*scope] {
 	return []reconciler.Phase[*scope]{
 		{Step: keystonev1.KeystoneServiceKeystoneAPIReady, Run: r.reconcileKeystoneAPI},
 		{Step: keystonev1.KeystoneServiceInputReady, Run: r.reconcileInput},
-		{Step: keystonev1.KeystoneServiceServiceReady, Run: r.reconcileService},
-		{Step: keystonev1.KeystoneServiceUserReady, Run: r.reconcileUser},
-		{Step: keystonev1.KeystoneServiceRolesReady, Run: r.reconcileRoles},
-		{Step: keystonev1.KeystoneServiceRoleAssignmentReady, Run: r.reconcileAssignment},
+		{Step: keystonev1.KeystoneServiceServiceReady, Run: observed(r.reconcileService)},
+		{Step: keystonev1.KeystoneServiceUserReady, Run: observed(r.reconcileUser)},
+		{Step: keystonev1.KeystoneServiceRolesReady, Run: observed(r.reconcileRoles)},
+		{Step: keystonev1.KeystoneServiceRoleAssignmentReady, Run: r.leaveRecords(observed(r.reconcileAssignment))},
+	}
+}
+
+type phaseRun = func(context.Context, *scope) (ctrl.Result, error)
+
+// observed runs a phase with what it reads of Keystone's services and users collected
+// in the round's identity.Seen.
+func observed(run phaseRun) phaseRun {
+	return func(ctx context.Context, s *scope) (ctrl.Result, error) {
+		return run(identity.Observing(ctx, s.seen), s)
+	}
+}
+
+// leaveRecords runs the last phase, then, when every step is True, leaves the regions'
+// watch the records the round saw (regionWatch.leave), unless a write of its own or a
+// change between two of its reads spoiled them.
+func (r *Reconciler) leaveRecords(run phaseRun) phaseRun {
+	return func(ctx context.Context, s *scope) (ctrl.Result, error) {
+		result, err := run(ctx, s)
+		if err != nil || r.regions == nil || slices.ContainsFunc(s.Round.Steps(), func(t lc.Type) bool {
+			return s.Round.Applies(t) && !s.Round.IsTrue(t)
+		}) {
+			return result, err
+		}
+		r.regions.leave(s.service.UID, s.seen, s.service.Spec)
+		return result, err
 	}
 }

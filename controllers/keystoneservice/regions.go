@@ -2,6 +2,8 @@ package keystoneservice
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -24,8 +26,10 @@ const DefaultRegionRecheck = time.Minute
 // over, changing its roles or the password, or a record lost to two regions writing at
 // once; and a service of its type coming or going (one refused a second service of a
 // type goes on once the first is gone; when this cluster's let go, wakeRefused wakes it
-// sooner). A KeystoneService it sees for the first time is woken too: what changed between
-// its round and that look is not known.
+// sooner). A round that ends Ready leaves what it read (leave): the next look compares
+// with that instead of its previous read, so that what the round wrote or read since
+// does not wake it again. A KeystoneService it sees for the first time without such a
+// record is woken too: what changed between its round and that look is not known.
 type regionWatch struct {
 	r        *Reconciler
 	interval time.Duration
@@ -33,6 +37,21 @@ type regionWatch struct {
 	seen     map[types.UID]string
 	// failed is, by namespace, why its Keystone could not be read at the last look.
 	failed map[string]string
+
+	mu sync.Mutex
+	// left is, by KeystoneService, the fingerprint of the records its last round saw
+	// (leave) since the last look that came to it, and when it was left.
+	left map[types.UID]leftRecords
+	// rounds is, by KeystoneService, when its last round started (roundStarts).
+	rounds map[types.UID]time.Time
+}
+
+// leftRecords is a fingerprint a round left (leave), and when. typeAlone: of the type
+// group, it holds the KeystoneService's type alone (fingerprintOf).
+type leftRecords struct {
+	fingerprint string
+	typeAlone   bool
+	at          time.Time
 }
 
 func newRegionWatch(r *Reconciler) *regionWatch {
@@ -41,7 +60,68 @@ func newRegionWatch(r *Reconciler) *regionWatch {
 		interval = DefaultRegionRecheck
 	}
 	return &regionWatch{r: r, interval: interval, events: make(chan event.GenericEvent), seen: map[types.UID]string{},
-		failed: map[string]string{}}
+		failed: map[string]string{}, left: map[types.UID]leftRecords{}, rounds: map[types.UID]time.Time{}}
+}
+
+// fingerprint is what a look compares of svc between two looks: its service's record
+// (by type and name), its user's, and its type group's, in records (Records' keys).
+func fingerprint(records map[string]string, spec keystonev1.KeystoneServiceSpec) string {
+	return fingerprintOf(records, spec, false)
+}
+
+// fingerprintOf is fingerprint, of the type group's services only those of spec's type
+// when typeAlone: what a round that lists its type alone (it knows its service) sees of
+// the group, and decides from (share's round does not read sharev2).
+func fingerprintOf(records map[string]string, spec keystonev1.KeystoneServiceSpec, typeAlone bool) string {
+	group := records[identity.TypeRecord(spec.ServiceType)]
+	if typeAlone {
+		var ofType []string
+		for _, line := range strings.SplitAfter(group, "\n") {
+			// "<ID> <type> <name> <keeper>\n" (identity.Records)
+			if fields := strings.SplitN(line, " ", 3); len(fields) == 3 && fields[1] == spec.ServiceType {
+				ofType = append(ofType, line)
+			}
+		}
+		group = strings.Join(ofType, "")
+	}
+	return records["service/"+spec.ServiceType+"/"+spec.ServiceName] + "\n" + records[identity.UserRecord(spec.ServiceUser)] + "\n" + group
+}
+
+// leave gives the watch what a round of the KeystoneService uid that ended Ready saw in
+// Keystone (its records: identity.Seen). The next look that comes to it compares what
+// it reads with that instead of its own previous read: a change since the round's reads
+// shows, and what the round itself wrote, or read after that previous look, does not
+// wake it for one more round. Without it, a look wakes every KeystoneService it sees for
+// the first time (what changed since its round is not known).
+func (w *regionWatch) leave(uid types.UID, seen *identity.Seen, spec keystonev1.KeystoneServiceSpec) {
+	records, ok := seen.Records()
+	if !ok {
+		return
+	}
+	typeAlone := !seen.WholeGroup()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.left[uid] = leftRecords{fingerprint: fingerprintOf(records, spec, typeAlone), typeAlone: typeAlone, at: time.Now()}
+}
+
+// roundStarts notes that a round of uid starts, before it reads Keystone, and drops
+// what an earlier round left: only the last round's reads may stand for what the
+// KeystoneService decided from.
+func (w *regionWatch) roundStarts(uid types.UID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.left, uid)
+	w.rounds[uid] = time.Now()
+}
+
+// baseline is what the last round of uid left since the last look that came to it, if
+// any (it is consumed), and when its last round started.
+func (w *regionWatch) baseline(uid types.UID) (leftRecords, bool, time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	left, ok := w.left[uid]
+	delete(w.left, uid)
+	return left, ok, w.rounds[uid]
 }
 
 // Start looks every interval until ctx ends (a manager Runnable; it runs on the leader).
@@ -64,6 +144,7 @@ func (w *regionWatch) Start(ctx context.Context) error {
 // and say in their conditions why they cannot).
 func (w *regionWatch) look(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx).WithName("regions")
+	started := time.Now()
 	list := &keystonev1.KeystoneServiceList{}
 	if err := w.r.List(ctx, list); err != nil {
 		log.Info("cannot list KeystoneServices; looking again later", "error", err.Error())
@@ -74,10 +155,10 @@ func (w *regionWatch) look(ctx context.Context) {
 		svc := &list.Items[i]
 		byNamespace[svc.Namespace] = append(byNamespace[svc.Namespace], svc)
 	}
-	read := map[string]map[string]string{} // by Keystone and admin: one read each per look
+	read := map[string]keystoneRead{} // by Keystone and admin: one read each per look
 	alive := map[types.UID]bool{}
 	for ns, services := range byNamespace {
-		records, err := w.records(ctx, ns, read)
+		keystone, err := w.records(ctx, ns, read)
 		if msg := errorText(err); msg != w.failed[ns] {
 			if msg != "" {
 				log.Info("cannot read the owners' records in Keystone; what other clusters change waits for the next look",
@@ -87,25 +168,59 @@ func (w *regionWatch) look(ctx context.Context) {
 		}
 		for _, svc := range services {
 			alive[svc.UID] = true
-			if records == nil {
+			if keystone.records == nil {
 				continue
 			}
-			spec := svc.Spec
-			now := records["service/"+spec.ServiceType+"/"+spec.ServiceName] + "\n" + records[identity.UserRecord(spec.ServiceUser)] + "\n" +
-				records[identity.TypeRecord(spec.ServiceType)]
-			if before, looked := w.seen[svc.UID]; !looked || before != now {
+			if w.changed(svc, keystone) {
 				select {
 				case w.events <- event.GenericEvent{Object: svc}:
 				case <-ctx.Done():
 					return
 				}
 			}
-			w.seen[svc.UID] = now
 		}
 	}
+	w.forgetGone(alive, started)
+}
+
+// changed tells whether what was read of svc's Keystone differs, for svc, from what its
+// last round left (leave), else from the previous look's, and keeps it for the next
+// look; true for a KeystoneService seen for the first time without what its round left.
+// Not for one whose round started once the read had ended: that round reads all the
+// read did, and leaves what it read, or else the next look compares with this read.
+func (w *regionWatch) changed(svc *keystonev1.KeystoneService, read keystoneRead) bool {
+	now := fingerprint(read.records, svc.Spec)
+	before, looked := w.seen[svc.UID]
+	w.seen[svc.UID] = now
+	left, ok, roundStarted := w.baseline(svc.UID)
+	switch {
+	case ok:
+		return left.fingerprint != fingerprintOf(read.records, svc.Spec, left.typeAlone)
+	case roundStarted.After(read.at):
+		return false
+	}
+	return !looked || before != now
+}
+
+// forgetGone drops what the watch keeps of the KeystoneServices not alive in a look
+// that started at started; of what a round left, only before then (one created since
+// that look's listing keeps it for the next).
+func (w *regionWatch) forgetGone(alive map[types.UID]bool, started time.Time) {
 	for uid := range w.seen {
 		if !alive[uid] {
 			delete(w.seen, uid)
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for uid, left := range w.left {
+		if !alive[uid] && left.at.Before(started) {
+			delete(w.left, uid)
+		}
+	}
+	for uid, at := range w.rounds {
+		if !alive[uid] && at.Before(started) {
+			delete(w.rounds, uid)
 		}
 	}
 }
@@ -118,31 +233,37 @@ func errorText(err error) string {
 	return err.Error()
 }
 
+// keystoneRead is what a look read of one Keystone's records, and when the read ended.
+type keystoneRead struct {
+	records map[string]string
+	at      time.Time
+}
+
 // records reads the co-owners' records in the Keystone of namespace ns's KeystoneAPI,
 // once per Keystone and admin in a look (read); nil when it has none, no endpoint or no
 // admin password yet.
-func (w *regionWatch) records(ctx context.Context, ns string, read map[string]map[string]string) (map[string]string, error) {
+func (w *regionWatch) records(ctx context.Context, ns string, read map[string]keystoneRead) (keystoneRead, error) {
 	api, err := access.Lookup(ctx, w.r.Client, ns)
 	if err != nil || api == nil || api.Status.APIEndpoints[keystonev1.EndpointInternal] == "" {
 		// None, or not reachable yet: nothing to read.
-		return nil, err
+		return keystoneRead{}, err
 	}
 	creds, ok, err := access.Credentials(ctx, w.r.Client, api)
 	if err != nil || !ok {
-		return nil, err
+		return keystoneRead{}, err
 	}
 	key := creds.URL + " " + creds.User
-	if records, done := read[key]; done {
-		return records, nil
+	if done, ok := read[key]; ok {
+		return done, nil
 	}
 	kc, err := w.r.Keystone.Get(ctx, creds)
 	if err != nil {
-		return nil, err
+		return keystoneRead{}, err
 	}
 	records, err := kc.Records(ctx)
 	if err != nil {
-		return nil, err
+		return keystoneRead{}, err
 	}
-	read[key] = records
-	return records, nil
+	read[key] = keystoneRead{records: records, at: time.Now()}
+	return read[key], nil
 }

@@ -352,7 +352,7 @@ func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout ti
 			return false, fmt.Errorf("keystone client for %s: %w", creds.URL, err)
 		}
 	}
-	provider.HTTPClient = http.Client{Timeout: timeout, Transport: readToTheEnd{c.transport}}
+	provider.HTTPClient = http.Client{Timeout: timeout, Transport: spoilingWrites{readToTheEnd{c.transport}}}
 	c.http = &provider.HTTPClient
 	opts := gophercloud.AuthOptions{
 		IdentityEndpoint: endpoint, Username: creds.User, Password: creds.Password, DomainName: creds.Domain,

@@ -5,3 +5,6 @@ var SameSource = sameSource
 
 // DecodeListing is decodeListing, for the tests of package identity_test.
 var DecodeListing = decodeListing
+
+// ChangesRecords is changesRecords, for the tests of package identity_test.
+var ChangesRecords = changesRecords

@@ -148,6 +148,7 @@ func (c *Client) listed(ctx context.Context, kind string, query url.Values, into
 	case truncated:
 		return fmt.Errorf("listing %s: Keystone truncated the list (its list_limit); raise it", what)
 	}
+	sawListing(ctx, kind, query, into)
 	return nil
 }
 
@@ -218,18 +219,32 @@ func (c *Client) Records(ctx context.Context) (map[string]string, error) {
 	if err := c.list(ctx, &all, "services", "users"); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(all.services, func(a, b Service) int { return strings.Compare(a.ID, b.ID) })
-	out := make(map[string]string, len(all.services)+len(all.users))
-	for _, s := range all.services {
-		key := "service/" + s.Type + "/" + s.Name
-		out[key] += record(s.Owner, s.Owners, fmt.Sprintf("%s %q %t", s.ID, s.Description, s.Enabled)) + "\n"
+	return recordsOf(all.services, all.users), nil
+}
+
+// recordsOf are the Records of services and users (of the default domain); it sorts
+// them by ID.
+func recordsOf(services []Service, users []User) map[string]string {
+	slices.SortFunc(services, func(a, b Service) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(users, func(a, b User) int { return strings.Compare(a.ID, b.ID) })
+	out := make(map[string]string, len(services)+len(users))
+	for _, s := range services {
+		out["service/"+s.Type+"/"+s.Name] += serviceRecord(s) + "\n"
 		out[TypeRecord(s.Type)] += s.ID + " " + s.Type + " " + s.Name + " " + s.Owner + "\n"
 	}
-	for _, u := range all.users {
-		out[UserRecord(u.Name)] = record(u.Owner, u.Owners, u.PasswordFrom)
+	for _, u := range users {
+		out[UserRecord(u.Name)] = userRecord(u)
 	}
-	return out, nil
+	return out
 }
+
+// serviceRecord is a service's keeper, owners of record and definition as one string.
+func serviceRecord(s Service) string {
+	return record(s.Owner, s.Owners, fmt.Sprintf("%s %q %t", s.ID, s.Description, s.Enabled))
+}
+
+// userRecord is a user's keeper, owners of record and password source as one string.
+func userRecord(u User) string { return record(u.Owner, u.Owners, u.PasswordFrom) }
 
 // record is an entity's keeper, owners of record and what else tells a change (a
 // service's definition, a user's password source) as one string.

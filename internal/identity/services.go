@@ -215,9 +215,16 @@ func (c *Client) useService(ctx context.Context, svc *Service, want ServiceSpec,
 	return reg, changed, err
 }
 
+// createService creates the service want defines, marked with its owner; the Seen of
+// ctx, if any, records it as sent.
 func (c *Client) createService(ctx context.Context, want ServiceSpec) (*services.Service, error) {
-	return services.Create(ctx, c.sc, markedService{CreateOpts: services.CreateOpts{Type: want.Type, Name: want.Name,
+	created, err := services.Create(ctx, c.sc, markedService{CreateOpts: services.CreateOpts{Type: want.Type, Name: want.Name,
 		Description: want.Description, Enabled: &want.Enabled}, owner: want.Owner}).Extract()
+	if s := seenFrom(ctx); s != nil && err == nil {
+		s.sawServices([]Service{{ID: created.ID, Type: want.Type, Name: want.Name, Description: want.Description,
+			Enabled: want.Enabled, Owner: want.Owner}}, false)
+	}
+	return created, err
 }
 
 // markedService is a create request that also carries the owner mark.

@@ -232,6 +232,9 @@ func (c *Client) createUser(ctx context.Context, want UserSpec) (string, *User, 
 		if err != nil {
 			return "", nil, fmt.Errorf("creating user %s: %w", want.Name, err)
 		}
+		if s := seenFrom(ctx); s != nil && want.DomainID == defaultDomain {
+			s.sawUsers([]User{{ID: created.ID, Name: want.Name, Owner: want.Owner, PasswordFrom: want.PasswordFrom}}, false)
+		}
 		return created.ID, nil, nil
 	}
 	u, err := c.findUser(ctx, want.DomainID, want.Name)
