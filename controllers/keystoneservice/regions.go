@@ -42,8 +42,6 @@ type regionWatch struct {
 	// left is, by KeystoneService, the fingerprint of the records its last round saw
 	// (leave) since the last look that came to it, and when it was left.
 	left map[types.UID]leftRecords
-	// rounds is, by KeystoneService, when its last round started (roundStarts).
-	rounds map[types.UID]time.Time
 }
 
 // leftRecords is a fingerprint a round left (leave), and when. typeAlone: of the type
@@ -60,7 +58,7 @@ func newRegionWatch(r *Reconciler) *regionWatch {
 		interval = DefaultRegionRecheck
 	}
 	return &regionWatch{r: r, interval: interval, events: make(chan event.GenericEvent), seen: map[types.UID]string{},
-		failed: map[string]string{}, left: map[types.UID]leftRecords{}, rounds: map[types.UID]time.Time{}}
+		failed: map[string]string{}, left: map[types.UID]leftRecords{}}
 }
 
 // fingerprint is what a look compares of svc between two looks: its service's record
@@ -104,24 +102,22 @@ func (w *regionWatch) leave(uid types.UID, seen *identity.Seen, spec keystonev1.
 	w.left[uid] = leftRecords{fingerprint: fingerprintOf(records, spec, typeAlone), typeAlone: typeAlone, at: time.Now()}
 }
 
-// roundStarts notes that a round of uid starts, before it reads Keystone, and drops
-// what an earlier round left: only the last round's reads may stand for what the
-// KeystoneService decided from.
+// roundStarts drops what an earlier round of uid left: only the last round's reads may
+// stand for what the KeystoneService decided from.
 func (w *regionWatch) roundStarts(uid types.UID) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.left, uid)
-	w.rounds[uid] = time.Now()
 }
 
 // baseline is what the last round of uid left since the last look that came to it, if
-// any (it is consumed), and when its last round started.
-func (w *regionWatch) baseline(uid types.UID) (leftRecords, bool, time.Time) {
+// any; it is consumed.
+func (w *regionWatch) baseline(uid types.UID) (leftRecords, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	left, ok := w.left[uid]
 	delete(w.left, uid)
-	return left, ok, w.rounds[uid]
+	return left, ok
 }
 
 // Start looks every interval until ctx ends (a manager Runnable; it runs on the leader).
@@ -155,10 +151,10 @@ func (w *regionWatch) look(ctx context.Context) {
 		svc := &list.Items[i]
 		byNamespace[svc.Namespace] = append(byNamespace[svc.Namespace], svc)
 	}
-	read := map[string]keystoneRead{} // by Keystone and admin: one read each per look
+	read := map[string]map[string]string{} // by Keystone and admin: one read each per look
 	alive := map[types.UID]bool{}
 	for ns, services := range byNamespace {
-		keystone, err := w.records(ctx, ns, read)
+		records, err := w.records(ctx, ns, read)
 		if msg := errorText(err); msg != w.failed[ns] {
 			if msg != "" {
 				log.Info("cannot read the owners' records in Keystone; what other clusters change waits for the next look",
@@ -168,10 +164,10 @@ func (w *regionWatch) look(ctx context.Context) {
 		}
 		for _, svc := range services {
 			alive[svc.UID] = true
-			if keystone.records == nil {
+			if records == nil {
 				continue
 			}
-			if w.changed(svc, keystone) {
+			if w.changed(svc, records) {
 				select {
 				case w.events <- event.GenericEvent{Object: svc}:
 				case <-ctx.Done():
@@ -183,21 +179,15 @@ func (w *regionWatch) look(ctx context.Context) {
 	w.forgetGone(alive, started)
 }
 
-// changed tells whether what was read of svc's Keystone differs, for svc, from what its
-// last round left (leave), else from the previous look's, and keeps it for the next
-// look; true for a KeystoneService seen for the first time without what its round left.
-// Not for one whose round started once the read had ended: that round reads all the
-// read did, and leaves what it read, or else the next look compares with this read.
-func (w *regionWatch) changed(svc *keystonev1.KeystoneService, read keystoneRead) bool {
-	now := fingerprint(read.records, svc.Spec)
+// changed tells whether records differ, for svc, from what its last round left
+// (leave), else from the previous look's, and keeps them for the next look; true for a
+// KeystoneService seen for the first time without what its round left.
+func (w *regionWatch) changed(svc *keystonev1.KeystoneService, records map[string]string) bool {
+	now := fingerprint(records, svc.Spec)
 	before, looked := w.seen[svc.UID]
 	w.seen[svc.UID] = now
-	left, ok, roundStarted := w.baseline(svc.UID)
-	switch {
-	case ok:
-		return left.fingerprint != fingerprintOf(read.records, svc.Spec, left.typeAlone)
-	case roundStarted.After(read.at):
-		return false
+	if left, ok := w.baseline(svc.UID); ok {
+		return left.fingerprint != fingerprintOf(records, svc.Spec, left.typeAlone)
 	}
 	return !looked || before != now
 }
@@ -218,11 +208,6 @@ func (w *regionWatch) forgetGone(alive map[types.UID]bool, started time.Time) {
 			delete(w.left, uid)
 		}
 	}
-	for uid, at := range w.rounds {
-		if !alive[uid] && at.Before(started) {
-			delete(w.rounds, uid)
-		}
-	}
 }
 
 // errorText is err's message, "" for none.
@@ -233,37 +218,31 @@ func errorText(err error) string {
 	return err.Error()
 }
 
-// keystoneRead is what a look read of one Keystone's records, and when the read ended.
-type keystoneRead struct {
-	records map[string]string
-	at      time.Time
-}
-
 // records reads the co-owners' records in the Keystone of namespace ns's KeystoneAPI,
 // once per Keystone and admin in a look (read); nil when it has none, no endpoint or no
 // admin password yet.
-func (w *regionWatch) records(ctx context.Context, ns string, read map[string]keystoneRead) (keystoneRead, error) {
+func (w *regionWatch) records(ctx context.Context, ns string, read map[string]map[string]string) (map[string]string, error) {
 	api, err := access.Lookup(ctx, w.r.Client, ns)
 	if err != nil || api == nil || api.Status.APIEndpoints[keystonev1.EndpointInternal] == "" {
 		// None, or not reachable yet: nothing to read.
-		return keystoneRead{}, err
+		return nil, err
 	}
 	creds, ok, err := access.Credentials(ctx, w.r.Client, api)
 	if err != nil || !ok {
-		return keystoneRead{}, err
+		return nil, err
 	}
 	key := creds.URL + " " + creds.User
-	if done, ok := read[key]; ok {
-		return done, nil
+	if records, done := read[key]; done {
+		return records, nil
 	}
 	kc, err := w.r.Keystone.Get(ctx, creds)
 	if err != nil {
-		return keystoneRead{}, err
+		return nil, err
 	}
 	records, err := kc.Records(ctx)
 	if err != nil {
-		return keystoneRead{}, err
+		return nil, err
 	}
-	read[key] = keystoneRead{records: records, at: time.Now()}
-	return read[key], nil
+	read[key] = records
+	return records, nil
 }

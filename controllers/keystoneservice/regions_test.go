@@ -194,7 +194,7 @@ func TestRoundLeavesRecords(t *testing.T) {
 		}
 		_, err := r.leaveRecords(observed(phase))(ctx, &scope{Session: registration.Session{Round: rnd}, service: svc, seen: identity.NewSeen(svc.Spec.ServiceType, svc.Spec.ServiceUser)})
 		g.Expect(err).NotTo(HaveOccurred())
-		left, ok, _ := w.baseline(svc.UID)
+		left, ok := w.baseline(svc.UID)
 		return left.fingerprint, ok
 	}
 
@@ -211,28 +211,6 @@ func TestRoundLeavesRecords(t *testing.T) {
 	service.Description = "Placement"
 	_, ok = round("")
 	g.Expect(ok).To(BeFalse(), "the phase changed the service's definition: spoiled")
-}
-
-// TestRegionWatchRoundAfterTheRead: a look that reads a change does not wake a
-// KeystoneService whose round started once the read had ended (that round reads it), and
-// wakes one whose round started before it.
-func TestRegionWatchRoundAfterTheRead(t *testing.T) {
-	g := NewWithT(t)
-	svc := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: "placement", Namespace: "openstack", UID: "uid-1"},
-		Spec: keystonev1.KeystoneServiceSpec{ServiceType: "placement", ServiceName: "placement", ServiceUser: "placement"}}
-	w := newRegionWatch(&Reconciler{})
-	read := func(keeper string) keystoneRead {
-		return keystoneRead{records: map[string]string{"service/placement/placement": keeper}, at: time.Now()}
-	}
-	g.Expect(w.changed(svc, read("one"))).To(BeTrue(), "seen for the first time, no round")
-	w.roundStarts(svc.UID)
-	g.Expect(w.changed(svc, read("two"))).To(BeTrue(), "changed, its round started before the read")
-	r := read("three")
-	time.Sleep(time.Millisecond) // a clock that ticks between the two
-	w.roundStarts(svc.UID)
-	g.Expect(w.changed(svc, r)).To(BeFalse(), "changed, but its round started once the read had ended")
-	g.Expect(w.changed(svc, read("four"))).To(BeTrue(), "changed since, its round before the read")
-	g.Expect(w.changed(svc, read("four"))).To(BeFalse(), "nothing changed")
 }
 
 // TestRegionWatchUserCase: a KeystoneService whose serviceUser differs from Keystone's
