@@ -97,17 +97,20 @@ func TransportFor(base http.RoundTripper, caBundle []byte) (http.RoundTripper, e
 	return t, nil
 }
 
-// readToTheEnd carries requests with its RoundTripper, and reads each answer's body to
-// its end (up to answerTail bytes more) before closing it: net/http reuses a connection
+// clientTransport carries a client's requests through its pool of connections (its
+// RoundTripper). A write that may change a service's or a user's record spoils the
+// identity.Seen of the request's context (spoilOn). Each answer's body is read to its
+// end (up to answerTail bytes more) before it is closed: net/http reuses a connection
 // only for an answer read to its end, and a JSON decoder stops at the object's close,
 // before the newline Keystone ends its answers with, or a long answer's last chunk.
-type readToTheEnd struct{ http.RoundTripper }
+type clientTransport struct{ http.RoundTripper }
 
-// answerTail bounds what readToTheEnd reads after its reader stopped: more is not the
+// answerTail bounds what clientTransport reads after its reader stopped: more is not the
 // tail of an answer already understood, and the connection is better closed.
 const answerTail = 4 << 10
 
-func (t readToTheEnd) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t clientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	spoilOn(req)
 	resp, err := t.RoundTripper.RoundTrip(req)
 	if resp != nil && resp.Body != nil {
 		resp.Body = tailReadingBody{resp.Body}
@@ -116,7 +119,7 @@ func (t readToTheEnd) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // CloseIdleConnections closes the idle connections of the RoundTripper (Forget).
-func (t readToTheEnd) CloseIdleConnections() {
+func (t clientTransport) CloseIdleConnections() {
 	if c, ok := t.RoundTripper.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
@@ -352,7 +355,7 @@ func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout ti
 			return false, fmt.Errorf("keystone client for %s: %w", creds.URL, err)
 		}
 	}
-	provider.HTTPClient = http.Client{Timeout: timeout, Transport: spoilingWrites{readToTheEnd{c.transport}}}
+	provider.HTTPClient = http.Client{Timeout: timeout, Transport: clientTransport{c.transport}}
 	c.http = &provider.HTTPClient
 	opts := gophercloud.AuthOptions{
 		IdentityEndpoint: endpoint, Username: creds.User, Password: creds.Password, DomainName: creds.Domain,

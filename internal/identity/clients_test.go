@@ -127,13 +127,8 @@ func TestKeepsConnectionsToKeystone(t *testing.T) {
 	keystone := fakekeystone.NewTLS("admin", "secret")
 	defer keystone.Close()
 	keystone.Slow(5 * time.Millisecond) // a round's requests overlap
-	clients := &identity.Clients{}
-	creds := identity.Credentials{URL: keystone.URL, User: "admin", Password: "secret", Project: "admin", Domain: "Default",
-		CABundle: keystone.CAPEM()}
+	_, _, c := managerClient(t, keystone.URL, keystone.CAPEM())
 	ctx := context.Background()
-	c, err := clients.Get(ctx, creds)
-	g.Expect(err).NotTo(HaveOccurred())
-	defer clients.Forget(creds)
 	const workers, rounds = 8, 10
 	for r := 0; r < rounds; r++ {
 		var wg sync.WaitGroup
@@ -190,12 +185,8 @@ func TestAnswersKeepTheirConnection(t *testing.T) {
 	}), &connections)
 	front.Start()
 	defer front.Close()
-	clients := &identity.Clients{}
-	creds := identity.Credentials{URL: front.URL, User: "admin", Password: "secret", Project: "admin", Domain: "Default"}
+	_, _, c := managerClient(t, front.URL, nil)
 	ctx := context.Background()
-	c, err := clients.Get(ctx, creds)
-	g.Expect(err).NotTo(HaveOccurred())
-	defer clients.Forget(creds)
 	for i := 0; i < 10; i++ {
 		spec := identity.ServiceSpec{Type: fmt.Sprintf("type%d", i), Name: fmt.Sprintf("service%d", i), Enabled: true,
 			Owner: "KeystoneService/ns/service/uid"}
@@ -216,11 +207,8 @@ func TestForgetLeavesTheConnectionsInUse(t *testing.T) {
 	g := NewWithT(t)
 	keystone := fakekeystone.New("admin", "secret")
 	defer keystone.Close()
-	clients := &identity.Clients{}
-	creds := identity.Credentials{URL: keystone.URL, User: "admin", Password: "secret", Project: "admin", Domain: "Default"}
+	clients, creds, old := managerClient(t, keystone.URL, nil)
 	ctx := context.Background()
-	old, err := clients.Get(ctx, creds)
-	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(keystone.Connections.Load()).To(BeEquivalentTo(1))
 
 	reached, release := keystone.HoldNext(http.MethodGet, "/v3/users")
@@ -241,4 +229,19 @@ func TestForgetLeavesTheConnectionsInUse(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(keystone.Connections.Load()).To(BeEquivalentTo(opened+1),
 		"the new session opened a connection, and used none of the forgotten one's")
+}
+
+// managerClient is the admin's client of the fake Keystone at url, made as the manager
+// makes it (Clients given no transport), verifying the server against caBundle when
+// given; forgotten when the test ends.
+func managerClient(t *testing.T, url string, caBundle []byte) (*identity.Clients, identity.Credentials, *identity.Client) {
+	t.Helper()
+	clients := &identity.Clients{}
+	creds := identity.Credentials{URL: url, User: "admin", Password: "secret", Project: "admin", Domain: "Default", CABundle: caBundle}
+	c, err := clients.Get(context.Background(), creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { clients.Forget(creds) })
+	return clients, creds, c
 }

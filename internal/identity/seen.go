@@ -157,24 +157,13 @@ func sawListing(ctx context.Context, kind string, query url.Values, into any) {
 // defaultDomain is the domain whose users Records reads.
 const defaultDomain = "default"
 
-// spoilingWrites carries requests with its RoundTripper and spoils the Seen of a
-// request's context by any write that can change a service's or a user's record, which
-// is any write but creating a service or a user (the create functions record what they
-// sent), a token, a project or a role, and granting or revoking a role. A path it cannot
-// read (no "/v3/") spoils too.
-type spoilingWrites struct{ http.RoundTripper }
-
-func (t spoilingWrites) RoundTrip(req *http.Request) (*http.Response, error) {
+// spoilOn spoils the Seen of req's context, if any, when req is a write that can change
+// a service's or a user's record: any write but creating a service or a user (the create
+// functions record what they sent), a token, a project or a role, and granting or
+// revoking a role. A path it cannot read (no "/v3/") spoils too.
+func spoilOn(req *http.Request) {
 	if s := seenFrom(req.Context()); s != nil && changesRecords(req.Method, req.URL.Path) {
 		s.spoil()
-	}
-	return t.RoundTripper.RoundTrip(req)
-}
-
-// CloseIdleConnections closes the idle connections of the RoundTripper (Forget).
-func (t spoilingWrites) CloseIdleConnections() {
-	if c, ok := t.RoundTripper.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
 	}
 }
 
