@@ -63,7 +63,8 @@ type scope struct {
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // SetupWithManager registers the controller and its watches: its Secrets (a consumer
-// releasing one), the user's password Secret, the namespace's KeystoneAPI, and, where
+// releasing one), the user's password Secret, the namespace's KeystoneAPI and its admin
+// Secret, and, where
 // the data plane's NodeSet kind is installed, NodeSets.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	for field, value := range map[string]func(*keystonev1.KeystoneApplicationCredential) string{
@@ -82,9 +83,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Secret{}).
 		Watches(&keystonev1.KeystoneAPI{}, reconciler.EnqueueInNamespace(r.Client, list, nil),
 			builder.WithPredicates(registration.KeystoneAPIChanged)).
-		Watches(&corev1.Secret{}, reconciler.EnqueueInNamespace(r.Client, list, func(o client.Object) []client.ListOption {
-			return []client.ListOption{client.MatchingFields{secretIndex: o.GetName()}}
-		})).
+		Watches(&corev1.Secret{}, reconciler.EnqueueInNamespace(r.Client, list, registration.SecretWakes(r.Client,
+			func(o client.Object) []client.ListOption {
+				return []client.ListOption{client.MatchingFields{secretIndex: o.GetName()}}
+			}))).
 		Watches(&keystonev1.KeystoneService{}, reconciler.EnqueueInNamespace(r.Client, list, func(o client.Object) []client.ListOption {
 			return []client.ListOption{client.MatchingFields{userIndex: o.(*keystonev1.KeystoneService).Spec.ServiceUser}}
 		}), builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, readyChanged)))

@@ -76,7 +76,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(registration.KeystoneAPIChanged)).
 		Watches(&keystonev1.KeystoneService{}, reconciler.EnqueueInNamespace(r.Client, list, r.ofService),
 			builder.WithPredicates(keystoneServiceChanged)).
-		Watches(&corev1.Secret{}, reconciler.EnqueueInNamespace(r.Client, list, r.ifAdminSecret)).
+		Watches(&corev1.Secret{}, reconciler.EnqueueInNamespace(r.Client, list, registration.SecretWakes(r.Client, nil))).
 		Complete(reconciler.NewReconciler(r.Client, r.Reporter, r.Clock, r.kind()))
 }
 
@@ -89,21 +89,6 @@ func (r *Reconciler) ofService(o client.Object) []client.ListOption {
 		return []client.ListOption{}
 	}
 	return []client.ListOption{client.MatchingFields{serviceNameIndex: svc.Name}}
-}
-
-// ifAdminSecret selects every KeystoneEndpoint of the namespace when the Secret holds
-// the admin password of its KeystoneAPI, none otherwise.
-func (r *Reconciler) ifAdminSecret(o client.Object) []client.ListOption {
-	apis := &keystonev1.KeystoneAPIList{}
-	if err := r.List(context.Background(), apis, client.InNamespace(o.GetNamespace())); err != nil {
-		return []client.ListOption{}
-	}
-	for _, api := range apis.Items {
-		if api.Spec.Secret == o.GetName() {
-			return []client.ListOption{}
-		}
-	}
-	return nil
 }
 
 // keystoneServiceChanged passes the KeystoneService updates a KeystoneEndpoint

@@ -73,7 +73,8 @@ type scope struct {
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // SetupWithManager registers the controller and its watches: the namespace's
-// KeystoneAPI wakes every KeystoneService of the namespace, a Secret those that read it.
+// KeystoneAPI and its admin Secret wake every KeystoneService of the namespace, another
+// Secret those that read it.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &keystonev1.KeystoneService{}, secretIndex,
 		func(o client.Object) []string { return []string{o.(*keystonev1.KeystoneService).Spec.Secret} }); err != nil {
@@ -105,11 +106,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesRawSource(source.Channel(regions.events, &handler.EnqueueRequestForObject{})).
 		// A KeystoneEndpoint gone, whatever it released: one waiting for it goes on.
 		Watches(&keystonev1.KeystoneEndpoint{}, r.wakeHeld()).
-		Watches(&corev1.Secret{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneServiceList{},
-			func(o client.Object) []client.ListOption {
-				return []client.ListOption{client.MatchingFields{secretIndex: o.GetName()}}
-			})).
+		Watches(&corev1.Secret{}, r.secretReaders()).
 		Complete(reconciler.NewReconciler(r.Client, r.Reporter, r.Clock, r.kind()))
+}
+
+// secretReaders wakes, on a Secret's change, the KeystoneServices of its namespace that
+// read it: those naming it (spec.secret), and every one when it holds the admin's
+// password of the namespace's KeystoneAPI (registration.SecretWakes).
+func (r *Reconciler) secretReaders() handler.EventHandler {
+	return reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneServiceList{},
+		registration.SecretWakes(r.Client, func(o client.Object) []client.ListOption {
+			return []client.ListOption{client.MatchingFields{secretIndex: o.GetName()}}
+		}))
 }
 
 // endpointReleased passes an update in which a KeystoneEndpoint released its hold on

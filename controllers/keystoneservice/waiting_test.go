@@ -92,6 +92,11 @@ func (f *wakingFixture) events(do func(h eventHandler, q queue)) ([]string, int)
 	defer q.ShutDown()
 	counting := &countingQueue{queue: q}
 	do(f.w.handler(), counting)
+	return drained(q), counting.later
+}
+
+// drained empties q and returns what it held, sorted.
+func drained(q workqueue.TypedRateLimitingInterface[reconcile.Request]) []string {
 	out := []string{}
 	for q.Len() > 0 {
 		item, _ := q.Get()
@@ -99,7 +104,7 @@ func (f *wakingFixture) events(do func(h eventHandler, q queue)) ([]string, int)
 		q.Done(item)
 	}
 	sort.Strings(out)
-	return out, counting.later
+	return out
 }
 
 // countingQueue counts the requests added for later.

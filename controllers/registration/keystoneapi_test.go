@@ -1,6 +1,8 @@
 package registration
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -10,6 +12,10 @@ import (
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
 func TestMarkKeystoneAPI(t *testing.T) {
@@ -62,4 +68,34 @@ func TestMarkKeystoneAPI(t *testing.T) {
 			g.Expect(lc.Condition{Status: got.Status, Reason: got.Reason, Severity: got.Severity, Message: got.Message}).To(Equal(tt.want))
 		})
 	}
+}
+
+// TestSecretWakes: the admin Secret of a KeystoneAPI of the namespace selects every
+// object of it; another Secret what own selects, none without own; a failed list of
+// the KeystoneAPIs every object.
+func TestSecretWakes(t *testing.T) {
+	g := NewWithT(t)
+	scheme := runtime.NewScheme()
+	g.Expect(keystonev1.AddToScheme(scheme)).To(Succeed())
+	api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "keystone"},
+		Spec: keystonev1.KeystoneAPISpec{Secret: "admin-secret"}}
+	secret := func(ns, name string) client.Object {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	}
+	own := func(o client.Object) []client.ListOption {
+		return []client.ListOption{client.MatchingFields{"spec.secret": o.GetName()}}
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(api).Build()
+	g.Expect(SecretWakes(c, own)(secret("a", "admin-secret"))).To(Equal([]client.ListOption{}), "every object")
+	g.Expect(SecretWakes(c, nil)(secret("a", "admin-secret"))).To(Equal([]client.ListOption{}), "every object")
+	g.Expect(SecretWakes(c, own)(secret("a", "glance"))).To(Equal(own(secret("a", "glance"))), "its own readers")
+	g.Expect(SecretWakes(c, own)(secret("b", "admin-secret"))).To(Equal(own(secret("b", "admin-secret"))),
+		"no KeystoneAPI of that namespace reads it")
+	g.Expect(SecretWakes(c, nil)(secret("a", "glance"))).To(BeNil(), "none")
+
+	failing := fake.NewClientBuilder().WithScheme(scheme).WithObjects(api).WithInterceptorFuncs(interceptor.Funcs{
+		List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
+			return errors.New("cache not synced")
+		}}).Build()
+	g.Expect(SecretWakes(failing, nil)(secret("a", "glance"))).To(Equal([]client.ListOption{}), "not known: every object")
 }
