@@ -110,11 +110,12 @@ var KeystoneAPIChanged = predicate.Funcs{
 
 // SecretWakes is the filter of a registration kind's Secret watch
 // (reconciler.EnqueueInNamespace): every object of the namespace when the Secret holds
-// the admin's password of a KeystoneAPI there, which every round of the kind opens its
-// session with (Session.Open) and waits for while it is missing; else what own selects
-// (nil: none), the objects naming the Secret themselves. A KeystoneAPI's Ready alone
-// does not stand for its Secret: one deleted and created again before the KeystoneAPI
-// looks leaves it Ready, and a round that read it missing meanwhile waits on.
+// the admin's password or the CA bundle (tls.caBundleSecretName) of a KeystoneAPI
+// there, which every round of the kind opens its session with (Session.Open) and waits
+// for, or retries with backoff, while it is missing; else what own selects (nil: none),
+// the objects naming the Secret themselves. A KeystoneAPI's Ready alone does not stand
+// for its Secrets: one deleted and created again before the KeystoneAPI looks leaves it
+// Ready, and a round that read it missing meanwhile waits on.
 func SecretWakes(c client.Reader, own func(client.Object) []client.ListOption) func(client.Object) []client.ListOption {
 	return func(o client.Object) []client.ListOption {
 		apis := &keystonev1.KeystoneAPIList{}
@@ -122,7 +123,7 @@ func SecretWakes(c client.Reader, own func(client.Object) []client.ListOption) f
 			return []client.ListOption{} // not known: every one looks
 		}
 		for _, api := range apis.Items {
-			if api.Spec.Secret == o.GetName() {
+			if name := o.GetName(); api.Spec.Secret == name || api.Spec.TLS.CaBundleSecretName == name {
 				return []client.ListOption{}
 			}
 		}

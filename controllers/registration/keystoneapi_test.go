@@ -70,15 +70,16 @@ func TestMarkKeystoneAPI(t *testing.T) {
 	}
 }
 
-// TestSecretWakes: the admin Secret of a KeystoneAPI of the namespace selects every
-// object of it; another Secret what own selects, none without own; a failed list of
-// the KeystoneAPIs every object.
+// TestSecretWakes: the admin Secret or the CA bundle of a KeystoneAPI of the namespace
+// selects every object of it; another Secret what own selects, none without own; a
+// failed list of the KeystoneAPIs every object.
 func TestSecretWakes(t *testing.T) {
 	g := NewWithT(t)
 	scheme := runtime.NewScheme()
 	g.Expect(keystonev1.AddToScheme(scheme)).To(Succeed())
 	api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "keystone"},
 		Spec: keystonev1.KeystoneAPISpec{Secret: "admin-secret"}}
+	api.Spec.TLS.CaBundleSecretName = "combined-ca-bundle"
 	secret := func(ns, name string) client.Object {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	}
@@ -88,6 +89,7 @@ func TestSecretWakes(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(api).Build()
 	g.Expect(SecretWakes(c, own)(secret("a", "admin-secret"))).To(Equal([]client.ListOption{}), "every object")
 	g.Expect(SecretWakes(c, nil)(secret("a", "admin-secret"))).To(Equal([]client.ListOption{}), "every object")
+	g.Expect(SecretWakes(c, own)(secret("a", "combined-ca-bundle"))).To(Equal([]client.ListOption{}), "every object")
 	g.Expect(SecretWakes(c, own)(secret("a", "glance"))).To(Equal(own(secret("a", "glance"))), "its own readers")
 	g.Expect(SecretWakes(c, own)(secret("b", "admin-secret"))).To(Equal(own(secret("b", "admin-secret"))),
 		"no KeystoneAPI of that namespace reads it")

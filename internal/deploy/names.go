@@ -4,8 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
 	"sort"
+
+	corev1 "k8s.io/api/core/v1"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 )

@@ -109,6 +109,11 @@ type clientTransport struct{ http.RoundTripper }
 // tail of an answer already understood, and the connection is better closed.
 const answerTail = 4 << 10
 
+// tailWait bounds how long Close waits for that tail: it comes with the answer, and a
+// server that stalls after a part its reader gave up on (a listing it could not read)
+// costs the connection, not the round's time.
+const tailWait = time.Second
+
 func (t clientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	spoilOn(req)
 	resp, err := t.RoundTripper.RoundTrip(req)
@@ -129,7 +134,9 @@ func (t clientTransport) CloseIdleConnections() {
 type tailReadingBody struct{ io.ReadCloser }
 
 func (b tailReadingBody) Close() error {
+	stalled := time.AfterFunc(tailWait, func() { _ = b.ReadCloser.Close() }) // ends the read below
 	_, _ = io.Copy(io.Discard, io.LimitReader(b.ReadCloser, answerTail))
+	stalled.Stop()
 	return b.ReadCloser.Close()
 }
 
@@ -272,9 +279,11 @@ func (cs *Clients) sweepLocked(now time.Time) {
 }
 
 // Forget drops the client of creds: the next Get authenticates again, on new
-// connections (each client has a pool of its own, TransportFor, whose idle connections
-// are closed, and those its requests still running give back are not used again). For
-// a session Keystone answers in ways it cannot answer a valid one (see SessionSuspect).
+// connections (each client has a pool of its own, TransportFor). The dropped pool's idle
+// connections are closed; one that a request still running gives back afterwards stays
+// in it, used only by the rounds that still hold the dropped client, and closed after
+// keepAlive. For a session Keystone answers in ways it cannot answer a valid one (see
+// SessionSuspect).
 func (cs *Clients) Forget(creds Credentials) {
 	cs.mu.Lock()
 	c := cs.clients[creds.key()]

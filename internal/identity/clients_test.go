@@ -245,3 +245,30 @@ func managerClient(t *testing.T, url string, caBundle []byte) (*identity.Clients
 	t.Cleanup(func() { clients.Forget(creds) })
 	return clients, creds, c
 }
+
+// TestStalledTailCostsTheConnection: an answer whose reader gave up partway (a listing
+// it could not read), from a server that then sends nothing more, is closed within a
+// bounded wait for its tail instead of hanging the round until the request's timeout.
+func TestStalledTailCostsTheConnection(t *testing.T) {
+	g := NewWithT(t)
+	release := make(chan struct{})
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"services": [{"id": "a"`))
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	defer server.Close()
+	defer close(release)
+	c := &http.Client{Transport: identity.ClientTransport(identity.NewTransport())}
+	resp, err := c.Get(server.URL)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = resp.Body.Read(make([]byte, 8))
+	g.Expect(err).NotTo(HaveOccurred())
+	closed := make(chan error, 1)
+	go func() { closed <- resp.Body.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("closing the answer waited 10 s for a tail the server never sends")
+	}
+}

@@ -1,5 +1,7 @@
 package identity
 
+import "net/http"
+
 // SameSource is sameSource, for the tests of package identity_test.
 var SameSource = sameSource
 
@@ -8,3 +10,6 @@ var DecodeListing = decodeListing
 
 // ChangesRecords is changesRecords, for the tests of package identity_test.
 var ChangesRecords = changesRecords
+
+// ClientTransport is clientTransport over rt, for the tests of package identity_test.
+func ClientTransport(rt http.RoundTripper) http.RoundTripper { return clientTransport{rt} }
