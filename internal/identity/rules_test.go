@@ -177,6 +177,15 @@ func TestLoginRefusedOnce(t *testing.T) {
 	g.Expect(logins()).To(Equal(before+1), "one refused login for this source")
 	g.Expect(err.Error()).To(ContainSubstring("refused the password of user admin (at an earlier login); a refused password is " +
 		"not tried again until its secret changes"))
+	otherCA := fakekeystone.NewTLS("admin", "secret") // a CA bundle she wrote (docs/security.md, the CA bundle Secret)
+	otherCA.Close()
+	trusting := wrong
+	trusting.CABundle = otherCA.CAPEM()
+	_, err = clients.Get(ctx, trusting)
+	refused, ok = identity.LoginRefused(err)
+	g.Expect(ok).To(BeTrue(), "%v", err)
+	g.Expect(refused.Earlier).To(BeTrue())
+	g.Expect(logins()).To(Equal(before+1), "another CA bundle: not tried again")
 
 	wrong.Source = "uid-1/8#AdminPassword"
 	_, err = clients.Get(ctx, wrong)

@@ -211,4 +211,14 @@ func TestDeleteRegistrationClaimsByName(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "admin"})).To(HaveLen(1), "the admin stays")
 	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty(), "the user the proof names goes")
+
+	// A user that is neither the admin nor the one named (an unmarked user of another
+	// namespace, its ID in the forged annotation): the claim is for the name alone.
+	keystone.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "g"})
+	carol := keystone.Create(fakekeystone.Users, map[string]any{"name": "carol", "domain_id": "default", "password": "c"})
+	err = kc.DeleteRegistration(ctx, "", identity.ServiceSpec{Type: "image", Name: "glance", Owner: owner},
+		carol, identity.UserSpec{Name: "glance", DomainID: "default", Owner: owner, ClaimUnmarked: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "carol"})).To(HaveLen(1), "the user of the forged ID stays")
+	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty(), "the user the proof names goes")
 }
