@@ -16,9 +16,14 @@ import (
 func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneApplicationCredentialInputReady
 	spec := s.ac.Spec
-	if why := registration.UserRefusal(s.API, "spec.userName", spec.UserName); why != "" {
-		s.Round.Apply(step, registration.NotAllowedVerdict(why))
-		return ctrl.Result{}, nil
+	for _, why := range []string{
+		registration.UserRefusal(s.API, "spec.userName", spec.UserName),
+		registration.PasswordRefusal(s.API, "spec.secret", spec.Secret, spec.PasswordSelector),
+	} {
+		if why != "" {
+			s.Round.Apply(step, registration.NotAllowedVerdict(why))
+			return ctrl.Result{}, nil
+		}
 	}
 	secret, err := s.Password(ctx, r.Client, step, s.ac.Namespace, spec.Secret, spec.PasswordSelector)
 	if err != nil || secret == nil {

@@ -95,7 +95,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		// The annotations a round records (recordUser) are its own writes, like its status.
 		For(&keystonev1.KeystoneService{}, builder.WithPredicates(predicate.Or[client.Object](
-			reconciler.IgnoreOwnUpdates(UserAnnotation, legacyUserIDAnnotation, legacyPasswordFromAnnotation), endpointReleased))).
+			reconciler.IgnoreOwnUpdates(ownAnnotations...), endpointReleased))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: registration.Concurrency(r.Concurrency)}).
 		Watches(&keystonev1.KeystoneAPI{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneServiceList{}, nil),
 			builder.WithPredicates(registration.KeystoneAPIChanged)).

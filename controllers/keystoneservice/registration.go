@@ -32,6 +32,10 @@ const (
 	legacyPasswordFromAnnotation = "keystone.openstack.org/password-set-from"
 )
 
+// ownAnnotations are the annotations the operator writes on a KeystoneService: a change
+// of those alone is not a person's.
+var ownAnnotations = []string{UserAnnotation, legacyUserIDAnnotation, legacyPasswordFromAnnotation}
+
 // owner is how this KeystoneService marks what it creates in Keystone: itself, and
 // the cluster it lives in (identity.OwnerMark).
 func (r *Reconciler) owner(svc *keystonev1.KeystoneService) string {

@@ -26,6 +26,7 @@ func inputVerdict(svc *keystonev1.KeystoneService, api *keystonev1.KeystoneAPI) 
 		registration.UserRefusal(api, "spec.serviceUser", spec.ServiceUser),
 		registration.ServiceRefusal(api, spec.ServiceType, spec.ServiceName),
 		registration.RolesRefusal(api, spec.ServiceRoles()),
+		registration.PasswordRefusal(api, "spec.secret", spec.Secret, spec.PasswordSelector),
 	} {
 		if why != "" {
 			return registration.NotAllowedVerdict(why)

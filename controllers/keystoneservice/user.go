@@ -8,6 +8,7 @@ import (
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -59,9 +60,10 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 		Name: svc.Spec.ServiceUser, DomainID: defaultDomainID, ProjectID: projectID, Password: s.password,
 		PasswordFrom: s.passwordVersion, Owner: r.owner(svc), ClaimUnmarked: s.claimsUser(s.API, svc.Spec.ServiceUser),
 		Roles: svc.Spec.ServiceRoles(),
-		// A user's touch of the object has a refused password tried again: after the round
-		// that said the conflict, at most once more per change of the object.
-		Retry: svc.ResourceVersion,
+		// A person's touch of the object (its spec, a label, an annotation) has a refused
+		// password tried again, once per touch; the operator's own writes (the status that
+		// says the conflict, a finalizer, its records) do not.
+		Retry: reconciler.Touched(svc, ownAnnotations...),
 		// Another KeystoneService of this namespace registered it: shared (shared.go).
 		Sharing: func(ctx context.Context, mark string) (bool, bool, error) { return r.sharing(ctx, svc, mark) },
 	})

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/reasons"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 )
@@ -27,6 +28,22 @@ func UserRefusal(api *keystonev1.KeystoneAPI, field, user string) string {
 	}
 	if p := api.Policy(); !p.AllowsUser(user) {
 		return fmt.Sprintf("%s %s is not among the users KeystoneAPI %s allows (%s)", field, user, api.Name, p.Setting("users"))
+	}
+	return ""
+}
+
+// PasswordRefusal says why field (spec.secret) may not name, with key, where a user's
+// password is read in api's namespace: where the operator reads the admin's password
+// (the KeystoneAPI's spec.secret under passwordSelectors.admin, or the copy it keeps
+// for cleanup). A user given it would hold the admin's password (to try guesses at as
+// that user), and a credential logging in with it would tell whether a password is the
+// admin's; "" when it may. Secrets are compared by name and key, never by value: a
+// refusal must not tell a tenant that a value she wrote is the admin's.
+func PasswordRefusal(api *keystonev1.KeystoneAPI, field, secret, key string) string {
+	if (secret == api.Spec.Secret && key == api.Spec.PasswordSelectors.Admin) ||
+		(secret == deploy.CleanupSecretName(api) && key == deploy.CleanupPasswordKey) {
+		return fmt.Sprintf("%s %s with key %s holds the admin's password of KeystoneAPI %s: no user of a registration is given it",
+			field, secret, key, api.Name)
 	}
 	return ""
 }

@@ -79,8 +79,10 @@ type UserSpec struct {
 	// KeystoneAPI no longer lets it use.
 	OwnMarkOnly bool
 	// Retry, when it changes, has a password Keystone refused tried again though its
-	// source did not change (the owner's resourceVersion: an admin who set the user's
-	// password by hand touches the object).
+	// source did not change (a digest of what a person changes of the owner,
+	// reconciler.Touched: an admin who set the user's password by hand touches the
+	// object); never what the owner's own writes change, or each would be one more
+	// refused login towards Keystone's lockout.
 	Retry string
 }
 

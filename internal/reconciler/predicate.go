@@ -1,6 +1,8 @@
 package reconciler
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -29,6 +31,25 @@ func IgnoreOwnUpdates(own ...string) predicate.Funcs {
 				deletingFinalizers
 		},
 	}
+}
+
+// Touched is a digest of what a person changes of obj, IgnoreOwnUpdates' complement: its
+// generation (the spec), labels and annotations but own, the controller's own records.
+// Neither a status, a finalizer nor an own annotation changes it, whoever writes them.
+func Touched(obj interface {
+	GetGeneration() int64
+	GetLabels() map[string]string
+	GetAnnotations() map[string]string
+}, own ...string) string {
+	h := sha256.New()
+	_, _ = fmt.Fprintf(h, "%d\x00", obj.GetGeneration())
+	for _, m := range []map[string]string{obj.GetLabels(), without(obj.GetAnnotations(), own)} {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			_, _ = fmt.Fprintf(h, "%s=%s\x00", k, m[k])
+		}
+		_, _ = h.Write([]byte{1})
+	}
+	return fmt.Sprintf("%x", h.Sum(nil)[:12])
 }
 
 // without returns m less the keys; m itself when there is none to drop.

@@ -54,3 +54,40 @@ func TestIgnoreOwnUpdates(t *testing.T) {
 		})
 	}
 }
+
+// TestTouched: Touched changes with what IgnoreOwnUpdates passes as a person's change
+// (the spec, a label, an annotation but the own ones) and with nothing else: not a
+// status, a finalizer, an own annotation or a new resourceVersion.
+func TestTouched(t *testing.T) {
+	base := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Generation: 1, ResourceVersion: "1", Labels: map[string]string{"a": "b"},
+		Annotations: map[string]string{"user/x": "1"}}}
+	tests := []struct {
+		name    string
+		mutate  func(*corev1.Pod)
+		touched bool
+	}{
+		{"status only", func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning }, false},
+		{"finalizer only", func(p *corev1.Pod) { p.Finalizers = []string{"x/y"} }, false},
+		{"own annotation", func(p *corev1.Pod) { p.Annotations["own/id"] = "abc" }, false},
+		{"new generation", func(p *corev1.Pod) { p.Generation = 2 }, true},
+		{"annotation", func(p *corev1.Pod) { p.Annotations["user/x"] = "2" }, true},
+		{"annotation added", func(p *corev1.Pod) { p.Annotations["touch"] = "1" }, true},
+		{"label", func(p *corev1.Pod) { p.Labels = map[string]string{"a": "c"} }, true},
+		{"a label moved to the annotations", func(p *corev1.Pod) { p.Labels, p.Annotations["a"] = nil, "b" }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			n := base.DeepCopy()
+			n.ResourceVersion = "2"
+			tt.mutate(n)
+			if tt.touched {
+				g.Expect(Touched(n, "own/id")).NotTo(Equal(Touched(base, "own/id")))
+			} else {
+				g.Expect(Touched(n, "own/id")).To(Equal(Touched(base, "own/id")))
+			}
+			g.Expect(IgnoreOwnUpdates("own/id").Update(event.UpdateEvent{ObjectOld: base, ObjectNew: n})).To(Equal(tt.touched),
+				"the predicate agrees")
+		})
+	}
+}

@@ -58,8 +58,11 @@ const (
 	// cluster is this cluster's identity in the marks; elsewhere another cluster's.
 	cluster   = "cluster-here"
 	elsewhere = "cluster-elsewhere"
-	within    = 90 * time.Second
-	poll      = 200 * time.Millisecond
+	// regionRecheck is the operator's --region-recheck here: the regions' watch looks
+	// at Keystone every 2 s.
+	regionRecheck = 2 * time.Second
+	within        = 90 * time.Second
+	poll          = 200 * time.Millisecond
 )
 
 // world is what every test of the package shares: one Keystone, one API server with the
@@ -303,7 +306,7 @@ func (w *world) startCluster() error {
 	if err != nil {
 		return err
 	}
-	mgr, err := manager.New(opCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0", ClusterID: cluster, RegionRecheck: 2 * time.Second})
+	mgr, err := manager.New(opCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0", ClusterID: cluster, RegionRecheck: regionRecheck})
 	if err != nil {
 		return err
 	}
@@ -332,6 +335,9 @@ func (w *world) startCluster() error {
 // users named tenant-a-*); tenant-b with keystone-operator's defaults and the admin's
 // own login. Each tenant has the namespace rights of tenantRules.
 func (w *world) makeNamespaces(ctx context.Context) error {
+	if err := w.keepFinalizers(ctx); err != nil {
+		return err
+	}
 	no := false
 	for _, ns := range []struct {
 		name, user, adminUser, password string
@@ -342,7 +348,11 @@ func (w *world) makeNamespaces(ctx context.Context) error {
 			CreateRoles: &no, Services: []string{"*/tenant-a-*"}, Users: []string{"tenant-a-*"}}},
 		{tenantB, "bob", "admin", adminPassword, nil},
 	} {
-		if err := w.cluster.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.name}}); err != nil {
+		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.name}}
+		if ns.user != "" { // handed to a tenant: the recipe's step 6
+			namespace.Labels = map[string]string{"keystone.openstack.org/tenant": "true"}
+		}
+		if err := w.cluster.Create(ctx, namespace); err != nil {
 			return err
 		}
 		if err := w.cluster.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.name, Name: "keystone-admin"},
@@ -377,6 +387,25 @@ func (w *world) makeNamespaces(ctx context.Context) error {
 		return err
 	}
 	return w.deployGlance(ctx)
+}
+
+// keepFinalizers installs the recipe's step 6 (config/samples/tenant/keep-finalizers.yaml):
+// in the tenants' namespaces, only the operator removes its finalizers.
+func (w *world) keepFinalizers(ctx context.Context) error {
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return err
+	}
+	objs, err := controlplane.Manifest(filepath.Join(root, "config", "samples", "tenant", "keep-finalizers.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		if err := w.cluster.Create(ctx, obj); err != nil {
+			return fmt.Errorf("creating %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	return nil
 }
 
 // deployGlance creates glance's KeystoneService and KeystoneEndpoint in the admin's

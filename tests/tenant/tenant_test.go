@@ -2,8 +2,10 @@ package tenant
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
@@ -203,6 +205,119 @@ func TestNoLockout(t *testing.T) {
 	deleted(t, w.alice, svc)
 	deleted(t, w.bob, admin)
 	deleted(t, w.bob, accent)
+}
+
+// TestAdoptedPasswordTriedOnce (docs/security.md, spec.serviceUser): a user made by hand
+// under a name she may use, asked for with a wrong password, is refused with one login
+// (PasswordConflict); the operator's own writes since (the status saying so) and the
+// regions' watch's looks try it no more, which a second refused login here would show
+// as the user locked out; with the right password it is adopted, and stays when she
+// deletes her KeystoneService.
+func TestAdoptedPasswordTriedOnce(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	const user, password = "tenant-a-handmade", "tenant-a-handmade-pw"
+	_, err := w.newUser(context.Background(), user, password, "", "", nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	w.password(t, w.alice, tenantA, "handmade", "a-guess")
+	svc := service(tenantA, "tenant-a-handmade", "tenant-a-handmade", user, "handmade", "service")
+	create(t, w.alice, svc)
+	g.Expect(expectCondition(t, w.alice, svc, keystonev1.KeystoneServiceUserReady, isFalse, "PasswordConflict")).To(
+		ContainSubstring("existed before"))
+	t.Logf("waiting %s: 4 looks of the regions' watch, the first of which sees the KeystoneService at a new version", 4*regionRecheck)
+	time.Sleep(4 * regionRecheck)
+	w.mustLogIn(t, user, password)
+
+	w.password(t, w.alice, tenantA, "handmade", password)
+	expectReady(t, w.alice, svc)
+	deleted(t, w.alice, svc)
+	g.Expect(w.entities(t, "users", "name="+user)).To(HaveLen(1), "an adopted user is never deleted")
+	w.mustLogIn(t, user, password)
+}
+
+// TestAdminPasswordNeverGiven (docs/security.md, spec.secret of a KeystoneService and of
+// a KeystoneApplicationCredential): she names her KeystoneAPI's admin Secret and key, or
+// its cleanup copy, as her user's password: InputReady NotAllowed, no user made, no
+// login tried.
+func TestAdminPasswordNeverGiven(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	for name, secretName := range map[string]string{"tenant-a-oracle": "keystone-admin", "tenant-a-oracle-copy": "keystone-cleanup-credentials"} {
+		svc := service(tenantA, name, name, name, "AdminPassword", "service")
+		svc.Spec.Secret = secretName
+		create(t, w.alice, svc)
+		g.Expect(expectCondition(t, w.alice, svc, keystonev1.KeystoneServiceInputReady, isFalse, "NotAllowed")).To(HavePrefix(
+			"spec.secret " + secretName + " with key AdminPassword holds the admin's password of KeystoneAPI keystone: " +
+				"no user of a registration is given it; nothing"))
+		ac := credential(tenantA, "ac-"+name, name, "AdminPassword")
+		ac.Spec.Secret = secretName
+		create(t, w.alice, ac)
+		expectCondition(t, w.alice, ac, keystonev1.KeystoneApplicationCredentialInputReady, isFalse, "NotAllowed")
+		g.Expect(w.entities(t, "users", "name="+name)).To(BeEmpty())
+		deleted(t, w.alice, ac)
+		deleted(t, w.alice, svc)
+	}
+	w.mustLogIn(t, operatorA, "tenant-a-operator-pw")
+}
+
+// TestFinalizersKept (docs/security.md, a registration's finalizers): with the recipe's
+// step 6, she cannot strip the operator's finalizers from her KeystoneService,
+// KeystoneEndpoint or credential (Forbidden, naming them), so their deletion removes
+// what they registered. An admin who strips them by hand (or a namespace without step 6)
+// has the object go without its deletion running: its service, endpoints and user stay
+// in Keystone, marked as its; a KeystoneService of the same name takes them over, and
+// its deletion removes them.
+func TestFinalizersKept(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	ctx := context.Background()
+	const name = "tenant-a-keep"
+	w.password(t, w.alice, tenantA, "keep", "tenant-a-keep-pw")
+	svc := service(tenantA, name, name, name, "keep", "service")
+	ep := &keystonev1.KeystoneEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: name},
+		Spec: keystonev1.KeystoneEndpointSpec{ServiceName: name, Endpoints: map[string]string{"public": "https://keep.example.com"}}}
+	ac := credential(tenantA, "ac-"+name, name, "keep")
+	for _, obj := range []client.Object{svc, ep, ac} {
+		create(t, w.alice, obj)
+		expectReady(t, w.alice, obj)
+	}
+	strip := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
+	for _, obj := range []client.Object{svc, ep, ac} {
+		err := w.alice.Patch(ctx, obj, strip)
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%T: %v", obj, err)
+		g.Expect(err.Error()).To(ContainSubstring("only the keystone operator removes keystone.openstack.org/"))
+	}
+	deleted(t, w.alice, ac)
+	deleted(t, w.alice, ep)
+	deleted(t, w.alice, svc)
+	g.Expect(w.entities(t, "services", "name="+name)).To(BeEmpty(), "her deletion ran")
+	g.Expect(w.entities(t, "users", "name="+name)).To(BeEmpty())
+
+	t.Log("an admin strips the finalizers by hand: the registration stays in Keystone, marked as its")
+	svc = service(tenantA, name, name, name, "keep", "service")
+	ep = &keystonev1.KeystoneEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: name},
+		Spec: keystonev1.KeystoneEndpointSpec{ServiceName: name, Endpoints: map[string]string{"public": "https://keep.example.com"}}}
+	for _, obj := range []client.Object{svc, ep} {
+		create(t, w.alice, obj)
+		expectReady(t, w.alice, obj)
+	}
+	for _, obj := range []client.Object{ep, svc} {
+		g.Expect(w.cluster.Patch(ctx, obj, strip)).To(Succeed())
+		g.Expect(w.cluster.Delete(ctx, obj)).To(Succeed())
+		g.Eventually(func() bool { return apierrors.IsNotFound(w.cluster.Get(ctx, client.ObjectKeyFromObject(obj), obj)) },
+			within, poll).Should(BeTrue())
+	}
+	left := w.entities(t, "services", "name="+name)
+	g.Expect(left).To(HaveLen(1))
+	g.Expect(left[0][identity.OwnerAttribute]).To(HavePrefix("KeystoneService/tenant-a/" + name + "/"))
+	g.Expect(w.urls(t, fmt.Sprint(left[0]["id"]))).To(ConsistOf("https://keep.example.com"))
+	g.Expect(w.entities(t, "users", "name="+name)).To(HaveLen(1))
+
+	t.Log("a KeystoneService of that name takes them over, and its deletion removes them")
+	again := service(tenantA, name, name, name, "keep", "service")
+	create(t, w.alice, again)
+	expectReady(t, w.alice, again)
+	g.Expect(again.Status.ServiceID).To(Equal(left[0]["id"]))
+	deleted(t, w.alice, again)
+	g.Expect(w.entities(t, "services", "name="+name)).To(BeEmpty())
+	g.Expect(w.entities(t, "users", "name="+name)).To(BeEmpty())
 }
 
 // TestAdoptedNeverRedefined (docs/security.md, spec.serviceDescription and enabled of a
@@ -448,12 +563,12 @@ func TestForgedCredentialSecret(t *testing.T) {
 	g.Expect(keystoneadmin.AppCredLogin(ctx, w.url, w.ca, w.people.carolCredID, w.people.carolCredSecret)).To(Succeed(),
 		"carol's credential still works")
 
-	t.Log("her credential removed with its finalizer stripped (racing the operator's own deletion): whichever wins, " +
-		"its Secrets keep no protection, and nobody else's credential is touched")
+	t.Log("her credential removed with its finalizer stripped (by an admin: step 6 refuses her), so that its deletion " +
+		"never runs: its Secrets keep no protection, and nobody else's credential is touched")
 	secretName := ac.Status.SecretName
+	g.Expect(w.cluster.Patch(ctx, &keystonev1.KeystoneApplicationCredential{ObjectMeta: metav1.ObjectMeta{
+		Namespace: tenantA, Name: ac.Name}}, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
 	g.Expect(w.alice.Delete(ctx, ac)).To(Succeed())
-	g.Expect(client.IgnoreNotFound(w.alice.Patch(ctx, &keystonev1.KeystoneApplicationCredential{ObjectMeta: metav1.ObjectMeta{
-		Namespace: tenantA, Name: ac.Name}}, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))))).To(Succeed())
 	g.Eventually(func() bool { return apierrors.IsNotFound(w.alice.Get(ctx, client.ObjectKeyFromObject(ac), ac)) }, within, poll).Should(BeTrue())
 	g.Eventually(func() []string {
 		s := &corev1.Secret{}

@@ -46,16 +46,44 @@ func RBAC(kubectl, overlay string) ([]*unstructured.Unstructured, error) {
 		}
 		return nil, fmt.Errorf("kubectl kustomize %s: %w", overlay, err)
 	}
+	all, err := decodeAll(out)
+	if err != nil {
+		return nil, fmt.Errorf("decoding what kubectl kustomize %s rendered: %w", overlay, err)
+	}
 	var objs []*unstructured.Unstructured
-	decoder := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+	for _, obj := range all {
+		if rbacKinds[obj.GetKind()] {
+			objs = append(objs, obj)
+		}
+	}
+	return objs, nil
+}
+
+// Manifest returns the objects of a YAML file of the repository (several documents).
+func Manifest(path string) ([]*unstructured.Unstructured, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := decodeAll(data)
+	if err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", path, err)
+	}
+	return objs, nil
+}
+
+// decodeAll decodes every document of data, YAML or JSON.
+func decodeAll(data []byte) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	decoder := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
 		obj := &unstructured.Unstructured{}
 		if err := decoder.Decode(&obj.Object); errors.Is(err, io.EOF) {
 			return objs, nil
 		} else if err != nil {
-			return nil, fmt.Errorf("decoding what kubectl kustomize %s rendered: %w", overlay, err)
+			return nil, err
 		}
-		if rbacKinds[obj.GetKind()] {
+		if len(obj.Object) > 0 {
 			objs = append(objs, obj)
 		}
 	}

@@ -5,6 +5,7 @@ package keystoneadmin
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
@@ -48,6 +49,10 @@ func AppCredLogin(ctx context.Context, url string, ca []byte, id, secret string)
 		ApplicationCredentialID: id, ApplicationCredentialSecret: secret})
 }
 
+// requestTimeout bounds each request of a test to Keystone: one that hangs fails the
+// test, naming the request, instead of holding it until the test binary's timeout.
+const requestTimeout = time.Minute
+
 // provider is an unauthenticated client of Keystone at url, trusting ca.
 func provider(url string, ca []byte) (*gophercloud.ProviderClient, error) {
 	p, err := openstack.NewClient(url + "/v3/")
@@ -58,6 +63,6 @@ func provider(url string, ca []byte) (*gophercloud.ProviderClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.HTTPClient = http.Client{Transport: transport}
+	p.HTTPClient = http.Client{Transport: transport, Timeout: requestTimeout}
 	return p, nil
 }
