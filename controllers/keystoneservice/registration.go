@@ -30,11 +30,18 @@ const (
 	// from): read once, to find the user they name, and then removed.
 	legacyUserIDAnnotation       = "keystone.openstack.org/user-id"
 	legacyPasswordFromAnnotation = "keystone.openstack.org/password-set-from"
+	// PasswordRefusedAnnotation records the last check of the Secret's password against a
+	// user this KeystoneService does not set it on (adopted, shared, another region's)
+	// that Keystone refused (a digest of what decided it: the user, the two passwords'
+	// sources, the object as a person last touched it; no password). That very check is
+	// not made again, also after the operator restarts: every refusal counts towards
+	// Keystone's lockout.
+	PasswordRefusedAnnotation = "keystone.openstack.org/password-refused"
 )
 
 // ownAnnotations are the annotations the operator writes on a KeystoneService: a change
 // of those alone is not a person's.
-var ownAnnotations = []string{UserAnnotation, legacyUserIDAnnotation, legacyPasswordFromAnnotation}
+var ownAnnotations = []string{UserAnnotation, legacyUserIDAnnotation, legacyPasswordFromAnnotation, PasswordRefusedAnnotation}
 
 // owner is how this KeystoneService marks what it creates in Keystone: itself, and
 // the cluster it lives in (identity.OwnerMark).

@@ -2,6 +2,7 @@ package keystoneservice
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -18,15 +19,37 @@ import (
 // recordUser writes UserAnnotation for the user name and drops the records of earlier
 // versions, patching the annotations alone.
 func (r *Reconciler) recordUser(ctx context.Context, svc *keystonev1.KeystoneService, name string) error {
-	meta := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace}}
-	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q,%q:null,%q:null}}}`,
-		UserAnnotation, name, legacyUserIDAnnotation, legacyPasswordFromAnnotation)))
-	if err := r.Patch(ctx, meta, patch); err != nil {
-		return fmt.Errorf("recording user %s on %s: %w", name, svc.Name, err)
+	return r.annotate(ctx, svc, "recording user "+name, map[string]*string{UserAnnotation: &name,
+		legacyUserIDAnnotation: nil, legacyPasswordFromAnnotation: nil})
+}
+
+// recordRefusal records tried, the password check Keystone refused, on svc
+// (PasswordRefusedAnnotation), when it is not recorded yet.
+func (r *Reconciler) recordRefusal(ctx context.Context, svc *keystonev1.KeystoneService, tried string) error {
+	if tried == "" || svc.Annotations[PasswordRefusedAnnotation] == tried {
+		return nil
 	}
-	metav1.SetMetaDataAnnotation(&svc.ObjectMeta, UserAnnotation, name)
-	delete(svc.Annotations, legacyUserIDAnnotation)
-	delete(svc.Annotations, legacyPasswordFromAnnotation)
+	return r.annotate(ctx, svc, "recording the refused password check", map[string]*string{PasswordRefusedAnnotation: &tried})
+}
+
+// annotate sets the annotations of changes on svc (nil: removed) with a merge patch of
+// its metadata alone, doing what (for the error), and keeps svc as the write left it.
+func (r *Reconciler) annotate(ctx context.Context, svc *keystonev1.KeystoneService, what string, changes map[string]*string) error {
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": changes}})
+	if err != nil {
+		return err
+	}
+	meta := &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace}}
+	if err := r.Patch(ctx, meta, client.RawPatch(types.MergePatchType, data)); err != nil {
+		return fmt.Errorf("%s on %s: %w", what, svc.Name, err)
+	}
+	for k, v := range changes {
+		if v == nil {
+			delete(svc.Annotations, k)
+		} else {
+			metav1.SetMetaDataAnnotation(&svc.ObjectMeta, k, *v)
+		}
+	}
 	// The status patch goes on from the version this write produced.
 	svc.ResourceVersion = meta.ResourceVersion
 	return nil
@@ -63,7 +86,8 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 		// A person's touch of the object (its spec, a label, an annotation) has a refused
 		// password tried again, once per touch; the operator's own writes (the status that
 		// says the conflict, a finalizer, its records) do not.
-		Retry: reconciler.Touched(svc, ownAnnotations...),
+		Retry:   reconciler.Touched(svc, ownAnnotations...),
+		Refused: svc.Annotations[PasswordRefusedAnnotation],
 		// Another KeystoneService of this namespace registered it: shared (shared.go).
 		Sharing: func(ctx context.Context, mark string) (bool, bool, error) { return r.sharing(ctx, svc, mark) },
 	})
@@ -79,6 +103,9 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 		// Woken when the Secret changes (watched) or the keeper sets another password
 		// (the regions' watch reads the user's record): a refused password is not tried
 		// again before, as every refusal counts towards Keystone's lockout.
+		if err := r.recordRefusal(ctx, svc, conflict.Tried); err != nil {
+			return ctrl.Result{}, err
+		}
 		s.Round.Apply(step, userVerdict(svc.Spec, reg, nil, conflict))
 		return ctrl.Result{}, nil
 	case err != nil:

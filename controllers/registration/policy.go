@@ -8,6 +8,8 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/reasons"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // What a registration may ask of Keystone is what the namespace's KeystoneAPI allows
@@ -46,6 +48,21 @@ func PasswordRefusal(api *keystonev1.KeystoneAPI, field, secret, key string) str
 			field, secret, key, api.Name)
 	}
 	return ""
+}
+
+// ControlledSecretRefusal says why field may name secret as where a user's password is
+// read: a KeystoneAPI controls it (writes it, with its controller reference: the admin's
+// cloud configuration openstack-config-secret, whose cloudrc and secure.yaml hold the
+// admin's password; the copy for cleanup; its configuration; its database account's),
+// and a user given what it holds would let her try guesses at those secrets as that
+// user; "" when it may.
+func ControlledSecretRefusal(field string, secret *corev1.Secret) string {
+	ref := metav1.GetControllerOf(secret)
+	if ref == nil || ref.Kind != "KeystoneAPI" || !strings.HasPrefix(ref.APIVersion, keystonev1.GroupVersion.Group+"/") {
+		return ""
+	}
+	return fmt.Sprintf("%s %s is written by KeystoneAPI %s and holds its secrets: no user of a registration is given them",
+		field, secret.Name, ref.Name)
 }
 
 // ServiceRefusal says why a KeystoneService may not register the service of

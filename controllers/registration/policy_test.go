@@ -5,6 +5,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -35,5 +36,27 @@ func TestPasswordRefusal(t *testing.T) {
 		} else {
 			NewWithT(t).Expect(why).To(BeEmpty(), tt.secret+"/"+tt.key)
 		}
+	}
+}
+
+// TestControlledSecretRefusal (docs/security.md, spec.secret of a registration): a
+// Secret a KeystoneAPI controls (openstack-config-secret, whose cloudrc and secure.yaml
+// hold the admin's password, or any other it writes) is never where a user's password
+// is read; a Secret it does not control, or one another kind controls, is.
+func TestControlledSecretRefusal(t *testing.T) {
+	secret := func(refs ...metav1.OwnerReference) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "openstack-config-secret", OwnerReferences: refs}}
+	}
+	controller := true
+	api := metav1.OwnerReference{APIVersion: "keystone.openstack.org/v1beta1", Kind: "KeystoneAPI", Name: "keystone", Controller: &controller}
+	notController := api
+	notController.Controller = nil
+	otherGroup := api
+	otherGroup.APIVersion = "example.com/v1"
+	g := NewWithT(t)
+	g.Expect(ControlledSecretRefusal("spec.secret", secret(api))).To(Equal("spec.secret openstack-config-secret is written by " +
+		"KeystoneAPI keystone and holds its secrets: no user of a registration is given them"))
+	for _, s := range []*corev1.Secret{secret(), secret(notController), secret(otherGroup)} {
+		g.Expect(ControlledSecretRefusal("spec.secret", s)).To(BeEmpty())
 	}
 }

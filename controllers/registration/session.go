@@ -95,7 +95,8 @@ func (s *Session) Open(ctx context.Context, c client.Reader, step lc.Type, api *
 
 // Password reads the value of key in the Secret name of namespace ns: a service user's
 // password. Without it (no Secret, no key, or an empty value) it marks step
-// DependencyNotFound and returns a nil Secret.
+// DependencyNotFound and returns a nil Secret; from a Secret a KeystoneAPI writes
+// (ControlledSecretRefusal), NotAllowed.
 func (s *Session) Password(ctx context.Context, c client.Reader, step lc.Type, ns, name, key string) (*corev1.Secret, error) {
 	secret, found, err := access.SecretKey(ctx, c, ns, name, key)
 	if err != nil {
@@ -103,6 +104,10 @@ func (s *Session) Password(ctx context.Context, c client.Reader, step lc.Type, n
 	}
 	if !found || len(secret.Data[key]) == 0 {
 		s.Round.Apply(step, PasswordMissingVerdict(name, key))
+		return nil, nil
+	}
+	if why := ControlledSecretRefusal("spec.secret", secret); why != "" {
+		s.Round.Apply(step, NotAllowedVerdict(why))
 		return nil, nil
 	}
 	return secret, nil

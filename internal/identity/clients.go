@@ -320,9 +320,8 @@ type Client struct {
 	// them (ForgetIDs) and the next lookup reads them again.
 	projectIDs sync.Map
 	roleIDs    sync.Map
-	// refused holds the password checks Keystone refused, by user ID, the Secret's
-	// version, the user's password source and the owner's retry: not tried again
-	// (checkPassword).
+	// refused holds, by user ID and owner, the last password check Keystone refused
+	// (checkDigest): not made again (checkPassword).
 	refused sync.Map
 	// registered holds, by service ID and owner, the services EnsureService found the
 	// owner's namespace registered (Owned, Joined), which nothing a namespace writes can

@@ -27,10 +27,13 @@ func (c *Client) checkPassword(ctx context.Context, u *User, want UserSpec, owne
 	// want.PasswordFrom), the password the user has (its recorded source) or want.Retry
 	// changes: every refusal counts towards Keystone's lockout ([security_compliance]
 	// lockout_failure_attempts), which would lock the user out for everyone using it.
-	// Each check remembered on its own: two owners using the user with two Secrets do not
-	// take turns forgetting each other's refusal.
-	tried := u.ID + "\x00" + want.PasswordFrom + "\x00" + u.PasswordFrom + "\x00" + want.Retry
-	if _, ok := c.refused.Load(tried); ok {
+	// The last refused check is remembered per owner, here and by the owner itself
+	// (want.Refused, which outlives this process): two owners using the user with two
+	// Secrets do not take turns forgetting each other's refusal, and any change from the
+	// refused check, back to an earlier state included, is tried once.
+	conflict.Tried = checkDigest(u.ID, want.PasswordFrom, u.PasswordFrom, want.Retry)
+	mine := u.ID + "\x00" + want.Owner
+	if last, ok := c.refused.Load(mine); (ok && last == conflict.Tried) || want.Refused == conflict.Tried {
 		return reg, false, conflict
 	}
 	works, err := c.PasswordWorks(ctx, u.ID, want.Password)
@@ -38,10 +41,18 @@ func (c *Client) checkPassword(ctx context.Context, u *User, want UserSpec, owne
 		return Registered{}, false, err
 	}
 	if !works {
-		c.refused.Store(tried, true)
+		c.refused.Store(mine, conflict.Tried)
 		return reg, false, conflict
 	}
+	c.refused.Delete(mine)
 	return reg, false, nil
+}
+
+// checkDigest names a password check (checkPassword) by what decides it: the user, the
+// sources of the two passwords, and the owner's retry; no password.
+func checkDigest(parts ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return fmt.Sprintf("%x", sum[:12])
 }
 
 // PasswordWorks tells whether Keystone gives the user with ID userID a token for
@@ -72,6 +83,9 @@ func (c *Client) PasswordWorks(ctx context.Context, userID, password string) (bo
 type PasswordConflictError struct {
 	User, Owner string
 	Region      bool
+	// Tried names the password check Keystone refused (a digest of what decides it, no
+	// password), for the owner to record and give back as UserSpec.Refused.
+	Tried string
 }
 
 func (e *PasswordConflictError) Error() string {

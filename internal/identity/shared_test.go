@@ -222,3 +222,54 @@ func TestDeleteRegistrationClaimsByName(t *testing.T) {
 	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "carol"})).To(HaveLen(1), "the user of the forged ID stays")
 	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty(), "the user the proof names goes")
 }
+
+// TestRefusedCheckNotMadeAgain (docs/security.md, spec.serviceUser): a password check
+// Keystone refused, against a user the owner does not set it on (here adopted), is not
+// made again until what decides it changes: the Secret's version, the user's password,
+// the owner's Retry, back to an earlier value included; nor, with the refusal recorded
+// by the owner (Refused), by another process, as after a restart.
+func TestRefusedCheckNotMadeAgain(t *testing.T) {
+	g := NewWithT(t)
+	keystone, _, kc := adminOfFake(t)
+	ctx := context.Background()
+	keystone.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "right"})
+	checks := func() int { return keystone.Requests()["POST /v3/auth"] }
+	want := identity.UserSpec{Name: "glance", DomainID: "default", Password: "guess", PasswordFrom: "s/1#GlancePassword",
+		Owner: "KeystoneService/openstack/glance/u1@c1", Retry: "touched-0"}
+	refused := func(want identity.UserSpec) string {
+		t.Helper()
+		_, _, err := kc.EnsureUser(ctx, want)
+		var conflict *identity.PasswordConflictError
+		g.Expect(errors.As(err, &conflict)).To(BeTrue(), "%v", err)
+		g.Expect(conflict.Tried).NotTo(BeEmpty())
+		return conflict.Tried
+	}
+	before := checks()
+	first := refused(want)
+	g.Expect(checks()).To(Equal(before+1), "checked once")
+	g.Expect(refused(want)).To(Equal(first))
+	g.Expect(checks()).To(Equal(before+1), "not again")
+
+	want.Retry = "touched-1"
+	second := refused(want)
+	g.Expect(second).NotTo(Equal(first))
+	g.Expect(checks()).To(Equal(before+2), "a touch: checked once more")
+	want.Retry = "touched-0"
+	g.Expect(refused(want)).To(Equal(first))
+	g.Expect(checks()).To(Equal(before+3), "the touch undone is a change too")
+
+	restarted := &identity.Clients{Transport: &http.Transport{}}
+	kc2, err := restarted.Get(ctx, identity.Credentials{URL: keystone.URL, User: "admin", Password: "secret", Project: "admin", Domain: "Default"})
+	g.Expect(err).NotTo(HaveOccurred())
+	want.Refused = first
+	logins := checks()
+	_, _, err = kc2.EnsureUser(ctx, want)
+	var conflict *identity.PasswordConflictError
+	g.Expect(errors.As(err, &conflict)).To(BeTrue(), "%v", err)
+	g.Expect(checks()).To(Equal(logins), "another process, the refusal recorded: no check")
+
+	want.Password, want.PasswordFrom = "right", "s/2#GlancePassword"
+	reg, _, err := kc2.EnsureUser(ctx, want)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(reg.Ownership).To(Equal(identity.Adopted))
+}

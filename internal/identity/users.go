@@ -84,6 +84,10 @@ type UserSpec struct {
 	// object); never what the owner's own writes change, or each would be one more
 	// refused login towards Keystone's lockout.
 	Retry string
+	// Refused is what the owner recorded of its last refused password check
+	// (PasswordConflictError.Tried): that very check is not made again, also after the
+	// operator restarts.
+	Refused string
 }
 
 // User is a user as Keystone lists it, with the owner mark.

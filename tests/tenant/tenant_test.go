@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -223,6 +224,8 @@ func TestAdoptedPasswordTriedOnce(t *testing.T) {
 	create(t, w.alice, svc)
 	g.Expect(expectCondition(t, w.alice, svc, keystonev1.KeystoneServiceUserReady, isFalse, "PasswordConflict")).To(
 		ContainSubstring("existed before"))
+	g.Expect(svc.Annotations).To(HaveKeyWithValue("keystone.openstack.org/password-refused", Not(BeEmpty())),
+		"the refused check recorded, for an operator that restarts")
 	t.Logf("waiting %s: 4 looks of the regions' watch, the first of which sees the KeystoneService at a new version", 4*regionRecheck)
 	time.Sleep(4 * regionRecheck)
 	w.mustLogIn(t, user, password)
@@ -235,11 +238,31 @@ func TestAdoptedPasswordTriedOnce(t *testing.T) {
 }
 
 // TestAdminPasswordNeverGiven (docs/security.md, spec.secret of a KeystoneService and of
-// a KeystoneApplicationCredential): she names her KeystoneAPI's admin Secret and key, or
-// its cleanup copy, as her user's password: InputReady NotAllowed, no user made, no
-// login tried.
+// a KeystoneApplicationCredential): she names her KeystoneAPI's admin Secret and key, its
+// cleanup copy, or openstack-config-secret (which the KeystoneAPI writes, its cloudrc and
+// secure.yaml holding the admin's password) as her user's password: InputReady
+// NotAllowed, no user made, no login tried.
 func TestAdminPasswordNeverGiven(t *testing.T) {
 	w, g := env(t), NewWithT(t)
+	ctx := context.Background()
+	config := types.NamespacedName{Namespace: tenantA, Name: "openstack-config-secret"}
+	g.Eventually(func() error { return w.cluster.Get(ctx, config, &corev1.Secret{}) }, within, poll).Should(Succeed(),
+		"her KeystoneAPI writes the admin's cloud configuration")
+	for _, key := range []string{"secure.yaml", "cloudrc"} {
+		name := "tenant-a-oracle-" + strings.TrimSuffix(key, ".yaml")
+		svc := service(tenantA, name, name, name, key, "service")
+		svc.Spec.Secret = config.Name
+		create(t, w.alice, svc)
+		g.Expect(expectCondition(t, w.alice, svc, keystonev1.KeystoneServiceInputReady, isFalse, "NotAllowed")).To(HavePrefix(
+			"spec.secret openstack-config-secret is written by KeystoneAPI keystone and holds its secrets"))
+		ac := credential(tenantA, "ac-"+name, name, key)
+		ac.Spec.Secret = config.Name
+		create(t, w.alice, ac)
+		expectCondition(t, w.alice, ac, keystonev1.KeystoneApplicationCredentialInputReady, isFalse, "NotAllowed")
+		g.Expect(w.entities(t, "users", "name="+name)).To(BeEmpty())
+		deleted(t, w.alice, ac)
+		deleted(t, w.alice, svc)
+	}
 	for name, secretName := range map[string]string{"tenant-a-oracle": "keystone-admin", "tenant-a-oracle-copy": "keystone-cleanup-credentials"} {
 		svc := service(tenantA, name, name, name, "AdminPassword", "service")
 		svc.Spec.Secret = secretName
