@@ -2,6 +2,7 @@ package registration
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -36,33 +37,50 @@ func UserRefusal(api *keystonev1.KeystoneAPI, field, user string) string {
 
 // PasswordRefusal says why field (spec.secret) may not name, with key, where a user's
 // password is read in api's namespace: where the operator reads the admin's password
-// (the KeystoneAPI's spec.secret under passwordSelectors.admin, or the copy it keeps
-// for cleanup). A user given it would hold the admin's password (to try guesses at as
-// that user), and a credential logging in with it would tell whether a password is the
-// admin's; "" when it may. Secrets are compared by name and key, never by value: a
-// refusal must not tell a tenant that a value she wrote is the admin's.
+// (the KeystoneAPI's spec.secret under passwordSelectors.admin), or a Secret the
+// KeystoneAPI writes (writtenSecrets), whatever the key. A user given what they hold
+// would let her try guesses at it as that user, and a credential logging in with it
+// would tell whether a password is the one they hold; "" when it may. Secrets are
+// compared by name and key, never by value: a refusal must not tell a tenant that a
+// value she wrote is the admin's.
 func PasswordRefusal(api *keystonev1.KeystoneAPI, field, secret, key string) string {
-	if (secret == api.Spec.Secret && key == api.Spec.PasswordSelectors.Admin) ||
-		(secret == deploy.CleanupSecretName(api) && key == deploy.CleanupPasswordKey) {
+	if secret == api.Spec.Secret && key == api.Spec.PasswordSelectors.Admin {
 		return fmt.Sprintf("%s %s with key %s holds the admin's password of KeystoneAPI %s: no user of a registration is given it",
 			field, secret, key, api.Name)
+	}
+	if slices.Contains(writtenSecrets(api), secret) {
+		return writtenRefusal(field, secret, api.Name)
 	}
 	return ""
 }
 
+// writtenSecrets are the names of the Secrets api writes in its namespace: the copy of
+// the admin's password for cleanup, the admin's cloud configuration (openstack-config-
+// secret: its cloudrc and secure.yaml hold the admin's password), its configuration, its
+// keys (also under their earlier name), its database account's password. By name, which
+// nobody can change, beside their controller reference (ControlledSecretRefusal), which
+// whoever may patch a Secret can.
+func writtenSecrets(api *keystonev1.KeystoneAPI) []string {
+	return []string{deploy.CleanupSecretName(api), deploy.OpenStackConfigSecretName, deploy.ConfigSecretName(api),
+		deploy.KeysSecretName(api), deploy.LegacyKeysSecretName(api), deploy.DBSecretName(api)}
+}
+
+// writtenRefusal is the refusal of field naming secret, which KeystoneAPI api writes.
+func writtenRefusal(field, secret, api string) string {
+	return fmt.Sprintf("%s %s is written by KeystoneAPI %s and holds its secrets: no user of a registration is given them",
+		field, secret, api)
+}
+
 // ControlledSecretRefusal says why field may name secret as where a user's password is
-// read: a KeystoneAPI controls it (writes it, with its controller reference: the admin's
-// cloud configuration openstack-config-secret, whose cloudrc and secure.yaml hold the
-// admin's password; the copy for cleanup; its configuration; its database account's),
-// and a user given what it holds would let her try guesses at those secrets as that
-// user; "" when it may.
+// read: a KeystoneAPI controls it (writes it, with its controller reference), under a
+// name writtenSecrets does not know (an earlier version's, keystone-operator's); "" when
+// it may.
 func ControlledSecretRefusal(field string, secret *corev1.Secret) string {
 	ref := metav1.GetControllerOf(secret)
 	if ref == nil || ref.Kind != "KeystoneAPI" || !strings.HasPrefix(ref.APIVersion, keystonev1.GroupVersion.Group+"/") {
 		return ""
 	}
-	return fmt.Sprintf("%s %s is written by KeystoneAPI %s and holds its secrets: no user of a registration is given them",
-		field, secret.Name, ref.Name)
+	return writtenRefusal(field, secret.Name, ref.Name)
 }
 
 // ServiceRefusal says why a KeystoneService may not register the service of
