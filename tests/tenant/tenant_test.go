@@ -296,9 +296,12 @@ func TestFinalizersKept(t *testing.T) {
 	ctx := context.Background()
 	const name = "tenant-a-keep"
 	w.password(t, w.alice, tenantA, "keep", "tenant-a-keep-pw")
-	svc := service(tenantA, name, name, name, "keep", "service")
-	ep := &keystonev1.KeystoneEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: name},
-		Spec: keystonev1.KeystoneEndpointSpec{ServiceName: name, Endpoints: map[string]string{"public": "https://keep.example.com"}}}
+	registration := func() (*keystonev1.KeystoneService, *keystonev1.KeystoneEndpoint) {
+		return service(tenantA, name, name, name, "keep", "service"), &keystonev1.KeystoneEndpoint{
+			ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: name},
+			Spec:       keystonev1.KeystoneEndpointSpec{ServiceName: name, Endpoints: map[string]string{"public": "https://keep.example.com"}}}
+	}
+	svc, ep := registration()
 	ac := credential(tenantA, "ac-"+name, name, "keep")
 	for _, obj := range []client.Object{svc, ep, ac} {
 		create(t, w.alice, obj)
@@ -317,9 +320,7 @@ func TestFinalizersKept(t *testing.T) {
 	g.Expect(w.entities(t, "users", "name="+name)).To(BeEmpty())
 
 	t.Log("an admin strips the finalizers by hand: the registration stays in Keystone, marked as its")
-	svc = service(tenantA, name, name, name, "keep", "service")
-	ep = &keystonev1.KeystoneEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: name},
-		Spec: keystonev1.KeystoneEndpointSpec{ServiceName: name, Endpoints: map[string]string{"public": "https://keep.example.com"}}}
+	svc, ep = registration()
 	for _, obj := range []client.Object{svc, ep} {
 		create(t, w.alice, obj)
 		expectReady(t, w.alice, obj)
