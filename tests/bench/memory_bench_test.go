@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -160,6 +161,7 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 		// Each run overwrites it: the last run's.
 		managerProfiled = mgr.profile(profilePath, 25)
 	}
+	benchProfiled := profileBench()
 	createAll(ctx, namespaces, n)
 	created := time.Since(start)
 	// Watched, not listed: the harness's own load on the API server (which the
@@ -185,6 +187,7 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	writesAfter, busyAfter := apiserverRequests(cfg)
 	profiled() // after what the run is charged: a profile outlasting the convergence adds idle time
 	managerProfiled()
+	benchProfiled()
 	t.Logf("mutating requests the API server answered meanwhile, per registration: %s", perItem(writesAfter, writes, n, ""))
 	t.Logf("seconds the API server spent answering them (latency, not processor time), per registration: %s",
 		perItem(busyAfter, busy, n, " s"))
@@ -326,6 +329,30 @@ func profileAPIServer(cfg *rest.Config, suffix string) func() {
 		must(os.WriteFile(path, data, 0o600)) //nolint:gosec // the file the user named in BENCH_APISERVER_PROFILE
 	}()
 	return func() { <-done }
+}
+
+// profileBench takes a processor profile of this process (the fake Keystone, the watch,
+// the creates) over the first 25 s of a run's convergence, when BENCH_PROCESS_PROFILE
+// names the file to write (each run overwrites it); the returned function waits for it.
+func profileBench() func() {
+	path := os.Getenv("BENCH_PROCESS_PROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path) //nolint:gosec // the file the user named in BENCH_PROCESS_PROFILE
+	must(err)
+	must(pprof.StartCPUProfile(f))
+	end, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-end: // converged within the 25 s
+		case <-time.After(25 * time.Second):
+		}
+		pprof.StopCPUProfile()
+		must(f.Close())
+	}()
+	return func() { close(end); <-done }
 }
 
 // floats is counts as float64s, for perRegistration.

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -261,9 +262,10 @@ func (b *bench) series(replicas int32, only *regexp.Regexp) []result {
 			continue
 		}
 		r := result{replicas: replicas, change: ch.name}
+		started := nodeBusyNow(b.t)
 		l.start()
 		time.Sleep(3 * time.Second) // answered before the change
-		begin := time.Now()
+		begin, changed := time.Now(), nodeBusyNow(b.t)
 		if err := ch.do(ctx, b); err != nil {
 			b.t.Fatalf("%s: %v", ch.name, err)
 		}
@@ -278,6 +280,7 @@ func (b *bench) series(replicas int32, only *regexp.Regexp) []result {
 			b.t.Fatalf("%s: %v", ch.name, err)
 		}
 		r.took = time.Since(begin)
+		r.loadAlone, r.changing = changed.since(started), nodeBusyNow(b.t).since(changed)
 		observe := ch.observe
 		if observe == 0 {
 			observe = 5 * time.Second
@@ -545,6 +548,9 @@ type result struct {
 	took     time.Duration
 	requests int
 	failures []failure
+	// loadAlone and changing are the node's processors in use: with the load alone, in
+	// the 3 s before the change, and from the change until convergence.
+	loadAlone, changing float64
 }
 
 func (r result) String() string {
@@ -553,8 +559,9 @@ func (r result) String() string {
 
 // summary says the failures: how many of how many requests, by kind, and their window.
 func (r result) summary() string {
+	node := fmt.Sprintf("; node's processors in use: %.2f with the load alone, %.2f until converged", r.loadAlone, r.changing)
 	if len(r.failures) == 0 {
-		return fmt.Sprintf("0 failed of %d", r.requests)
+		return fmt.Sprintf("0 failed of %d%s", r.requests, node)
 	}
 	kinds := map[string]int{}
 	for _, f := range r.failures {
@@ -570,8 +577,46 @@ func (r result) summary() string {
 		parts = append(parts, fmt.Sprintf("%d %s", kinds[k], k))
 	}
 	first, last := r.failures[0].at, r.failures[len(r.failures)-1].at
-	return fmt.Sprintf("%d failed of %d (%s) over %.1f s, from %.1f s after the change", len(r.failures), r.requests,
-		strings.Join(parts, ", "), last.Sub(first).Seconds(), first.Sub(r.begin).Seconds())
+	return fmt.Sprintf("%d failed of %d (%s) over %.1f s, from %.1f s after the change%s", len(r.failures), r.requests,
+		strings.Join(parts, ", "), last.Sub(first).Seconds(), first.Sub(r.begin).Seconds(), node)
+}
+
+// nodeBusy is a reading of /proc/stat's first line: processor time in use (all but idle
+// and iowait: user, nice, system, irq, softirq, steal) and in all, in clock ticks summed over processors. This process runs on
+// the local cluster's only node, so it reads that node's.
+type nodeBusy struct{ busy, total uint64 }
+
+// nodeBusyNow reads /proc/stat.
+func nodeBusyNow(t *testing.T) nodeBusy {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 6 || fields[0] != "cpu" {
+		t.Fatalf("/proc/stat begins %q, not with the processors' line", line)
+	}
+	var n nodeBusy
+	for i, f := range fields[1:min(len(fields), 9)] { // guest and guest_nice are in user and nice already
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			t.Fatalf("/proc/stat: %q: %v", line, err)
+		}
+		n.total += v
+		if i != 3 && i != 4 { // idle, iowait
+			n.busy += v
+		}
+	}
+	return n
+}
+
+// since is the number of processors in use on average between earlier and n.
+func (n nodeBusy) since(earlier nodeBusy) float64 {
+	if n.total == earlier.total {
+		return 0
+	}
+	return float64(n.busy-earlier.busy) / float64(n.total-earlier.total) * float64(runtime.NumCPU())
 }
 
 // rowOf is row 11 of the report.
