@@ -582,8 +582,9 @@ func (r result) summary() string {
 }
 
 // nodeBusy is a reading of /proc/stat's first line: processor time in use (all but idle
-// and iowait: user, nice, system, irq, softirq, steal) and in all, in clock ticks summed over processors. This process runs on
-// the local cluster's only node, so it reads that node's.
+// and iowait: user, nice, system, irq, softirq, steal) and in all, in clock ticks summed
+// over processors. This process runs on the local cluster's only node, so it reads that
+// node's.
 type nodeBusy struct{ busy, total uint64 }
 
 // nodeBusyNow reads /proc/stat.
@@ -633,7 +634,8 @@ func rowOf(results []result) []string {
 	return []string{"11", "Keystone answers through every change: the sample KeystoneAPI on the local cluster of make run, the " +
 		"operator run on the host; from the host, 12 requests a second through the keystone-public and keystone-internal Services " +
 		"(a token issued, two validated, three GET /v3; half on kept-alive connections, half on new ones; 5 s timeout) from 3 s " +
-		"before each change to 5 s after the API pods converged",
+		"before each change to 5 s after the API pods converged; with each change, the node's processors in use (/proc/stat) " +
+		"with the load alone and until the change converged",
 		fmt.Sprintf("2 replicas: %s. 1 replica: %s", strings.Join(two, "; "), strings.Join(one, "; ")),
 		"0 failed requests for every change with 2 replicas; with 1, 0 for every change but a drain", "— (issue 56, before this suite's drain: a configuration change 19 failed with 1 replica, 5 with 2; a drain " +
 			"of 2 replicas 406 over 33.8 s)", "make bench-disruption"}
