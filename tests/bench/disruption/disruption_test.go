@@ -32,6 +32,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/cmd/manager"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/benchcluster"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/procstat"
 	memcachedv1 "github.com/openstack-k8s-operators/infra-operator/apis/memcached/v1beta1"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	appsv1 "k8s.io/api/apps/v1"
@@ -280,7 +281,7 @@ func (b *bench) series(replicas int32, only *regexp.Regexp) []result {
 			b.t.Fatalf("%s: %v", ch.name, err)
 		}
 		r.took = time.Since(begin)
-		r.loadAlone, r.changing = changed.since(started), nodeBusyNow(b.t).since(changed)
+		r.loadAlone, r.changing = changed.ProcessorsSince(started, runtime.NumCPU()), nodeBusyNow(b.t).ProcessorsSince(changed, runtime.NumCPU())
 		observe := ch.observe
 		if observe == 0 {
 			observe = 5 * time.Second
@@ -581,43 +582,14 @@ func (r result) summary() string {
 		strings.Join(parts, ", "), last.Sub(first).Seconds(), first.Sub(r.begin).Seconds(), node)
 }
 
-// nodeBusy is a reading of /proc/stat's first line: processor time in use (all but idle
-// and iowait: user, nice, system, irq, softirq, steal) and in all, in clock ticks summed
-// over processors. This process runs on the local cluster's only node, so it reads that
-// node's.
-type nodeBusy struct{ busy, total uint64 }
-
-// nodeBusyNow reads /proc/stat.
-func nodeBusyNow(t *testing.T) nodeBusy {
-	data, err := os.ReadFile("/proc/stat")
+// nodeBusyNow reads the node's processors in use: this process runs on the local
+// cluster's only node.
+func nodeBusyNow(t *testing.T) procstat.Node {
+	n, err := procstat.ReadNode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	fields := strings.Fields(line)
-	if len(fields) < 6 || fields[0] != "cpu" {
-		t.Fatalf("/proc/stat begins %q, not with the processors' line", line)
-	}
-	var n nodeBusy
-	for i, f := range fields[1:min(len(fields), 9)] { // guest and guest_nice are in user and nice already
-		v, err := strconv.ParseUint(f, 10, 64)
-		if err != nil {
-			t.Fatalf("/proc/stat: %q: %v", line, err)
-		}
-		n.total += v
-		if i != 3 && i != 4 { // idle, iowait
-			n.busy += v
-		}
-	}
 	return n
-}
-
-// since is the number of processors in use on average between earlier and n.
-func (n nodeBusy) since(earlier nodeBusy) float64 {
-	if n.total == earlier.total {
-		return 0
-	}
-	return float64(n.busy-earlier.busy) / float64(n.total-earlier.total) * float64(runtime.NumCPU())
 }
 
 // rowOf is row 11 of the report.

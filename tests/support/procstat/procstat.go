@@ -74,3 +74,47 @@ func parseUint(s string, out *uint64) (err error) {
 	*out, err = strconv.ParseUint(s, 10, 64)
 	return err
 }
+
+// Node is a reading of /proc/stat's first line, the machine's processors together:
+// processor time in use (all but idle and iowait: user, nice, system, irq, softirq,
+// steal) and in all, in clock ticks summed over processors.
+type Node struct{ Busy, Total uint64 }
+
+// ReadNode reads /proc/stat.
+func ReadNode() (Node, error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return Node{}, err
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	return parseNode(line)
+}
+
+// parseNode reads /proc/stat's first line.
+func parseNode(line string) (Node, error) {
+	fields := strings.Fields(line)
+	if len(fields) < 6 || fields[0] != "cpu" {
+		return Node{}, fmt.Errorf("/proc/stat begins %q, not with the processors' line", line)
+	}
+	var n Node
+	for i, f := range fields[1:min(len(fields), 9)] { // guest and guest_nice are in user and nice already
+		var v uint64
+		if err := parseUint(f, &v); err != nil {
+			return Node{}, fmt.Errorf("/proc/stat: %q: %w", line, err)
+		}
+		n.Total += v
+		if i != 3 && i != 4 { // idle, iowait
+			n.Busy += v
+		}
+	}
+	return n, nil
+}
+
+// ProcessorsSince is the number of processors of processors in all that were in use on
+// average between earlier and n.
+func (n Node) ProcessorsSince(earlier Node, processors int) float64 {
+	if n.Total == earlier.Total {
+		return 0
+	}
+	return float64(n.Busy-earlier.Busy) / float64(n.Total-earlier.Total) * float64(processors)
+}

@@ -29,3 +29,28 @@ func TestReadsThisProcess(t *testing.T) {
 		t.Fatalf("All() lacks this process among %d", len(all))
 	}
 }
+
+func TestNode(t *testing.T) {
+	// user nice system idle iowait irq softirq steal guest guest_nice
+	earlier, err := parseNode("cpu  100 0 50 800 50 0 0 0 30 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	later, err := parseNode("cpu  200 10 90 1100 60 5 5 0 90 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if earlier != (Node{Busy: 150, Total: 1000}) || later != (Node{Busy: 310, Total: 1470}) {
+		t.Fatalf("read %+v and %+v", earlier, later)
+	}
+	// 160 ticks busy of 470 on 2 processors.
+	if got := later.ProcessorsSince(earlier, 2); got < 0.680 || got > 0.681 {
+		t.Fatalf("ProcessorsSince: %v, want 0.68", got)
+	}
+	if _, err := parseNode("intr 1 2 3"); err == nil {
+		t.Fatal("a line that is not the processors' was read")
+	}
+	if _, err := ReadNode(); err != nil {
+		t.Fatal(err)
+	}
+}
