@@ -39,7 +39,7 @@ var _ = Describe("Adopting a keystone Secret that is not laid out as this operat
 			g.Expect(keys[3]).To(Equal(string(secondary)))
 			g.Expect(keys).To(ContainElement(string(data["FernetKeys1"])))
 		}).Should(Succeed())
-		Expect(eventReasons(ns, key.Name)).To(ContainElement("FernetKeysRenumbered"))
+		Eventually(func() []string { return eventReasons(ns, key.Name) }).Should(ContainElement("FernetKeysRenumbered"))
 	})
 
 	It("refuses keys that are no keys, naming them, and rewrites nothing", func() {

@@ -43,7 +43,7 @@ var _ = Describe("A deletion held by an object that is gone", func() {
 			"keystone.openstack.org/keystoneapplicationcredential-ghost")
 		Expect(k8sClient.Delete(ctx, api)).To(Succeed())
 		Eventually(gone(api)).Should(BeTrue())
-		Expect(eventReasons(ns, "keystone")).To(ContainElement("FinalizerReleased"))
+		Eventually(func() []string { return eventReasons(ns, "keystone") }).Should(ContainElement("FinalizerReleased"))
 	})
 
 	It("a KeystoneAPI still waits for a registration that exists", func() {
@@ -85,7 +85,7 @@ var _ = Describe("A deletion held by an object that is gone", func() {
 		Expect(k8sClient.Delete(ctx, manual)).To(Succeed())
 		Eventually(gone(manual)).Should(BeTrue())
 		Eventually(gone(svc)).Should(BeTrue())
-		Expect(eventReasons(ns, "glance")).To(ContainElement("FinalizerReleased"))
+		Eventually(func() []string { return eventReasons(ns, "glance") }).Should(ContainElement("FinalizerReleased"))
 		Expect(ks.List(fakekeystone.Services, map[string]any{"type": "image"})).To(BeEmpty(), "deregistered")
 	})
 })

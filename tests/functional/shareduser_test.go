@@ -165,7 +165,7 @@ var _ = Describe("A service user shared by KeystoneServices of one namespace", f
 				"HeatCfnPassword holds another password; KeystoneServices sharing a user need the same password (checked again when " +
 				"the secret changes or the keeper sets another password)"))
 		Expect(canAuthenticate(ks.URL, "heat", "heat-1")).To(BeTrue(), "the keeper's password stays")
-		Expect(eventReasons(ns, "heat-cfn")).To(ContainElement("PasswordConflict"))
+		Eventually(func() []string { return eventReasons(ns, "heat-cfn") }).Should(ContainElement("PasswordConflict"))
 
 		By("the Secrets agree")
 		setSecretKey(ns, "osp-secret", "HeatCfnPassword", "heat-1")
