@@ -2,16 +2,14 @@ package access
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	libtls "github.com/openstack-k8s-operators/lib-common/modules/common/tls"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -59,17 +57,13 @@ func Credentials(ctx context.Context, c client.Reader, api *keystonev1.KeystoneA
 }
 
 // AdminSource is where the admin's password of api was read (source, PasswordSource's),
-// and the KeystoneAPI's generation and annotations: a login Keystone refused is not tried
-// again until one of them changes, so an admin who fixed the password in Keystone
-// touches the Secret or the KeystoneAPI (which only an admin may edit), and every login
-// of that admin (the KeystoneAPI's check, every registration, the regions' read) shares
-// the one refusal.
+// and what a person last changed of the KeystoneAPI (reconciler.Touched: its generation,
+// labels and annotations): a login Keystone refused is not tried again until one of them
+// changes, so an admin who fixed the password in Keystone touches the Secret or the
+// KeystoneAPI (which only an admin may edit), and every login of that admin (the
+// KeystoneAPI's check, every registration, the regions' read) shares the one refusal.
 func AdminSource(api *keystonev1.KeystoneAPI, source string) string {
-	h := sha256.New()
-	for _, k := range slices.Sorted(maps.Keys(api.Annotations)) {
-		h.Write([]byte(k + "=" + api.Annotations[k] + "\x00"))
-	}
-	return fmt.Sprintf("%s; KeystoneAPI %s generation %d annotations %x", source, api.UID, api.Generation, h.Sum(nil)[:8])
+	return fmt.Sprintf("%s; KeystoneAPI %s touched %s", source, api.UID, reconciler.Touched(api))
 }
 
 // adminPassword reads the admin's password from the KeystoneAPI's Secret, and where it
