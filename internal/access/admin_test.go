@@ -33,7 +33,7 @@ func TestAdminSource(t *testing.T) {
 	api := base()
 	api.Finalizers = append(api.Finalizers, "g")
 	api.ResourceVersion = "7"
-	api.Status.Conditions = nil
+	api.Status.ObservedGeneration = 1
 	if got := AdminSource(api, "s1/1#AdminPassword"); got != want {
 		t.Errorf("a finalizer or status write changes the source: %q, want %q", got, want)
 	}
