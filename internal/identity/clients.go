@@ -201,10 +201,6 @@ func (cs *Clients) Get(ctx context.Context, creds Credentials) (*Client, error) 
 			cs.Forget(creds)
 			return nil, refused
 		}
-		if refused := cs.logins.refuse(creds, err); refused != nil {
-			cs.Forget(creds)
-			return nil, refused
-		}
 		return c, err
 	}
 	if fresh {
@@ -222,7 +218,7 @@ func (cs *Clients) Check(ctx context.Context, creds Credentials) (*Client, error
 	}
 	c := &Client{claimUnclustered: cs.ClaimUnclustered}
 	if _, err := c.authenticate(ctx, creds, cs.Timeout, cs.Transport, &cs.logins); err != nil {
-		if refused := cs.logins.refuse(creds, err); refused != nil {
+		if refused, ok := LoginRefused(err); ok {
 			return nil, refused
 		}
 		return nil, err
@@ -346,10 +342,6 @@ func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout ti
 	if c.sc != nil {
 		return false, nil
 	}
-	// Another round may have had this very login refused while this one waited.
-	if refused := logins.refused(creds); refused != nil {
-		return false, refused
-	}
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
@@ -370,7 +362,11 @@ func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout ti
 		Scope:       &gophercloud.AuthScope{ProjectName: creds.Project, DomainName: creds.Domain},
 		AllowReauth: true,
 	}
-	if err := openstack.Authenticate(ctx, provider, opts); err != nil {
+	// One login of a user at a time, a refusal remembered before the next (attempt).
+	if err := logins.attempt(creds, func() error { return openstack.Authenticate(ctx, provider, opts) }); err != nil {
+		if refused, ok := LoginRefused(err); ok {
+			return false, refused
+		}
 		return false, fmt.Errorf("authenticating as %s at %s: %w", creds.User, creds.URL, err)
 	}
 	// gophercloud logs in again when the token is refused (expired): with a password

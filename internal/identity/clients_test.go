@@ -272,3 +272,38 @@ func TestStalledTailCostsTheConnection(t *testing.T) {
 		t.Fatal("closing the answer waited 10 s for a tail the server never sends")
 	}
 }
+
+// TestOneLoginAtATime: rounds that log in with one wrong password at once (the
+// KeystoneAPI's check and the registrations' sessions, when its admin Secret changes)
+// send Keystone one login, not one each: with lockout_failure_attempts at 2, two
+// refusals would lock the admin out for everyone. Every round says the refusal.
+func TestOneLoginAtATime(t *testing.T) {
+	g := NewWithT(t)
+	keystone := fakekeystone.New("admin", "secret")
+	defer keystone.Close()
+	keystone.Slow(50 * time.Millisecond) // the logins overlap
+	clients := &identity.Clients{Transport: &http.Transport{}}
+	wrong := identity.Credentials{URL: keystone.URL, User: "admin", Password: "hers", Project: "admin", Domain: "Default",
+		Source: "uid/2#AdminPassword"}
+	const rounds = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, rounds)
+	for i := range rounds {
+		wg.Go(func() {
+			var err error
+			if i%2 == 0 {
+				_, err = clients.Get(context.Background(), wrong)
+			} else {
+				_, err = clients.Check(context.Background(), wrong)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		_, refused := identity.LoginRefused(err)
+		g.Expect(refused).To(BeTrue(), "a round says the refusal: %v", err)
+	}
+	g.Expect(keystone.Requests()["POST /v3/auth"]).To(Equal(1), "logins Keystone refused")
+}

@@ -117,9 +117,13 @@ func sameSource(have, want string) bool {
 // touches the Secret: a new source is tried once. The memory lives as long as the
 // operator's process, and holds at most maxRefusedLogins entries per user of a Keystone
 // (the oldest of that user's go): nobody's refusals can push another user's out.
+// Logins go through attempt, one at a time per user of a Keystone, so that rounds
+// logging in with one wrong password at once send it once.
 type refusedLogins struct {
 	mu    sync.Mutex
 	byKey map[string]*LoginRefusedError
+	// users holds, by userKey, the lock of a login under way and how many wait for it.
+	users map[string]*userLogin
 	// order lists, by user of a Keystone (userKey), its entries of byKey, oldest first.
 	order map[string][]string
 	// drop, when set, is told of credentials whose session a refused login again ended
@@ -145,6 +149,50 @@ func loginKey(creds Credentials) string { return passwordKey(creds) + "\x00" + c
 func passwordKey(creds Credentials) string {
 	sum := sha256.Sum256([]byte(creds.Password))
 	return userKey(creds) + "\x00" + string(sum[:])
+}
+
+// userLogin serialises the logins of one user of a Keystone; waiting counts the
+// holder and those waiting, for the last to drop it.
+type userLogin struct {
+	sync.Mutex
+	waiting int
+}
+
+// attempt runs login, a login with creds, unless Keystone refused it before, and
+// remembers a refusal before the next login of the same user may start: the KeystoneAPI's
+// check and the registrations' sessions log in at once when the admin's Secret changes,
+// and each refusal of theirs would count towards Keystone's lockout. It returns login's
+// error, a LoginRefusedError for a refusal (Earlier when an earlier login had it).
+func (l *refusedLogins) attempt(creds Credentials, login func() error) error {
+	user := userKey(creds)
+	l.mu.Lock()
+	if l.users == nil {
+		l.users = map[string]*userLogin{}
+	}
+	lock := l.users[user]
+	if lock == nil {
+		lock = &userLogin{}
+		l.users[user] = lock
+	}
+	lock.waiting++
+	l.mu.Unlock()
+	lock.Lock()
+	defer func() {
+		lock.Unlock()
+		l.mu.Lock()
+		if lock.waiting--; lock.waiting == 0 {
+			delete(l.users, user)
+		}
+		l.mu.Unlock()
+	}()
+	if refused := l.refused(creds); refused != nil {
+		return refused
+	}
+	err := login()
+	if refused := l.refuse(creds, err); refused != nil {
+		return refused
+	}
+	return err
 }
 
 // refused is the remembered refusal of creds' login, nil when there is none.
@@ -216,12 +264,10 @@ func (l *refusedLogins) guard(creds Credentials, reauth func(context.Context) er
 		return reauth
 	}
 	return func(ctx context.Context) error {
-		refused := l.refused(creds)
-		if refused == nil {
-			err := reauth(ctx)
-			if refused = l.refuse(creds, err); refused == nil {
-				return err
-			}
+		err := l.attempt(creds, func() error { return reauth(ctx) })
+		refused, ok := LoginRefused(err)
+		if !ok {
+			return err
 		}
 		l.mu.Lock()
 		drop := l.drop

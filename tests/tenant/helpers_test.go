@@ -84,7 +84,7 @@ func expectReady(t *testing.T, c client.Client, obj client.Object) {
 
 // create creates obj as c (a tenant), failing t when the API server refuses; obj is
 // deleted when t ends, so that a test that fails half-way leaves the next one a clean
-// namespace.
+// namespace, and t fails when it is still there after within (a finalizer kept).
 func create(t *testing.T, c client.Client, obj client.Object) {
 	t.Helper()
 	NewWithT(t).Expect(c.Create(context.Background(), obj)).To(Succeed())
@@ -96,9 +96,11 @@ func create(t *testing.T, c client.Client, obj client.Object) {
 		if err := c.Delete(ctx, fresh); apierrors.IsNotFound(err) {
 			return
 		}
-		_ = wait.PollUntilContextCancel(ctx, poll, true, func(ctx context.Context) (bool, error) {
+		if err := wait.PollUntilContextCancel(ctx, poll, true, func(ctx context.Context) (bool, error) {
 			return apierrors.IsNotFound(c.Get(ctx, key, fresh)), nil
-		})
+		}); err != nil {
+			t.Errorf("%T %s is still there %s after its deletion, finalizers %v", fresh, key, within, fresh.GetFinalizers())
+		}
 	})
 }
 
