@@ -363,7 +363,7 @@ func (c *Client) authenticate(ctx context.Context, creds Credentials, timeout ti
 		AllowReauth: true,
 	}
 	// One login of a user at a time, a refusal remembered before the next (attempt).
-	if err := logins.attempt(creds, func() error { return openstack.Authenticate(ctx, provider, opts) }); err != nil {
+	if err := logins.attempt(ctx, creds, func() error { return openstack.Authenticate(ctx, provider, opts) }); err != nil {
 		if refused, ok := LoginRefused(err); ok {
 			return false, refused
 		}

@@ -279,12 +279,9 @@ func TestStalledTailCostsTheConnection(t *testing.T) {
 // refusals would lock the admin out for everyone. Every round says the refusal.
 func TestOneLoginAtATime(t *testing.T) {
 	g := NewWithT(t)
-	keystone := fakekeystone.New("admin", "secret")
-	defer keystone.Close()
+	keystone, clients := adminLogins(t)
 	keystone.Slow(50 * time.Millisecond) // the logins overlap
-	clients := &identity.Clients{Transport: &http.Transport{}}
-	wrong := identity.Credentials{URL: keystone.URL, User: "admin", Password: "hers", Project: "admin", Domain: "Default",
-		Source: "uid/2#AdminPassword"}
+	wrong := adminWith(keystone, "hers", "uid/2#AdminPassword")
 	const rounds = 8
 	var wg sync.WaitGroup
 	errs := make(chan error, rounds)
@@ -306,4 +303,72 @@ func TestOneLoginAtATime(t *testing.T) {
 		g.Expect(refused).To(BeTrue(), "a round says the refusal: %v", err)
 	}
 	g.Expect(keystone.Requests()["POST /v3/auth"]).To(Equal(1), "logins Keystone refused")
+}
+
+// TestLoginAgainWaitsItsTurn: Keystone's admin password changed in Keystone, not yet in
+// the Secret. A session whose token expired logs in again (gophercloud's reauth) while
+// the KeystoneAPI's checks log in with the same old password: Keystone gets one login.
+func TestLoginAgainWaitsItsTurn(t *testing.T) {
+	g := NewWithT(t)
+	keystone, clients := adminLogins(t)
+	old := adminWith(keystone, "secret", "uid/1#AdminPassword")
+	session, err := clients.Get(context.Background(), old)
+	g.Expect(err).NotTo(HaveOccurred())
+	userID := session.UserID()
+	keystone.SetPassword("admin", "rotated")
+	keystone.ExpireTokens()
+	keystone.Slow(50 * time.Millisecond)
+	before := keystone.Requests()["POST /v3/auth"]
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Go(func() {
+			if i%2 == 0 {
+				_, _ = session.GetUser(context.Background(), userID)
+			} else {
+				_, _ = clients.Check(context.Background(), old)
+			}
+		})
+	}
+	wg.Wait()
+	g.Expect(keystone.Requests()["POST /v3/auth"]-before).To(Equal(1), "logins Keystone refused")
+}
+
+// TestWaitForALoginEndsWithItsContext: a login waiting for another of the same user
+// gives up when its context ends, sending nothing: the KeystoneAPI's check keeps its
+// bound behind a registration's slow login.
+func TestWaitForALoginEndsWithItsContext(t *testing.T) {
+	g := NewWithT(t)
+	keystone, clients := adminLogins(t)
+	wrong := adminWith(keystone, "hers", "uid/2#AdminPassword")
+	reached, release := keystone.HoldNext(http.MethodPost, "/v3/auth")
+	defer release()
+	first := make(chan error, 1)
+	go func() {
+		_, err := clients.Get(context.Background(), wrong)
+		first <- err
+	}()
+	<-reached
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := clients.Check(ctx, wrong)
+	g.Expect(err).To(MatchError(context.DeadlineExceeded))
+	g.Expect(err).To(MatchError(ContainSubstring("waiting for another login of user admin")))
+	release()
+	_, refused := identity.LoginRefused(<-first)
+	g.Expect(refused).To(BeTrue(), "the held login is refused")
+	g.Expect(keystone.Requests()["POST /v3/auth"]).To(Equal(1), "logins sent")
+}
+
+// adminLogins is a fake Keystone (admin, password secret), closed when t ends, and a
+// Clients of its own transport, as the logins tests use them.
+func adminLogins(t *testing.T) (*fakekeystone.Server, *identity.Clients) {
+	keystone := fakekeystone.New("admin", "secret")
+	t.Cleanup(keystone.Close)
+	return keystone, &identity.Clients{Transport: &http.Transport{}}
+}
+
+// adminWith are the admin's credentials at keystone with password read from source.
+func adminWith(keystone *fakekeystone.Server, password, source string) identity.Credentials {
+	return identity.Credentials{URL: keystone.URL, User: "admin", Password: password, Project: "admin", Domain: "Default",
+		Source: source}
 }

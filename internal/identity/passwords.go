@@ -151,10 +151,11 @@ func passwordKey(creds Credentials) string {
 	return userKey(creds) + "\x00" + string(sum[:])
 }
 
-// userLogin serialises the logins of one user of a Keystone; waiting counts the
-// holder and those waiting, for the last to drop it.
+// userLogin serialises the logins of one user of a Keystone: turn holds a token while
+// a login is under way; waiting counts the holder and those waiting, for the last to
+// drop it.
 type userLogin struct {
-	sync.Mutex
+	turn    chan struct{}
 	waiting int
 }
 
@@ -162,8 +163,12 @@ type userLogin struct {
 // remembers a refusal before the next login of the same user may start: the KeystoneAPI's
 // check and the registrations' sessions log in at once when the admin's Secret changes,
 // and each refusal of theirs would count towards Keystone's lockout. It returns login's
-// error, a LoginRefusedError for a refusal (Earlier when an earlier login had it).
-func (l *refusedLogins) attempt(creds Credentials, login func() error) error {
+// error, a LoginRefusedError for a refusal (Earlier when an earlier login had it), or
+// ctx's error when ctx ends while it waits for its turn (nothing sent then).
+func (l *refusedLogins) attempt(ctx context.Context, creds Credentials, login func() error) error {
+	if l == nil {
+		return login()
+	}
 	user := userKey(creds)
 	l.mu.Lock()
 	if l.users == nil {
@@ -171,20 +176,24 @@ func (l *refusedLogins) attempt(creds Credentials, login func() error) error {
 	}
 	lock := l.users[user]
 	if lock == nil {
-		lock = &userLogin{}
+		lock = &userLogin{turn: make(chan struct{}, 1)}
 		l.users[user] = lock
 	}
 	lock.waiting++
 	l.mu.Unlock()
-	lock.Lock()
 	defer func() {
-		lock.Unlock()
 		l.mu.Lock()
 		if lock.waiting--; lock.waiting == 0 {
 			delete(l.users, user)
 		}
 		l.mu.Unlock()
 	}()
+	select {
+	case lock.turn <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for another login of user %s at %s: %w", creds.User, creds.URL, context.Cause(ctx))
+	}
+	defer func() { <-lock.turn }()
 	if refused := l.refused(creds); refused != nil {
 		return refused
 	}
@@ -264,7 +273,7 @@ func (l *refusedLogins) guard(creds Credentials, reauth func(context.Context) er
 		return reauth
 	}
 	return func(ctx context.Context) error {
-		err := l.attempt(creds, func() error { return reauth(ctx) })
+		err := l.attempt(ctx, creds, func() error { return reauth(ctx) })
 		refused, ok := LoginRefused(err)
 		if !ok {
 			return err
