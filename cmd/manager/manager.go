@@ -15,6 +15,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneendpoint"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/permissions"
@@ -285,7 +286,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	// One client per Keystone and admin, shared by every controller that talks to Keystone,
 	// and one memory of the logins Keystone refused.
-	keystoneClients := &identity.Clients{Transport: opts.KeystoneTransport, ClaimUnclustered: opts.ClaimUnclusteredMarks}
+	// A refused login of a KeystoneAPI's admin is recorded on it, for after a restart.
+	keystoneClients := &identity.Clients{Transport: opts.KeystoneTransport, ClaimUnclustered: opts.ClaimUnclusteredMarks,
+		RecordRefusal: access.RecordAdminRefusal(apiClient, ctrl.Log.WithName("identity"))}
 	if err := (&keystoneapi.Reconciler{Client: apiClient, Reporter: reporter(keystoneapi.Kind), Clock: clk,
 		Keystone: keystoneClients, DefaultImage: opts.KeystoneAPIImage, DrainSeconds: opts.APIDrainSeconds}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("registering the KeystoneAPI controller: %w", err)

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
@@ -145,7 +146,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(jobPodsAPI), builder.WithPredicates(podFinished))
 	}
 	return b.
-		For(&keystonev1.KeystoneAPI{}, builder.WithPredicates(reconciler.IgnoreStatusUpdates)).
+		// The record of the admin's refused login is the operator's own write, like the status.
+		For(&keystonev1.KeystoneAPI{}, builder.WithPredicates(reconciler.IgnoreOwnUpdates(access.AdminLoginRefusedAnnotation))).
 		Owns(&corev1.Secret{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).

@@ -45,7 +45,10 @@ func externalCheckKey(s *scope, url string) string {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
-	keys := slices.Sorted(maps.Keys(api.Annotations))
+	// The operator's own record of a refused login is not a touch (access.AdminSource).
+	keys := slices.DeleteFunc(slices.Sorted(maps.Keys(api.Annotations)), func(k string) bool {
+		return k == access.AdminLoginRefusedAnnotation
+	})
 	for _, k := range keys {
 		h.Write([]byte(k + "=" + api.Annotations[k]))
 		h.Write([]byte{0})
@@ -94,8 +97,7 @@ func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (c
 // the registrations log in again too.
 func (r *Reconciler) checkExternal(ctx context.Context, s *scope, url string) error {
 	api := s.api
-	kc, err := r.Keystone.Check(ctx, identity.Credentials{URL: url, User: api.Spec.AdminUser, Password: s.adminPassword,
-		Project: api.Spec.AdminProject, Domain: "Default", CABundle: s.caBundle, Source: access.AdminSource(api, s.adminSource)})
+	kc, err := r.Keystone.Check(ctx, access.AdminAt(api, url, s.adminPassword, access.AdminSource(api, s.adminSource), s.caBundle))
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,12 @@ package access
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/go-logr/logr"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
@@ -13,6 +15,8 @@ import (
 	libtls "github.com/openstack-k8s-operators/lib-common/modules/common/tls"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -58,12 +62,44 @@ func Credentials(ctx context.Context, c client.Reader, api *keystonev1.KeystoneA
 
 // AdminSource is where the admin's password of api was read (source, PasswordSource's),
 // and what a person last changed of the KeystoneAPI (reconciler.Touched: its generation,
-// labels and annotations): a login Keystone refused is not tried again until one of them
+// labels and annotations, not the operator's AdminLoginRefusedAnnotation): a login Keystone refused is not tried again until one of them
 // changes, so an admin who fixed the password in Keystone touches the Secret or the
 // KeystoneAPI (which only an admin may edit), and every login of that admin (the
 // KeystoneAPI's check, every registration, the regions' read) shares the one refusal.
 func AdminSource(api *keystonev1.KeystoneAPI, source string) string {
-	return fmt.Sprintf("%s; KeystoneAPI %s touched %s", source, api.UID, reconciler.Touched(api))
+	return fmt.Sprintf("%s; KeystoneAPI %s touched %s", source, api.UID, reconciler.Touched(api, AdminLoginRefusedAnnotation))
+}
+
+// AdminLoginRefusedAnnotation records on a KeystoneAPI the last login of its admin that
+// Keystone refused (identity.RefusalRecord: a digest of the user, Keystone and where
+// the password was read, AdminSource; no password), written by the operator
+// (RecordAdminRefusal) and removed once a login of that admin works again. A login
+// with that record is not sent, also after the operator restarts: every refusal counts
+// towards Keystone's lockout. It is the operator's own: writing it is not a touch of
+// the KeystoneAPI, and a change of the Secret or a touch makes another record.
+const AdminLoginRefusedAnnotation = "keystone.openstack.org/admin-login-refused"
+
+// RecordAdminRefusal is identity.Clients.RecordRefusal for the KeystoneAPIs' admins:
+// it sets AdminLoginRefusedAnnotation on the credentials' Holder to record (removes it
+// for ""), with a merge patch of the annotation alone; a failure is logged, and costs
+// one more login after a restart.
+func RecordAdminRefusal(c client.Writer, log logr.Logger) func(ctx context.Context, creds identity.Credentials, record string) {
+	return func(ctx context.Context, creds identity.Credentials, record string) {
+		value := any(record)
+		if record == "" {
+			value = nil
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+			AdminLoginRefusedAnnotation: value}}})
+		if err == nil {
+			api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: creds.Holder.Namespace, Name: creds.Holder.Name}}
+			err = client.IgnoreNotFound(c.Patch(ctx, api, client.RawPatch(types.MergePatchType, patch)))
+		}
+		if err != nil {
+			log.Error(err, "recording the admin's refused login on its KeystoneAPI: a restarted operator tries it once more",
+				"keystoneAPI", creds.Holder, "refused", record != "")
+		}
+	}
 }
 
 // adminPassword reads the admin's password from the KeystoneAPI's Secret, and where it
@@ -140,9 +176,15 @@ func CleanupCredentials(ctx context.Context, c client.Reader, api *keystonev1.Ke
 // adminAt is the admin's identity at api's internal endpoint, with password (read at
 // source), trusting ca.
 func adminAt(api *keystonev1.KeystoneAPI, password, source string, ca []byte) identity.Credentials {
+	return AdminAt(api, api.Status.APIEndpoints[keystonev1.EndpointInternal], password, source, ca)
+}
+
+// AdminAt is the admin's identity at url, with password (read at source, AdminSource),
+// trusting ca; its refused logins are recorded on api (AdminLoginRefusedAnnotation).
+func AdminAt(api *keystonev1.KeystoneAPI, url, password, source string, ca []byte) identity.Credentials {
 	return identity.Credentials{
-		URL: api.Status.APIEndpoints[keystonev1.EndpointInternal], User: api.Spec.AdminUser,
-		Password: password, Project: api.Spec.AdminProject, Domain: "Default", CABundle: ca, Source: source,
+		URL: url, User: api.Spec.AdminUser, Password: password, Project: api.Spec.AdminProject, Domain: "Default",
+		CABundle: ca, Source: source, Holder: client.ObjectKeyFromObject(api), Recorded: api.Annotations[AdminLoginRefusedAnnotation],
 	}
 }
 

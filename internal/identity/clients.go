@@ -17,6 +17,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Credentials identify an admin of one Keystone.
@@ -34,6 +35,24 @@ type Credentials struct {
 	// when not known): a login Keystone refused is not tried again until it changes
 	// (Clients.Get).
 	Source string
+	// Holder is the object a refusal of this login is recorded on, so that it outlives
+	// the operator's process (the KeystoneAPI whose admin this is; empty: none):
+	// Clients.RecordRefusal is told of each refusal, and of a login that works again.
+	Holder types.NamespacedName
+	// Recorded is the refusal the caller found recorded on Holder (a RefusalRecord): a
+	// login whose RefusalRecord it is is not sent, as one Keystone refused.
+	Recorded string
+}
+
+// RefusalRecord names the login of creds, for Credentials.Recorded: who logs in where
+// and the source of the password (Source), a digest without the password. "" when
+// the source is not known: such a login is never taken for a recorded one.
+func RefusalRecord(creds Credentials) string {
+	if creds.Source == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(userKey(creds) + "\x00" + creds.Source))
+	return hex.EncodeToString(sum[:12])
 }
 
 func (c Credentials) key() string {
@@ -163,6 +182,12 @@ type Clients struct {
 	// which names no cluster (classify): set when no two clusters shared a Keystone
 	// before the upgrade (--claim-unclustered-marks).
 	ClaimUnclustered bool
+	// RecordRefusal, when set, is told of a login Keystone refused (record, the login's
+	// RefusalRecord) whose credentials name a Holder, and of one that works where a
+	// refusal was recorded (record ""): it records that on the Holder, so that a
+	// restarted operator does not send the refused login again. It is called before the
+	// next login of that user starts.
+	RecordRefusal func(ctx context.Context, creds Credentials, record string)
 
 	mu        sync.Mutex
 	clients   map[string]*Client
@@ -179,9 +204,7 @@ func (cs *Clients) Get(ctx context.Context, creds Credentials) (*Client, error) 
 	if refused := cs.logins.refused(creds); refused != nil {
 		return nil, refused
 	}
-	cs.logins.mu.Lock()
-	cs.logins.drop = cs.Forget
-	cs.logins.mu.Unlock()
+	cs.hooks()
 	cs.mu.Lock()
 	now := cs.now()
 	cs.sweepLocked(now)
@@ -204,9 +227,26 @@ func (cs *Clients) Get(ctx context.Context, creds Credentials) (*Client, error) 
 		return c, err
 	}
 	if fresh {
-		cs.logins.clear(creds)
+		cs.worked(ctx, creds)
 	}
 	return c, nil
+}
+
+// hooks gives the memory of refused logins what it tells: Forget, of a session a
+// refused login again ended, and RecordRefusal.
+func (cs *Clients) hooks() {
+	cs.logins.mu.Lock()
+	defer cs.logins.mu.Unlock()
+	cs.logins.drop, cs.logins.record = cs.Forget, cs.RecordRefusal
+}
+
+// worked forgets the refusals of creds' password, which Keystone took now, and the
+// refusal recorded on their Holder.
+func (cs *Clients) worked(ctx context.Context, creds Credentials) {
+	cs.logins.clear(creds)
+	if creds.Recorded != "" && creds.Holder.Name != "" && cs.RecordRefusal != nil {
+		cs.RecordRefusal(ctx, creds, "")
+	}
 }
 
 // Check logs in with creds afresh, on a client of its own that is not kept (an admin's
@@ -216,6 +256,7 @@ func (cs *Clients) Check(ctx context.Context, creds Credentials) (*Client, error
 	if refused := cs.logins.refused(creds); refused != nil {
 		return nil, refused
 	}
+	cs.hooks()
 	c := &Client{claimUnclustered: cs.ClaimUnclustered}
 	if _, err := c.authenticate(ctx, creds, cs.Timeout, cs.Transport, &cs.logins); err != nil {
 		if refused, ok := LoginRefused(err); ok {
@@ -223,7 +264,7 @@ func (cs *Clients) Check(ctx context.Context, creds Credentials) (*Client, error
 		}
 		return nil, err
 	}
-	cs.logins.clear(creds)
+	cs.worked(ctx, creds)
 	return c, nil
 }
 

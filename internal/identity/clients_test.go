@@ -14,6 +14,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestForgetOpensNewConnections: a connection on which every request gets a 404 with
@@ -371,4 +372,50 @@ func adminLogins(t *testing.T) (*fakekeystone.Server, *identity.Clients) {
 func adminWith(keystone *fakekeystone.Server, password, source string) identity.Credentials {
 	return identity.Credentials{URL: keystone.URL, User: "admin", Password: password, Project: "admin", Domain: "Default",
 		Source: source}
+}
+
+// TestRefusalRecordedForARestart (docs/security.md, the admin password Secret): a refused
+// login of credentials naming a Holder is handed to RecordRefusal once, with its
+// RefusalRecord; a restarted operator (new Clients, no memory) given that record sends
+// no login, by Get or Check, and says the refusal as Keystone's 401; another source of
+// the password is tried, and once it works the record is removed.
+func TestRefusalRecordedForARestart(t *testing.T) {
+	g := NewWithT(t)
+	keystone, clients := adminLogins(t)
+	holder := types.NamespacedName{Namespace: "tenant", Name: "keystone"}
+	var records []string
+	clients.RecordRefusal = func(_ context.Context, creds identity.Credentials, record string) {
+		g.Expect(creds.Holder).To(Equal(holder))
+		records = append(records, record)
+	}
+	wrong := adminWith(keystone, "hers", "uid/2#AdminPassword")
+	wrong.Holder = holder
+	for range 3 {
+		_, err := clients.Get(context.Background(), wrong)
+		_, refused := identity.LoginRefused(err)
+		g.Expect(refused).To(BeTrue(), "refused: %v", err)
+	}
+	g.Expect(keystone.Requests()["POST /v3/auth"]).To(Equal(1))
+	g.Expect(records).To(Equal([]string{identity.RefusalRecord(wrong)}), "recorded once")
+
+	restarted := &identity.Clients{Transport: &http.Transport{}, RecordRefusal: clients.RecordRefusal}
+	wrong.Recorded = records[0]
+	_, err := restarted.Get(context.Background(), wrong)
+	g.Expect(err).To(MatchError(ContainSubstring("(at an earlier login, recorded on tenant/keystone)")))
+	g.Expect(identity.StatusCode(err)).To(Equal(http.StatusUnauthorized), "a refusal, not a failure that may pass")
+	g.Expect(identity.Transient(err)).To(BeFalse())
+	_, err = restarted.Check(context.Background(), wrong)
+	_, refused := identity.LoginRefused(err)
+	g.Expect(refused).To(BeTrue(), "the KeystoneAPI's check reads the record too: %v", err)
+	g.Expect(keystone.Requests()["POST /v3/auth"]).To(Equal(1), "no login after the restart")
+
+	fixed := adminWith(keystone, "secret", "uid/3#AdminPassword")
+	fixed.Holder, fixed.Recorded = holder, records[0]
+	_, err = restarted.Get(context.Background(), fixed)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(keystone.Requests()["POST /v3/auth"]).To(Equal(2), "a new version of the Secret is tried")
+	g.Expect(records).To(Equal([]string{identity.RefusalRecord(wrong), ""}), "the record removed once a login works")
+
+	unknown := adminWith(keystone, "hers", "")
+	g.Expect(identity.RefusalRecord(unknown)).To(BeEmpty(), "a password of unknown source is never taken for a recorded one")
 }

@@ -10,8 +10,12 @@ import (
 )
 
 // StatusCode returns the HTTP status of a Keystone error, 0 when there was no answer
-// (timeout, refused connection).
+// (timeout, refused connection); 401 for a login Keystone refused (LoginRefused), now or
+// earlier.
 func StatusCode(err error) int {
+	if _, ok := LoginRefused(err); ok {
+		return http.StatusUnauthorized
+	}
 	var e gophercloud.ErrUnexpectedResponseCode
 	if errors.As(err, &e) {
 		return e.Actual

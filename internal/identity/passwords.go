@@ -129,6 +129,9 @@ type refusedLogins struct {
 	// drop, when set, is told of credentials whose session a refused login again ended
 	// (guard): Clients.Forget, so that the next Get says the refusal.
 	drop func(Credentials)
+	// record, when set, is told of each refusal of a login whose credentials name a
+	// Holder: Clients.RecordRefusal.
+	record func(context.Context, Credentials, string)
 }
 
 // maxRefusedLogins bounds the refusals remembered of one user of one Keystone.
@@ -159,10 +162,11 @@ type userLogin struct {
 	waiting int
 }
 
-// attempt runs login, a login with creds, unless Keystone refused it before, and
-// remembers a refusal before the next login of the same user may start: the KeystoneAPI's
-// check and the registrations' sessions log in at once when the admin's Secret changes,
-// and each refusal of theirs would count towards Keystone's lockout. It returns login's
+// attempt runs login, a login with creds, unless Keystone refused it before (here, or
+// as recorded on creds' Holder), and remembers a refusal, and has it recorded on the
+// Holder, before the next login of the same user may start: the KeystoneAPI's check and
+// the registrations' sessions log in at once when the admin's Secret changes, and each
+// refusal of theirs would count towards Keystone's lockout. It returns login's
 // error, a LoginRefusedError for a refusal (Earlier when an earlier login had it), or
 // ctx's error when ctx ends while it waits for its turn (nothing sent then).
 func (l *refusedLogins) attempt(ctx context.Context, creds Credentials, login func() error) error {
@@ -198,14 +202,28 @@ func (l *refusedLogins) attempt(ctx context.Context, creds Credentials, login fu
 		return refused
 	}
 	err := login()
-	if refused := l.refuse(creds, err); refused != nil {
-		return refused
+	refused := l.refuse(creds, err)
+	if refused == nil {
+		return err
 	}
-	return err
+	l.mu.Lock()
+	record := l.record
+	l.mu.Unlock()
+	if record != nil && creds.Holder.Name != "" {
+		if digest := RefusalRecord(creds); digest != "" && digest != creds.Recorded {
+			record(ctx, creds, digest)
+		}
+	}
+	return refused
 }
 
-// refused is the remembered refusal of creds' login, nil when there is none.
+// refused is the remembered refusal of creds' login, or the one recorded on their Holder
+// (Credentials.Recorded); nil when there is none.
 func (l *refusedLogins) refused(creds Credentials) *LoginRefusedError {
+	if creds.Recorded != "" && creds.Recorded == RefusalRecord(creds) {
+		return &LoginRefusedError{User: creds.User, URL: creds.URL, Source: creds.Source, Earlier: true,
+			RecordedOn: creds.Holder.String()}
+	}
 	if l == nil {
 		return nil
 	}
@@ -289,17 +307,24 @@ func (l *refusedLogins) guard(creds Credentials, reauth func(context.Context) er
 }
 
 // LoginRefusedError tells that Keystone refused the password of User (at URL) read from
-// Source: now, or, Earlier, at an earlier login that is not tried again.
+// Source: now, or, Earlier, at an earlier login that is not tried again. It is a 401
+// (StatusCode).
 type LoginRefusedError struct {
 	User, URL, Source string
 	Earlier           bool
-	// Err is Keystone's answer.
+	// RecordedOn names the object the earlier refusal was read from (Credentials.Holder,
+	// as "<namespace>/<name>"): it was recorded before the operator restarted.
+	RecordedOn string
+	// Err is Keystone's answer; nil for a refusal read from RecordedOn.
 	Err error
 }
 
 func (e *LoginRefusedError) Error() string {
 	msg := fmt.Sprintf("Keystone at %s refused the password of user %s", e.URL, e.User)
-	if e.Earlier {
+	switch {
+	case e.RecordedOn != "":
+		msg += fmt.Sprintf(" (at an earlier login, recorded on %s)", e.RecordedOn)
+	case e.Earlier:
 		msg += " (at an earlier login)"
 	}
 	return msg + "; a refused password is not tried again until its secret changes, as every refusal counts " +

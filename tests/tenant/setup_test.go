@@ -77,6 +77,9 @@ type world struct {
 	alice, bob client.Client
 	people     people
 	stack      *localkeystone.Stack
+	// operator stops the operator that runs (restart).
+	operator func()
+	opCfg    *rest.Config
 }
 
 // people are what the admin made in Keystone by hand, and another cluster registered.
@@ -300,19 +303,13 @@ func (w *world) startCluster() error {
 		return err
 	}
 	stops = append(stops, func() { _ = env.Stop() })
-	ctx, cancel := context.WithCancel(context.Background()) //nolint:gosec // cancel runs with the other stops, after the tests
-	stops = append(stops, cancel)
-	opCfg, err := controlplane.AsOperator(ctx, cfg, root)
-	if err != nil {
+	if w.opCfg, err = controlplane.AsOperator(context.Background(), cfg, root); err != nil {
 		return err
 	}
-	mgr, err := manager.New(opCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0", ClusterID: cluster, RegionRecheck: regionRecheck})
-	if err != nil {
+	if err := w.startOperator(); err != nil {
 		return err
 	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	stops = append(stops, func() { cancel(); <-done })
+	stops = append(stops, func() { w.operator() })
 	if w.cluster, err = client.New(cfg, client.Options{Scheme: manager.Scheme}); err != nil {
 		return err
 	}
@@ -326,6 +323,32 @@ func (w *world) startCluster() error {
 	}
 	w.bob, err = as("bob")
 	return err
+}
+
+// startOperator starts the operator, with the permissions of config/rbac; w.operator
+// stops it, and returns once it stopped.
+func (w *world) startOperator() error {
+	// Isolated: a restarted one is a second manager of this process.
+	mgr, err := manager.New(w.opCfg, manager.Options{MetricsAddr: "0", ProbeAddr: "0", ClusterID: cluster, RegionRecheck: regionRecheck,
+		Isolated: true})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background()) //nolint:gosec // w.operator cancels it
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	w.operator = func() { cancel(); <-done }
+	return nil
+}
+
+// restart stops the operator and starts a new one, as a new process would: nothing of
+// the first one's memory (its Keystone sessions, the logins Keystone refused) is kept.
+func (w *world) restart(t *testing.T) {
+	t.Helper()
+	w.operator()
+	if err := w.startOperator(); err != nil {
+		t.Fatalf("starting the operator again: %v", err)
+	}
 }
 
 // makeNamespaces makes, as the cluster's admin, the three namespaces: the admin's own

@@ -11,6 +11,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/keystoneadmin"
 	. "github.com/onsi/gomega"
@@ -196,12 +197,28 @@ func TestNoLockout(t *testing.T) {
 	expectCondition(t, w.alice, svc, keystonev1.KeystoneServiceKeystoneAPIReady, isFalse, "InvalidInput")
 	touch(t, w.alice, svc, 5)
 	touch(t, w.alice, wrong, 3)
+
+	// No login of that user between the two (a login that works resets Keystone's count).
+	t.Log("the operator restarts: the refusal it recorded on her KeystoneAPI is not tried again (a second would lock the user out)")
+	g.Eventually(func() (string, error) {
+		err := w.cluster.Get(context.Background(), client.ObjectKeyFromObject(api), api)
+		return api.Annotations[access.AdminLoginRefusedAnnotation], err
+	}, within, poll).ShouldNot(BeEmpty(), "the refusal recorded on KeystoneAPI %s", api.Name)
+	w.restart(t)
+	touch(t, w.alice, svc, 3)
+	touch(t, w.alice, wrong, 2)
+	g.Expect(expectCondition(t, w.alice, api, keystonev1.KeystoneAPIEndpointReady, isFalse, "InvalidInput")).To(ContainSubstring(
+		"refused the credentials of admin tenant-a-operator"), "the restarted operator says the refusal it read")
 	w.mustLogIn(t, operatorA, "tenant-a-operator-pw")
 	w.mustLogIn(t, "admin", adminPassword)
 	w.mustLogIn(t, "glance", "glance-pw")
 	expectReady(t, w.cluster, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "glance"}})
 	restore()
 	expectReady(t, w.alice, svc)
+	g.Eventually(func() (map[string]string, error) {
+		err := w.cluster.Get(context.Background(), client.ObjectKeyFromObject(api), api)
+		return api.Annotations, err
+	}, within, poll).ShouldNot(HaveKey(access.AdminLoginRefusedAnnotation), "the record goes once a login works")
 	deleted(t, w.alice, wrong)
 	deleted(t, w.alice, svc)
 	deleted(t, w.bob, admin)
