@@ -128,9 +128,14 @@ func externalVerdict(api *keystonev1.KeystoneAPI, url string, err error) conditi
 			"registrations put their endpoints in: create it (openstack region create %s), or set spec.region to one it has",
 			url, missing.region, missing.region)
 	case identity.StatusCode(err) == http.StatusUnauthorized:
+		recorded := ""
+		if refused, ok := identity.LoginRefused(err); ok && refused.RecordedOn != "" {
+			recorded = " (the refusal is recorded on this KeystoneAPI, annotation " + access.AdminLoginRefusedAnnotation +
+				", so that a restart does not send that login again)"
+		}
 		return condition.FalseVerdict(condition.InvalidInput, "Keystone at %s refused the credentials of admin %s in project %s; "+
 			"tried again when the secret %s or this KeystoneAPI changes, not before: every refusal counts towards Keystone's "+
-			"lockout", url, api.Spec.AdminUser, api.Spec.AdminProject, api.Spec.Secret)
+			"lockout%s", url, api.Spec.AdminUser, api.Spec.AdminProject, api.Spec.Secret, recorded)
 	}
 	return condition.FalseVerdict(condition.ServiceUnavailable, "Keystone at %s: %v", url, err)
 }

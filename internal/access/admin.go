@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -79,27 +80,44 @@ func AdminSource(api *keystonev1.KeystoneAPI, source string) string {
 // the KeystoneAPI, and a change of the Secret or a touch makes another record.
 const AdminLoginRefusedAnnotation = "keystone.openstack.org/admin-login-refused"
 
-// RecordAdminRefusal is identity.Clients.RecordRefusal for the KeystoneAPIs' admins:
-// it sets AdminLoginRefusedAnnotation on the credentials' Holder to record (removes it
-// for ""), with a merge patch of the annotation alone; a failure is logged, and costs
-// one more login after a restart.
+// recordTimeout bounds RecordAdminRefusal's write, which runs while the logins of that
+// admin wait (identity.Clients.RecordRefusal), on a context of its own: the login's may
+// be nearly spent.
+const recordTimeout = 5 * time.Second
+
+// RecordAdminRefusal is identity.Clients.RecordRefusal for the KeystoneAPIs' admins: it
+// sets AdminLoginRefusedAnnotation on the credentials' Holder to record; for "", it
+// removes the record the credentials were read with (Credentials.Recorded), and only
+// that one: a newer record, of a refusal meanwhile, stays. A failure is logged, and
+// costs one more login after a restart.
 func RecordAdminRefusal(c client.Writer, log logr.Logger) func(ctx context.Context, creds identity.Credentials, record string) {
 	return func(ctx context.Context, creds identity.Credentials, record string) {
-		value := any(record)
-		if record == "" {
-			value = nil
-		}
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
-			AdminLoginRefusedAnnotation: value}}})
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		defer cancel()
+		api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: creds.Holder.Namespace, Name: creds.Holder.Name}}
+		patch, err := recordPatch(record, creds.Recorded)
 		if err == nil {
-			api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: creds.Holder.Namespace, Name: creds.Holder.Name}}
-			err = client.IgnoreNotFound(c.Patch(ctx, api, client.RawPatch(types.MergePatchType, patch)))
+			err = c.Patch(ctx, api, patch)
 		}
-		if err != nil {
+		// Gone, or (a removal) another record there by now: nothing to do.
+		if err != nil && !apierrors.IsNotFound(err) && (record != "" || !apierrors.IsInvalid(err)) {
 			log.Error(err, "recording the admin's refused login on its KeystoneAPI: a restarted operator tries it once more",
 				"keystoneAPI", creds.Holder, "refused", record != "")
 		}
 	}
+}
+
+// recordPatch sets AdminLoginRefusedAnnotation to record (a merge patch), or, for "",
+// removes it if it is still old (a JSON patch whose test fails, 422, when it is not).
+func recordPatch(record, old string) (client.Patch, error) {
+	if record != "" {
+		data, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+			AdminLoginRefusedAnnotation: record}}})
+		return client.RawPatch(types.MergePatchType, data), err
+	}
+	path := "/metadata/annotations/" + strings.ReplaceAll(AdminLoginRefusedAnnotation, "/", "~1")
+	data, err := json.Marshal([]map[string]string{{"op": "test", "path": path, "value": old}, {"op": "remove", "path": path}})
+	return client.RawPatch(types.JSONPatchType, data), err
 }
 
 // adminPassword reads the admin's password from the KeystoneAPI's Secret, and where it

@@ -76,6 +76,14 @@ func TestAdminRefusalRecorded(t *testing.T) {
 	again := AdminAt(got, "https://keystone", "pw", AdminSource(got, "s1/1#AdminPassword"), nil)
 	g.Expect(again.Recorded).To(Equal(identity.RefusalRecord(again)), "read back, the record names the same login")
 
+	stale := again
+	stale.Recorded = "an older record"
+	record(ctx, stale, "")
+	g.Expect(c.Get(ctx, creds.Holder, got)).To(Succeed())
+	g.Expect(got.Annotations).To(HaveKeyWithValue(AdminLoginRefusedAnnotation, identity.RefusalRecord(creds)),
+		"a login that works removes only the record it was read with, not a newer one")
+	logged = nil // the fake client's own error for a failed test; the API server's 422 is tested in tests/functional
+
 	record(ctx, again, "")
 	g.Expect(c.Get(ctx, creds.Holder, got)).To(Succeed())
 	g.Expect(got.Annotations).To(Equal(map[string]string{"note": "x"}))

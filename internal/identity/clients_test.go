@@ -308,11 +308,15 @@ func TestOneLoginAtATime(t *testing.T) {
 
 // TestLoginAgainWaitsItsTurn: Keystone's admin password changed in Keystone, not yet in
 // the Secret. A session whose token expired logs in again (gophercloud's reauth) while
-// the KeystoneAPI's checks log in with the same old password: Keystone gets one login.
+// the KeystoneAPI's checks log in with the same old password: Keystone gets one login,
+// and its refusal is recorded once, whichever of them sent it.
 func TestLoginAgainWaitsItsTurn(t *testing.T) {
 	g := NewWithT(t)
 	keystone, clients := adminLogins(t)
+	var records atomic.Int32
+	clients.RecordRefusal = func(context.Context, identity.Credentials, string) { records.Add(1) }
 	old := adminWith(keystone, "secret", "uid/1#AdminPassword")
+	old.Holder = types.NamespacedName{Namespace: "tenant", Name: "keystone"}
 	session, err := clients.Get(context.Background(), old)
 	g.Expect(err).NotTo(HaveOccurred())
 	userID := session.UserID()
@@ -332,6 +336,7 @@ func TestLoginAgainWaitsItsTurn(t *testing.T) {
 	}
 	wg.Wait()
 	g.Expect(keystone.Requests()["POST /v3/auth"]-before).To(Equal(1), "logins Keystone refused")
+	g.Expect(records.Load()).To(BeEquivalentTo(1), "refusals recorded")
 }
 
 // TestWaitForALoginEndsWithItsContext: a login waiting for another of the same user

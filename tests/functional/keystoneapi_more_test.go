@@ -7,8 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -170,15 +173,38 @@ var _ = Describe("KeystoneAPI in external mode", func() {
 		}).Should(Succeed())
 	})
 
-	It("stalls with an Error when Keystone refuses the admin password, and recovers when the secret is fixed", func() {
+	It("stalls with an Error when Keystone refuses the admin password, records the refusal, and recovers when the secret is fixed", func() {
 		key := external()
 		createSecret(ns, "osp-secret", map[string]string{"AdminPassword": "wrong"})
 		expectConditions(key,
 			condition{"Ready", "False", "InvalidInput", "Error"},
 			condition{"KeystoneEndpointReady", "False", "InvalidInput", "Error"},
 			condition{"Stalled", "True", "InvalidInput", ""})
+
+		By("the refusal is recorded on the KeystoneAPI, for a restarted operator, and the next round says it read it")
+		var recorded string
+		Eventually(func(g Gomega) {
+			api := getAPI(key)(g)
+			recorded = api.Annotations[access.AdminLoginRefusedAnnotation]
+			g.Expect(recorded).NotTo(BeEmpty())
+			ready := api.Status.Conditions.Get("KeystoneEndpointReady")
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Message).To(ContainSubstring("the refusal is recorded on this KeystoneAPI"))
+		}).Should(Succeed())
+		Expect(ks.Requests()["POST /v3/auth"]).To(Equal(1), "one refused login")
+
+		By("a login that works with an older record leaves the newer one (the API server refuses the JSON patch's test: 422)")
+		var logged []string
+		record := access.RecordAdminRefusal(k8sClient, funcr.New(func(_, args string) { logged = append(logged, args) }, funcr.Options{}))
+		record(ctx, identity.Credentials{Holder: key, Recorded: "an older record"}, "")
+		Expect(getAPI(key)(Default).Annotations).To(HaveKeyWithValue(access.AdminLoginRefusedAnnotation, recorded))
+		Expect(logged).To(BeEmpty(), "not a failure")
+
 		setSecretKey(ns, "osp-secret", "AdminPassword", "secret-admin")
 		expectConditions(key, condition{"Ready", "True", "Ready", ""})
+		Eventually(func(g Gomega) {
+			g.Expect(getAPI(key)(g).Annotations).NotTo(HaveKey(access.AdminLoginRefusedAnnotation))
+		}).Should(Succeed(), "the record goes once the admin's login works")
 	})
 
 	It("warns while Keystone is unavailable", func() {
