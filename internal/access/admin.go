@@ -63,10 +63,11 @@ func Credentials(ctx context.Context, c client.Reader, api *keystonev1.KeystoneA
 
 // AdminSource is where the admin's password of api was read (source, PasswordSource's),
 // and what a person last changed of the KeystoneAPI (reconciler.Touched: its generation,
-// labels and annotations, not the operator's AdminLoginRefusedAnnotation): a login Keystone refused is not tried again until one of them
-// changes, so an admin who fixed the password in Keystone touches the Secret or the
-// KeystoneAPI (which only an admin may edit), and every login of that admin (the
-// KeystoneAPI's check, every registration, the regions' read) shares the one refusal.
+// labels and annotations, not the operator's AdminLoginRefusedAnnotation): a login
+// Keystone refused is not tried again until one of them changes, so an admin who fixed
+// the password in Keystone touches the Secret or the KeystoneAPI (which only an admin
+// may edit), and every login of that admin (the KeystoneAPI's check, every
+// registration, the regions' read) shares the one refusal.
 func AdminSource(api *keystonev1.KeystoneAPI, source string) string {
 	return fmt.Sprintf("%s; KeystoneAPI %s touched %s", source, api.UID, reconciler.Touched(api, AdminLoginRefusedAnnotation))
 }
@@ -74,10 +75,10 @@ func AdminSource(api *keystonev1.KeystoneAPI, source string) string {
 // AdminLoginRefusedAnnotation records on a KeystoneAPI the last login of its admin that
 // Keystone refused (identity.RefusalRecord: a digest of the user, Keystone and where
 // the password was read, AdminSource; no password), written by the operator
-// (RecordAdminRefusal) and removed once a login of that admin works again. A login
-// with that record is not sent, also after the operator restarts: every refusal counts
-// towards Keystone's lockout. It is the operator's own: writing it is not a touch of
-// the KeystoneAPI, and a change of the Secret or a touch makes another record.
+// (RecordAdminRefusal) and removed by a login of that admin that read it and works. A
+// login with that record is not sent, also after the operator restarts: every refusal
+// counts towards Keystone's lockout. It is the operator's own: writing it is not a
+// touch of the KeystoneAPI, and a change of the Secret or a touch makes another record.
 const AdminLoginRefusedAnnotation = "keystone.openstack.org/admin-login-refused"
 
 // recordTimeout bounds RecordAdminRefusal's write, which runs while the logins of that
