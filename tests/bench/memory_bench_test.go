@@ -318,15 +318,23 @@ func profileAPIServer(cfg *rest.Config, suffix string) func() {
 	if path == "" {
 		return func() {}
 	}
-	path += suffix
+	return saveProfile(path+suffix, func() (*http.Response, error) {
+		return apiserverGet(cfg, "/debug/pprof/profile?seconds=25"), nil
+	})
+}
+
+// saveProfile writes the profile that get answers to path, from a goroutine of its
+// own (a profile takes the seconds it covers); the returned function waits for it.
+func saveProfile(path string, get func() (*http.Response, error)) func() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		resp := apiserverGet(cfg, "/debug/pprof/profile?seconds=25")
+		resp, err := get()
+		must(err)
 		defer func() { _ = resp.Body.Close() }()
 		data, err := io.ReadAll(resp.Body)
 		must(err)
-		must(os.WriteFile(path, data, 0o600)) //nolint:gosec // the file the user named in BENCH_APISERVER_PROFILE
+		must(os.WriteFile(path, data, 0o600)) //nolint:gosec // the file the user named (BENCH_*_PROFILE)
 	}()
 	return func() { <-done }
 }

@@ -5,7 +5,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -148,15 +147,7 @@ func (m *managerProcess) cpu() time.Duration { return processCPU(m.cmd.Process.P
 // profile writes the manager's processor profile over seconds to path (go tool pprof
 // reads it); the returned function waits for it.
 func (m *managerProcess) profile(path string, seconds int) func() {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		resp, err := http.Get(fmt.Sprintf("%s/profile?seconds=%d", m.pprofURL, seconds)) //nolint:noctx,gosec // our manager, at the port this test gave it
-		must(err)
-		defer func() { _ = resp.Body.Close() }()
-		data, err := io.ReadAll(resp.Body)
-		must(err)
-		must(os.WriteFile(path, data, 0o600)) //nolint:gosec // the file the user named
-	}()
-	return func() { <-done }
+	return saveProfile(path, func() (*http.Response, error) {
+		return http.Get(fmt.Sprintf("%s/profile?seconds=%d", m.pprofURL, seconds)) //nolint:noctx,gosec // our manager, at the port this test gave it
+	})
 }
