@@ -63,7 +63,8 @@ func TestAdminRefusalRecorded(t *testing.T) {
 		Annotations: map[string]string{"note": "x"}}, Spec: keystonev1.KeystoneAPISpec{AdminUser: "admin", AdminProject: "admin"}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(api.DeepCopy()).Build()
 	var logged []string
-	record := RecordAdminRefusal(c, funcr.New(func(_, args string) { logged = append(logged, args) }, funcr.Options{}))
+	log := funcr.New(func(_, args string) { logged = append(logged, args) }, funcr.Options{})
+	record := RecordAdminRefusal(c, log)
 	creds := AdminAt(api, "https://keystone", "pw", AdminSource(api, "s1/1#AdminPassword"), nil)
 	g.Expect(creds.Holder).To(Equal(types.NamespacedName{Namespace: "ns", Name: "keystone"}))
 	g.Expect(creds.Recorded).To(BeEmpty())
@@ -92,8 +93,7 @@ func TestAdminRefusalRecorded(t *testing.T) {
 	gone.Holder.Name = "gone"
 	record(ctx, gone, "0123")
 	g.Expect(logged).To(BeEmpty(), "a missing KeystoneAPI is no failure to log")
-	failing := RecordAdminRefusal(fake.NewClientBuilder().WithScheme(runtime.NewScheme()).Build(),
-		funcr.New(func(_, args string) { logged = append(logged, args) }, funcr.Options{}))
+	failing := RecordAdminRefusal(fake.NewClientBuilder().WithScheme(runtime.NewScheme()).Build(), log)
 	failing(ctx, creds, "0123")
 	g.Expect(logged).To(ConsistOf(ContainSubstring("a restarted operator tries it once more")), "a failed write is logged")
 }

@@ -209,10 +209,9 @@ func (l *refusedLogins) attempt(ctx context.Context, creds Credentials, login fu
 	l.mu.Lock()
 	record := l.record
 	l.mu.Unlock()
-	if record != nil && creds.Holder.Name != "" {
-		if digest := RefusalRecord(creds); digest != "" && digest != creds.Recorded {
-			record(ctx, creds, digest)
-		}
+	// A login whose record creds carry was not sent (refused, above): this one is new.
+	if digest := RefusalRecord(creds); record != nil && creds.Holder.Name != "" && digest != "" {
+		record(ctx, creds, digest)
 	}
 	return refused
 }

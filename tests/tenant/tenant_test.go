@@ -200,10 +200,12 @@ func TestNoLockout(t *testing.T) {
 
 	// No login of that user between the two (a login that works resets Keystone's count).
 	t.Log("the operator restarts: the refusal it recorded on her KeystoneAPI is not tried again (a second would lock the user out)")
-	g.Eventually(func() (string, error) {
+	annotations := func() (map[string]string, error) {
 		err := w.cluster.Get(context.Background(), client.ObjectKeyFromObject(api), api)
-		return api.Annotations[access.AdminLoginRefusedAnnotation], err
-	}, within, poll).ShouldNot(BeEmpty(), "the refusal recorded on KeystoneAPI %s", api.Name)
+		return api.Annotations, err
+	}
+	g.Eventually(annotations, within, poll).Should(HaveKeyWithValue(access.AdminLoginRefusedAnnotation, Not(BeEmpty())),
+		"the refusal recorded on KeystoneAPI %s", api.Name)
 	w.restart(t)
 	touch(t, w.alice, svc, 3)
 	touch(t, w.alice, wrong, 2)
@@ -216,10 +218,7 @@ func TestNoLockout(t *testing.T) {
 	expectReady(t, w.cluster, &keystonev1.KeystoneService{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "glance"}})
 	restore()
 	expectReady(t, w.alice, svc)
-	g.Eventually(func() (map[string]string, error) {
-		err := w.cluster.Get(context.Background(), client.ObjectKeyFromObject(api), api)
-		return api.Annotations, err
-	}, within, poll).ShouldNot(HaveKey(access.AdminLoginRefusedAnnotation), "the record goes once a login works")
+	g.Eventually(annotations, within, poll).ShouldNot(HaveKey(access.AdminLoginRefusedAnnotation), "the record goes once a login works")
 	deleted(t, w.alice, wrong)
 	deleted(t, w.alice, svc)
 	deleted(t, w.bob, admin)
