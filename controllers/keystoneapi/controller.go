@@ -138,6 +138,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}); err != nil {
 		return fmt.Errorf("indexing Memcached by %s: %w", memcachedCertificateIndex, err)
 	}
+	view := r.registrationsView()
 	b := ctrl.NewControllerManagedBy(mgr)
 	if mayWritePDBs(r.Client) {
 		b = b.Owns(&policyv1.PodDisruptionBudget{})
@@ -165,10 +166,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&keystonev1.KeystoneAPI{}, reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneAPIList{}, nil),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
 		// The consolidated view follows the registrations' Ready, not their every round,
-		// and a burst of changes wakes it once per RegistrationsViewInterval.
-		Watches(&keystonev1.KeystoneService{}, r.registrationsView(), builder.WithPredicates(registrationReadyChanged)).
-		Watches(&keystonev1.KeystoneEndpoint{}, r.registrationsView(), builder.WithPredicates(registrationReadyChanged)).
-		Watches(&keystonev1.KeystoneApplicationCredential{}, r.registrationsView(), builder.WithPredicates(registrationReadyChanged)).
+		// and a burst of changes of any of their kinds wakes it once per
+		// RegistrationsViewInterval: one throttle for the three.
+		Watches(&keystonev1.KeystoneService{}, view, builder.WithPredicates(registrationReadyChanged)).
+		Watches(&keystonev1.KeystoneEndpoint{}, view, builder.WithPredicates(registrationReadyChanged)).
+		Watches(&keystonev1.KeystoneApplicationCredential{}, view, builder.WithPredicates(registrationReadyChanged)).
 		Watches(&corev1.Secret{}, r.enqueueBy(secretIndex, func(o client.Object) string { return o.GetName() })).
 		// A MariaDBAccount's password, a Memcached's client certificate (its renewal rolls the pods).
 		Watches(&corev1.Secret{}, r.enqueueForSecretOf(&mariadbv1.MariaDBAccountList{}, accountSecretIndex, accountIndex)).

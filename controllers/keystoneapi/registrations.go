@@ -36,7 +36,8 @@ var registrationKinds = []struct {
 const RegistrationsViewInterval = 5 * time.Second
 
 // registrationsView wakes the namespace's KeystoneAPIs for a registration's change, at
-// most once per RegistrationsViewInterval.
+// most once per RegistrationsViewInterval: each call has a throttle of its own, so the
+// registration kinds share one handler.
 func (r *Reconciler) registrationsView() handler.EventHandler {
 	return reconciler.Throttled(reconciler.EnqueueInNamespace(r.Client, &keystonev1.KeystoneAPIList{}, nil), RegistrationsViewInterval)
 }
