@@ -260,8 +260,10 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if opts.KeystoneTransport == nil && opts.ClusterDNS != "" {
 		opts.KeystoneTransport = ClusterDNSTransport(opts.ClusterDNS, "cluster.local")
 	}
-	m := reconciler.NewMetrics(registryOf(opts), clk.Now)
-	recorder, stopEvents, err := reconciler.NewEventRecorder(mgr.GetConfig(), mgr.GetHTTPClient(), Scheme)
+	registry := registryOf(opts)
+	m := reconciler.NewMetrics(registry, clk.Now)
+	recorder, stopEvents, err := reconciler.NewEventRecorder(mgr.GetConfig(), mgr.GetHTTPClient(), Scheme, registry,
+		ctrl.Log.WithName("events"))
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,14 @@
 package reconciler
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/go-logr/logr"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -52,12 +55,14 @@ func EventCorrelation() record.CorrelatorOptions {
 	}
 }
 
-// NewEventRecorder records Events through the API with EventCorrelation; the returned
-// function stops it.
+// NewEventRecorder records Events through the API with EventCorrelation, none lost to
+// a burst (eventSender); its gauge of the Events waiting and counter of those dropped
+// are registered with reg. The returned function stops it.
 // Events are sent as Protocol Buffers, as the manager's client sends the other built-in
 // kinds: a rollout posts a score of them, and encoding and decoding them as JSON was
 // among the manager's larger costs.
-func NewEventRecorder(cfg *rest.Config, httpClient *http.Client, scheme *runtime.Scheme) (record.EventRecorder, func(), error) {
+func NewEventRecorder(cfg *rest.Config, httpClient *http.Client, scheme *runtime.Scheme, reg prometheus.Registerer,
+	log logr.Logger) (record.EventRecorder, func(), error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.ContentType = runtime.ContentTypeProtobuf
 	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
@@ -65,7 +70,19 @@ func NewEventRecorder(cfg *rest.Config, httpClient *http.Client, scheme *runtime
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating the Events client: %w", err)
 	}
-	b := record.NewBroadcasterWithCorrelatorOptions(EventCorrelation())
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: events.Events("")})
-	return b.NewRecorder(scheme, corev1.EventSource{Component: EventComponent}), b.Shutdown, nil
+	return startEventRecorder(&typedcorev1.EventSinkImpl{Interface: events.Events("")}, scheme, reg, log, MaxPendingEvents)
+}
+
+// startEventRecorder records Events into sink through an eventSender keeping up to
+// limit waiting.
+func startEventRecorder(sink record.EventSink, scheme *runtime.Scheme, reg prometheus.Registerer, log logr.Logger,
+	limit int) (record.EventRecorder, func(), error) {
+	source := corev1.EventSource{Component: EventComponent}
+	sender, err := newEventSender(sink, source, EventCorrelation(), limit, log, reg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("registering the Events' metrics: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background()) //nolint:gosec // cancel is the stop returned
+	go sender.run(ctx)
+	return eventRecorder{scheme: scheme, sender: sender, log: log}, cancel, nil
 }

@@ -27,7 +27,8 @@ import (
 // (bin/manager, with its default flags unless BENCH_MANAGER_FLAGS says otherwise), so
 // that its RSS is the operator's and nothing else's. BENCH_MANAGER_LOG=FILE keeps its log;
 // BENCH_MEMORY_PROFILE=FILE writes its processor profile over the first 25 s of row 9's
-// convergence (of the last run; go tool pprof bin/manager FILE).
+// convergence, BENCH_MEMORY_HEAP=FILE its heap profile when row 7's RSS is read (of the
+// last run; go tool pprof bin/manager FILE).
 var memoryMode = os.Getenv("BENCH_MEMORY") == "1"
 
 // memoryRowFile hands rows 7 and 9 from the memory run to the report of the main run.
@@ -48,9 +49,12 @@ func TestMemory(t *testing.T) {
 	root, err := controlplane.RepoRoot()
 	must(err)
 	var rss, secs, bare, ratios, cpuRatios, viewWrites, changes, conflicts, holdConflicts []float64
+	var missing, drained, eventsPer []float64
 	for r := 0; r < runs; r++ {
 		run := memoryRun(t, root, n, apis)
 		rss, secs = append(rss, run.rss), append(secs, run.converged.Seconds())
+		missing, drained = append(missing, float64(run.events.missing)), append(drained, run.events.drained.Seconds())
+		eventsPer = append(eventsPer, run.events.events/float64(n))
 		took, bareCPU := bareRun(t, root, n, apis, run.final)
 		bound := took.Seconds()
 		bare, ratios = append(bare, bound), append(ratios, run.converged.Seconds()/bound)
@@ -85,6 +89,13 @@ func TestMemory(t *testing.T) {
 				"meanwhile: median %.2f× the bare client's (ratios %s): 2 cores stay busy in both", median(ratios),
 				median(secs), median(bare), joinFloats(ratios, "%.2f"), median(cpuRatios), joinFloats(cpuRatios, "%.2f")),
 			"≤ 1.1×", "—", "make bench (BENCH_MEMORY=1 run)"},
+		{"9c", fmt.Sprintf("Events at scale: the conditions of row 9's %d registrations that are not Unknown (each changed at "+
+			"least once, and is owed an Event) against the Events about them, once the manager has posted all it recorded "+
+			"(keystone_operator_events_pending 0); %d runs", 2*n, runs),
+			fmt.Sprintf("median %.0f conditions with no Event (max %.0f); median %.2f Events per registration; all posted a median "+
+				"%.1f s after the last registration was Ready (max %.1f)", median(missing), maxOf(missing), median(eventsPer),
+				median(drained), maxOf(drained)),
+			"0 conditions with no Event", "—", "make bench (BENCH_MEMORY=1 run)"},
 		{"9b", fmt.Sprintf("consolidated view: status writes of the %d KeystoneAPIs (RegistrationsReady, status.registrations) while row 9's %d registrations converge; %d runs",
 			apis, 2*n, runs),
 			fmt.Sprintf("median %.0f writes for median %.0f registration state changes seen by a watch (%.2f per change; max %.0f writes); "+
@@ -115,6 +126,8 @@ type memoryRunResult struct {
 	apiStatusWrites, apiStatusConflicts, apiHoldConflicts, stateChanges float64
 	// final is what the operator left, for row 13's bare client.
 	final *finalStates
+	// events is row 9c.
+	events eventAudit
 }
 
 // memoryRun starts a control plane and a manager process, converges n registrations
@@ -129,8 +142,8 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	defer ks.Close()
 	// The metrics are served, and scraped once before the RSS is read, as Prometheus
 	// would: the condition gauges are made at each scrape.
-	profilePath := os.Getenv("BENCH_MEMORY_PROFILE")
-	mgr := run.startManager(profilePath != "")
+	profilePath, heapPath := os.Getenv("BENCH_MEMORY_PROFILE"), os.Getenv("BENCH_MEMORY_HEAP")
+	mgr := run.startManager(profilePath != "" || heapPath != "")
 	cmd, metricsURL := mgr.cmd, mgr.metricsURL
 
 	namespaces := make([]string, apis)
@@ -197,7 +210,18 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	time.Sleep(5 * time.Second)
 	logClientRequests(t, metricsURL)
 	time.Sleep(5 * time.Second)
-	return memoryRunResult{rss: rssMiB(cmd.Process.Pid), converged: converged, cpuSeconds: cpuSeconds, apiStatusWrites: w.status,
+	rss := rssMiB(cmd.Process.Pid)
+	if heapPath != "" {
+		// What is live when the RSS is read (each run overwrites it: the last run's).
+		saveProfile(heapPath, func() (*http.Response, error) {
+			return http.Get(mgr.pprofURL + "/heap") //nolint:noctx,gosec // our manager, at the port this test gave it
+		})()
+	}
+	events := auditEvents(ctx, metricsURL, namespaces, start.Add(converged))
+	t.Logf("Events: all posted %.1f s after the last registration was Ready; %.0f about the registrations (%.2f per "+
+		"registration), %.0f dropped; %d of their %d conditions not Unknown have none", events.drained.Seconds(), events.events,
+		events.events/float64(n), events.dropped, events.missing, events.conditions)
+	return memoryRunResult{rss: rss, events: events, converged: converged, cpuSeconds: cpuSeconds, apiStatusWrites: w.status,
 		apiStatusConflicts: w.statusConflicts, apiHoldConflicts: w.otherConflicts, stateChanges: stateChanges,
 		final: readFinalStates(ctx, namespaces)}
 }
