@@ -113,6 +113,11 @@ type eventSender struct {
 
 	mu    sync.Mutex
 	queue eventFIFO
+	// sending is whether an Event taken from the queue is being posted (or waits to be
+	// retried): it still counts as pending.
+	sending bool
+	// stopped is set once the sender is stopped: what is recorded later is dropped.
+	stopped bool
 	// lastDropLog is when a drop was last logged: at most one line a minute.
 	lastDropLog time.Time
 	wake        chan struct{}
@@ -140,6 +145,10 @@ func newEventSender(sink record.EventSink, source corev1.EventSource, opts recor
 // add queues e, or drops it when limit Events wait. It never waits for the API server.
 func (s *eventSender) add(e queuedEvent) {
 	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return
+	}
 	if s.queue.n >= s.limit {
 		s.dropped.Inc()
 		logIt := time.Since(s.lastDropLog) > time.Minute
@@ -154,7 +163,7 @@ func (s *eventSender) add(e queuedEvent) {
 		return
 	}
 	s.queue.push(e)
-	s.pending.Set(float64(s.queue.n))
+	s.setPendingLocked()
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
@@ -162,19 +171,40 @@ func (s *eventSender) add(e queuedEvent) {
 	}
 }
 
-// next takes the oldest Event waiting, or waits for one; false once ctx is done.
+// setPendingLocked sets the gauge to the Events waiting and the one being posted. s.mu
+// is held.
+func (s *eventSender) setPendingLocked() {
+	n := s.queue.n
+	if s.sending {
+		n++
+	}
+	s.pending.Set(float64(n))
+}
+
+// next takes the oldest Event waiting, or waits for one; false once ctx is done, when
+// the Events still waiting are given up (and whatever is recorded later), as
+// client-go's recorder gives them up when it is shut down.
 func (s *eventSender) next(ctx context.Context) (queuedEvent, bool) {
 	for {
 		s.mu.Lock()
+		s.sending = false
+		if ctx.Err() != nil {
+			s.stopped = true
+			s.queue = eventFIFO{}
+			s.setPendingLocked()
+			s.mu.Unlock()
+			return queuedEvent{}, false
+		}
 		if e, ok := s.queue.pop(); ok {
-			s.pending.Set(float64(s.queue.n))
+			s.sending = true
+			s.setPendingLocked()
 			s.mu.Unlock()
 			return e, true
 		}
+		s.setPendingLocked()
 		s.mu.Unlock()
 		select {
 		case <-ctx.Done():
-			return queuedEvent{}, false
 		case <-s.wake:
 		}
 	}
@@ -207,6 +237,7 @@ func (s *eventSender) send(ctx context.Context, e *corev1.Event) {
 		}
 		select {
 		case <-ctx.Done():
+			s.log.Info("Event not written: the operator is stopping", "event", e.Message)
 			return
 		case <-time.After(delay):
 		}
@@ -281,7 +312,12 @@ func (f *eventFIFO) pop() (queuedEvent, bool) {
 	first[f.head] = queuedEvent{}
 	f.head++
 	f.n--
-	if f.head == len(first) && (len(first) == eventBlockSize || f.n == 0) {
+	switch {
+	case f.n == 0:
+		// Empty: the block is kept for the next Events.
+		f.blocks, f.head = f.blocks[:1], 0
+		f.blocks[0] = first[:0]
+	case f.head == len(first):
 		f.blocks[0] = nil
 		f.blocks, f.head = f.blocks[1:], 0
 	}

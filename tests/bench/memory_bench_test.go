@@ -89,10 +89,11 @@ func TestMemory(t *testing.T) {
 				"meanwhile: median %.2f× the bare client's (ratios %s): 2 cores stay busy in both", median(ratios),
 				median(secs), median(bare), joinFloats(ratios, "%.2f"), median(cpuRatios), joinFloats(cpuRatios, "%.2f")),
 			"≤ 1.1×", "—", "make bench (BENCH_MEMORY=1 run)"},
-		{"9c", fmt.Sprintf("Events at scale: the conditions of row 9's %d registrations that are not Unknown (each changed at "+
-			"least once, and is owed an Event) against the Events about them, once the manager has posted all it recorded "+
-			"(keystone_operator_events_pending 0); %d runs", 2*n, runs),
-			fmt.Sprintf("median %.0f conditions with no Event (max %.0f); median %.2f Events per registration; all posted a median "+
+		{"9c", fmt.Sprintf("Events at scale: the conditions of row 9's %d KeystoneServices and %d KeystoneEndpoints that are not "+
+			"Unknown (each changed at least once, and is owed an Event) against the Events about them, once the manager has "+
+			"posted all it recorded (keystone_operator_events_pending 0); %d runs", n, n, runs),
+			fmt.Sprintf("median %.0f conditions with no Event (max %.0f); median %.2f Events per registration (a KeystoneService "+
+				"and its KeystoneEndpoint); all posted a median "+
 				"%.1f s after the last registration was Ready (max %.1f)", median(missing), maxOf(missing), median(eventsPer),
 				median(drained), maxOf(drained)),
 			"0 conditions with no Event", "—", "make bench (BENCH_MEMORY=1 run)"},

@@ -68,6 +68,8 @@ func TestDocumentedNumbers(t *testing.T) {
 			[]int64{seconds(keystoneapi.NetworkRecheckInterval)}},
 		{"docs/keystoneapi.md", `at most once per (\d+) s\s+\(` + "`RegistrationsViewInterval`", "the registrations' view (keystoneapi.RegistrationsViewInterval)",
 			[]int64{seconds(keystoneapi.RegistrationsViewInterval)}},
+		{"docs/monitoring.md", `Events dropped because (\d+) were already waiting`, "the Events' queue (reconciler.MaxPendingEvents)",
+			[]int64{reconciler.MaxPendingEvents}},
 		{"docs/keystoneapi.md", `changed none of its inputs \((\d+) minutes at\s+most\)`, "the external check's reuse (keystoneapi.ExternalConfirmInterval)",
 			[]int64{int64(keystoneapi.ExternalConfirmInterval / time.Minute)}},
 		{"docs/keystoneservice.md", "`--orphan-grace` \\((\\d+) minutes by default\\)", "the orphan grace (registration.DefaultOrphanGrace)",
