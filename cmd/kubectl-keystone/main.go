@@ -43,6 +43,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// now is the time the tree's ages are drawn from; the tests fix it.
+var now = time.Now
+
 func main() {
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	if err := newCommand(streams, connect, mapper).Execute(); err != nil {
@@ -365,7 +368,7 @@ func (p *plugin) drawTree(ctx context.Context, c client.Client, ns string, o *tr
 		_, err := fmt.Fprintf(p.streams.ErrOut, "No resources found in %s namespace.\n", ns)
 		return err
 	}
-	return tree.Render(out, nodes, time.Now())
+	return tree.Render(out, nodes, now())
 }
 
 func (p *plugin) handbackCommand() *cobra.Command {

@@ -128,9 +128,14 @@ func runWith(c client.Client, args ...string) result {
 	return r
 }
 
-// changed is five minutes before now, when the cloud is made: the age drawn is 5m
-// whatever ran before.
-func changed() metav1.Time { return metav1.NewTime(time.Now().Add(-5 * time.Minute)) }
+// drawnAt is the time the tree draws ages from in these tests (now), so that an age
+// does not depend on how long a test took on a loaded machine.
+var drawnAt = time.Now()
+
+func init() { now = func() time.Time { return drawnAt } }
+
+// changed is five minutes before the tree is drawn: the age drawn is 5m.
+func changed() metav1.Time { return metav1.NewTime(drawnAt.Add(-5 * time.Minute)) }
 
 func cond(t lc.Type, status corev1.ConditionStatus, reason lc.Reason, severity lc.Severity, msg string) lc.Condition {
 	return lc.Condition{Type: t, Status: status, Reason: reason, Severity: severity, Message: msg, LastTransitionTime: changed()}
