@@ -282,8 +282,9 @@ func (s *eventSender) post(e *corev1.Event, patch []byte) bool {
 const eventBlockSize = 256
 
 // eventFIFO is a queue of Events in blocks of eventBlockSize: its memory follows what
-// waits, where a slice grown by doubling keeps up to twice that, and more while it
-// copies.
+// waits. A slice, or k8s.io/utils/buffer's Ring, doubles as it grows (up to twice what
+// waits, three times while it copies), and the Ring gives memory back only once
+// emptied; at row 7's reading about 9,000 Events wait, and its RSS is near its bound.
 type eventFIFO struct {
 	// blocks hold the Events, oldest first; only the last may be short, and the first
 	// is read from head.

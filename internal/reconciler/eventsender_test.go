@@ -109,12 +109,8 @@ func TestEventRecorderKeepsABurst(t *testing.T) {
 func TestEventSenderCountsWhatItDrops(t *testing.T) {
 	g := NewWithT(t)
 	sink := newFakeSink()
-	reg := prometheus.NewRegistry()
-	s, err := newEventSender(sink, corev1.EventSource{Component: EventComponent}, EventCorrelation(), 10, logr.Discard(), reg)
-	g.Expect(err).NotTo(HaveOccurred())
-	for i := range 30 {
-		s.add(eventOn(fmt.Sprintf("cm%d", i), fmt.Sprintf("event %d", i)))
-	}
+	s, reg := testSender(g, sink)
+	addEvents(s, 30)
 	g.Expect(metricValue(g, reg, "keystone_operator_events_dropped_total")).To(Equal(20.0))
 	g.Expect(metricValue(g, reg, "keystone_operator_events_pending")).To(Equal(10.0))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -136,8 +132,7 @@ func TestEventSenderRetriesUnreachableAndSkipsRefused(t *testing.T) {
 	close(sink.open)
 	sink.failures["unreachable"] = errors.New("connection refused")
 	sink.failures["refused"] = apierrors.NewInvalid(schema.GroupKind{Kind: "Event"}, "x", nil)
-	s, err := newEventSender(sink, corev1.EventSource{Component: EventComponent}, EventCorrelation(), 10, logr.Discard(), prometheus.NewRegistry())
-	g.Expect(err).NotTo(HaveOccurred())
+	s, _ := testSender(g, sink)
 	s.retryDelay = 10 * time.Millisecond
 	s.add(eventOn("a", "unreachable"))
 	s.add(eventOn("b", "refused"))
@@ -149,6 +144,22 @@ func TestEventSenderRetriesUnreachableAndSkipsRefused(t *testing.T) {
 	g.Eventually(func() []string { _, p := sink.messages(); return p }).Should(Equal([]string{"after"}))
 	created, _ := sink.messages()
 	g.Expect(created).To(Equal([]string{"unreachable", "after"}))
+}
+
+// testSender is an eventSender to sink that keeps 10 Events waiting, not started, and
+// the registry of its metrics.
+func testSender(g Gomega, sink *fakeSink) (*eventSender, *prometheus.Registry) {
+	reg := prometheus.NewRegistry()
+	s, err := newEventSender(sink, corev1.EventSource{Component: EventComponent}, EventCorrelation(), 10, logr.Discard(), reg)
+	g.Expect(err).NotTo(HaveOccurred())
+	return s, reg
+}
+
+// addEvents queues n Events, "event 0" to "event <n-1>", each about a ConfigMap of its own.
+func addEvents(s *eventSender, n int) {
+	for i := range n {
+		s.add(eventOn(fmt.Sprintf("cm%d", i), fmt.Sprintf("event %d", i)))
+	}
 }
 
 // metricValue is the value of reg's gauge or counter name, without labels.
@@ -232,15 +243,11 @@ func TestEventFIFO(t *testing.T) {
 func TestEventSenderStops(t *testing.T) {
 	g := NewWithT(t)
 	sink := newFakeSink()
-	reg := prometheus.NewRegistry()
-	s, err := newEventSender(sink, corev1.EventSource{Component: EventComponent}, EventCorrelation(), 10, logr.Discard(), reg)
-	g.Expect(err).NotTo(HaveOccurred())
+	s, reg := testSender(g, sink)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { s.run(ctx); close(done) }()
-	for i := range 5 {
-		s.add(eventOn(fmt.Sprintf("cm%d", i), fmt.Sprintf("event %d", i)))
-	}
+	addEvents(s, 5)
 	g.Eventually(func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.sending }).Should(BeTrue())
 	cancel()
 	close(sink.open)

@@ -5,8 +5,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -87,13 +85,8 @@ func auditEvents(ctx context.Context, metricsURL string, namespaces []string, re
 // managerEventMetrics scrapes keystone_operator_events_pending and
 // keystone_operator_events_dropped_total from the manager at url.
 func managerEventMetrics(url string) (pending, dropped float64) {
-	resp, err := http.Get(url) //nolint:gosec,noctx // the manager this test started
-	must(err)
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	must(err)
 	pending = -1
-	for _, line := range strings.Split(string(body), "\n") {
+	for _, line := range strings.Split(scrape(url), "\n") {
 		f := strings.Fields(line)
 		if len(f) != 2 {
 			continue

@@ -213,10 +213,7 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	time.Sleep(5 * time.Second)
 	rss := rssMiB(cmd.Process.Pid)
 	if heapPath != "" {
-		// What is live when the RSS is read (each run overwrites it: the last run's).
-		saveProfile(heapPath, func() (*http.Response, error) {
-			return http.Get(mgr.pprofURL + "/heap") //nolint:noctx,gosec // our manager, at the port this test gave it
-		})()
+		mgr.heap(heapPath) // what is live when the RSS is read (each run overwrites it: the last run's)
 	}
 	events := auditEvents(ctx, metricsURL, namespaces, start.Add(converged))
 	t.Logf("Events: all posted %.1f s after the last registration was Ready; %.0f about the registrations (%.2f per "+
@@ -275,13 +272,9 @@ func keystoneAPIWrites(after, before map[string]float64) apiWrites {
 // Kubernetes API by verb and code, and its reconciles by controller and result: what
 // the run cost the API server, and how often the manager woke.
 func logClientRequests(t *testing.T, url string) {
-	resp, err := http.Get(url) //nolint:gosec,noctx // the manager this test started
-	must(err)
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	must(err)
+	body := scrape(url)
 	series := 0
-	for _, line := range strings.Split(string(body), "\n") {
+	for _, line := range strings.Split(body, "\n") {
 		if strings.HasPrefix(line, "rest_client_requests_total") || strings.HasPrefix(line, "controller_runtime_reconcile_total") {
 			t.Log(line)
 		}
@@ -290,6 +283,16 @@ func logClientRequests(t *testing.T, url string) {
 		}
 	}
 	t.Logf("the scrape held %d keystone_operator_condition series (%d bytes in all)", series, len(body))
+}
+
+// scrape is the metrics page of the manager at url.
+func scrape(url string) string {
+	resp, err := http.Get(url) //nolint:gosec,noctx // the manager this test started
+	must(err)
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	must(err)
+	return string(body)
 }
 
 // rssMiB reads VmRSS of a process.

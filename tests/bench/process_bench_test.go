@@ -144,6 +144,13 @@ func (run *processRun) startBinary(binary string, profiled bool, extra []string,
 // cpu is the processor time the manager has used since it started.
 func (m *managerProcess) cpu() time.Duration { return processCPU(m.cmd.Process.Pid) }
 
+// heap writes the manager's heap profile to path (go tool pprof reads it).
+func (m *managerProcess) heap(path string) {
+	saveProfile(path, func() (*http.Response, error) {
+		return http.Get(m.pprofURL + "/heap") //nolint:noctx,gosec // our manager, at the port this test gave it
+	})()
+}
+
 // profile writes the manager's processor profile over seconds to path (go tool pprof
 // reads it); the returned function waits for it.
 func (m *managerProcess) profile(path string, seconds int) func() {
