@@ -191,6 +191,7 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	// views settling, the Events that waited) is not charged to the convergence.
 	used, cpuSeconds := cpu()
 	writesAtReady, busyAtReady := apiserverRequests(cfg)
+	keystoneAtReady, connectionsAtReady := ks.Requests(), ks.Connections.Load()
 	// The consolidated view settles after the last Ready: wait until the KeystoneAPIs
 	// report every registration Ready (bounded), then count its writes (row 9b).
 	for deadline := time.Now().Add(time.Minute); !viewsConverged(ctx, namespaces, n/apis); {
@@ -209,7 +210,7 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	t.Logf("seconds the API server spent answering them (latency, not processor time), per registration: %s",
 		perItem(busyAtReady, busy, n, " s"))
 	t.Logf("requests to the fake Keystone, per registration: %s; connections the manager opened to it meanwhile: %d",
-		perItem(floats(ks.Requests()), floats(keystoneBefore), n, ""), ks.Connections.Load()-connectionsBefore)
+		perItem(floats(keystoneAtReady), floats(keystoneBefore), n, ""), connectionsAtReady-connectionsBefore)
 	w := keystoneAPIWrites(writesAfter, writes)
 	time.Sleep(5 * time.Second)
 	logClientRequests(t, metricsURL)
