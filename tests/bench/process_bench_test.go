@@ -145,16 +145,18 @@ func (run *processRun) startBinary(binary string, profiled bool, extra []string,
 func (m *managerProcess) cpu() time.Duration { return processCPU(m.cmd.Process.Pid) }
 
 // heap writes the manager's heap profile to path (go tool pprof reads it).
-func (m *managerProcess) heap(path string) {
-	saveProfile(path, func() (*http.Response, error) {
-		return http.Get(m.pprofURL + "/heap") //nolint:noctx,gosec // our manager, at the port this test gave it
-	})()
-}
+func (m *managerProcess) heap(path string) { m.pprof(path, "heap")() }
 
 // profile writes the manager's processor profile over seconds to path (go tool pprof
 // reads it); the returned function waits for it.
 func (m *managerProcess) profile(path string, seconds int) func() {
+	return m.pprof(path, fmt.Sprintf("profile?seconds=%d", seconds))
+}
+
+// pprof writes the manager's profile at /debug/pprof/<what> to path; the returned
+// function waits for it.
+func (m *managerProcess) pprof(path, what string) func() {
 	return saveProfile(path, func() (*http.Response, error) {
-		return http.Get(fmt.Sprintf("%s/profile?seconds=%d", m.pprofURL, seconds)) //nolint:noctx,gosec // our manager, at the port this test gave it
+		return http.Get(m.pprofURL + "/" + what) //nolint:noctx,gosec // our manager, at the port this test gave it
 	})
 }
