@@ -20,11 +20,7 @@ import (
 // resource[/subresource]", reads too: what every client (the operator, the bench, the
 // API server's own controllers) made it do.
 func apiserverRequests(cfg *rest.Config) (count, seconds map[string]float64) {
-	resp := apiserverGet(cfg, "/metrics")
-	defer func() { _ = resp.Body.Close() }()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	must(err)
+	families := apiserverMetrics(cfg)
 	count, seconds = map[string]float64{}, map[string]float64{}
 	for _, m := range families["apiserver_request_total"].GetMetric() {
 		labels := labelsOf(m)
@@ -40,6 +36,29 @@ func apiserverRequests(cfg *rest.Config) (count, seconds map[string]float64) {
 		}
 	}
 	return count, seconds
+}
+
+// apiserverReads reads the API server's own count of the reads it has answered (GET,
+// LIST; not WATCH, open for as long as its client keeps it), by "VERB
+// resource[/subresource] code".
+func apiserverReads(cfg *rest.Config) map[string]float64 {
+	count := map[string]float64{}
+	for _, m := range apiserverMetrics(cfg)["apiserver_request_total"].GetMetric() {
+		if labels := labelsOf(m); labels["verb"] == "GET" || labels["verb"] == "LIST" {
+			count[labels["verb"]+" "+resourceOf(labels)+" "+labels["code"]] += m.GetCounter().GetValue()
+		}
+	}
+	return count
+}
+
+// apiserverMetrics is the API server's metrics page, parsed.
+func apiserverMetrics(cfg *rest.Config) map[string]*dto.MetricFamily {
+	resp := apiserverGet(cfg, "/metrics")
+	defer func() { _ = resp.Body.Close() }()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	must(err)
+	return families
 }
 
 // apiserverGet GETs path from the API server with cfg's credentials; the caller closes

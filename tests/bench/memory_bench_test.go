@@ -167,6 +167,7 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	pids["manager"], pids["bench"] = cmd.Process.Pid, os.Getpid()
 	cpu := cpuShares(pids)
 	writes, busy := apiserverRequests(cfg)
+	reads := apiserverReads(cfg)
 	keystoneBefore, connectionsBefore := ks.Requests(), ks.Connections.Load()
 	start := time.Now()
 	profiled := profileAPIServer(cfg, "")
@@ -191,6 +192,7 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	// views settling, the Events that waited) is not charged to the convergence.
 	used, cpuSeconds := cpu()
 	writesAtReady, busyAtReady := apiserverRequests(cfg)
+	readsAtReady := apiserverReads(cfg)
 	keystoneAtReady, connectionsAtReady := ks.Requests(), ks.Connections.Load()
 	// The consolidated view settles after the last Ready: wait until the KeystoneAPIs
 	// report every registration Ready (bounded), then count its writes (row 9b).
@@ -209,10 +211,12 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	t.Logf("mutating requests the API server answered meanwhile, per registration: %s", perItem(writesAtReady, writes, n, ""))
 	t.Logf("seconds the API server spent answering them (latency, not processor time), per registration: %s",
 		perItem(busyAtReady, busy, n, " s"))
+	t.Logf("reads the API server answered meanwhile, per registration: %s", perItem(readsAtReady, reads, n, ""))
 	t.Logf("requests to the fake Keystone, per registration: %s; connections the manager opened to it meanwhile: %d",
 		perItem(floats(keystoneAtReady), floats(keystoneBefore), n, ""), connectionsAtReady-connectionsBefore)
 	w := keystoneAPIWrites(writesAfter, writes)
 	time.Sleep(5 * time.Second)
+	t.Logf("RSS before the scrape: %.0f MiB", rssMiB(cmd.Process.Pid))
 	logClientRequests(t, metricsURL)
 	time.Sleep(5 * time.Second)
 	rss := rssMiB(cmd.Process.Pid)
@@ -287,6 +291,22 @@ func logClientRequests(t *testing.T, url string) {
 		}
 	}
 	t.Logf("the scrape held %d keystone_operator_condition series (%d bytes in all)", series, len(body))
+	t.Logf("the manager's memory at the scrape (go_memstats): heap in use %s, next collection at %s, heap from the system %s "+
+		"(%s of it released), all the Go runtime holds %s", memstat(body, "heap_inuse"), memstat(body, "next_gc"),
+		memstat(body, "heap_sys"), memstat(body, "heap_released"), memstat(body, "sys"))
+}
+
+// memstat is the value of go_memstats_<name>_bytes on the metrics page body, in MiB.
+func memstat(body, name string) string {
+	prefix := "go_memstats_" + name + "_bytes "
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, prefix); ok {
+			if bytes, err := strconv.ParseFloat(v, 64); err == nil {
+				return fmt.Sprintf("%.0f MiB", bytes/(1<<20))
+			}
+		}
+	}
+	return "(not exported)"
 }
 
 // scrape is the metrics page of the manager at url.
