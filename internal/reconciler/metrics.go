@@ -7,6 +7,8 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,6 +61,44 @@ type generationSeen struct {
 
 var statuses = []corev1.ConditionStatus{corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown}
 
+// conditionGauge is one series of keystone_operator_condition. A scrape with 2,000
+// registrations makes about 33,000: each made with prometheus.MustNewConstMetric
+// allocated five label pairs and their strings, and the scrape's garbage raised the
+// manager's RSS (docs/benchmarks.md, row 7). Its label pairs are shared instead: an
+// object's kind, name and namespace by its series, a condition's type by its three, and
+// the statuses and the two values by all. Collected and encoded only: nothing writes
+// them (the registry copies a slice it must sort).
+type conditionGauge struct {
+	desc   *prometheus.Desc
+	labels []*dto.LabelPair
+	gauge  *dto.Gauge
+}
+
+func (g conditionGauge) Desc() *prometheus.Desc { return g.desc }
+
+func (g conditionGauge) Write(out *dto.Metric) error {
+	out.Label, out.Gauge = g.labels, g.gauge
+	return nil
+}
+
+// statusPairs are the status label pairs of statuses, in their order; gaugeOne and
+// gaugeZero a condition gauge's two values.
+var (
+	statusPairs = func() []*dto.LabelPair {
+		pairs := make([]*dto.LabelPair, len(statuses))
+		for i, s := range statuses {
+			pairs[i] = labelPair("status", string(s))
+		}
+		return pairs
+	}()
+	gaugeOne, gaugeZero = &dto.Gauge{Value: proto.Float64(1)}, &dto.Gauge{Value: proto.Float64(0)}
+)
+
+// labelPair is the label name=value.
+func labelPair(name, value string) *dto.LabelPair {
+	return &dto.LabelPair{Name: proto.String(name), Value: proto.String(value)}
+}
+
 // NewMetrics creates the collectors and registers them with reg.
 func NewMetrics(reg prometheus.Registerer, now func() time.Time) *Metrics {
 	m := &Metrics{
@@ -96,15 +136,24 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	series := 0
 	for _, o := range m.objects {
+		series += len(o.conditions) * len(statuses)
+	}
+	// The label pairs of every condition gauge, in one allocation.
+	labels := make([]*dto.LabelPair, 0, series*5)
+	for _, o := range m.objects {
+		kind, name, namespace := labelPair("kind", o.kind), labelPair("name", o.name), labelPair("namespace", o.namespace)
 		for _, c := range o.conditions {
-			for _, s := range statuses {
-				v := 0.0
+			condType := labelPair("type", string(c.condType))
+			for i, s := range statuses {
+				gauge := gaugeZero
 				if c.status == s {
-					v = 1
+					gauge = gaugeOne
 				}
-				ch <- prometheus.MustNewConstMetric(m.conditions, prometheus.GaugeValue, v,
-					o.kind, o.namespace, o.name, string(c.condType), string(s))
+				// In the order of their names, as the registry wants them.
+				labels = append(labels, kind, name, namespace, statusPairs[i], condType)
+				ch <- conditionGauge{desc: m.conditions, labels: labels[len(labels)-5 : len(labels) : len(labels)], gauge: gauge}
 			}
 		}
 		for _, d := range o.deadlines {
