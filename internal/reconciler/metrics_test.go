@@ -3,6 +3,10 @@ package reconciler
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +14,8 @@ import (
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -136,6 +142,94 @@ func TestConditionGaugesAsConstMetrics(t *testing.T) {
 		g.Expect(got).To(ContainSubstring(`keystone_operator_condition{kind="KeystoneEndpoint",name="o-1",namespace="ns-1",status="False",type="Ready"} 1`))
 		g.Expect(got).To(Equal(expected))
 	}
+}
+
+// TestConditionGaugesSharedAcrossScrapes: concurrent scrapes in every format
+// controller-runtime's metrics server offers (text, OpenMetrics, protobuf), and gathers
+// through a registerer that adds a label (prometheus.WrapRegistererWith appends it to
+// each series' labels and sorts them), leave the shared label pairs and values as they
+// were: every series keeps its own labels, and the exposition is still
+// MustNewConstMetric's.
+func TestConditionGaugesSharedAcrossScrapes(t *testing.T) {
+	g := NewWithT(t)
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg, time.Now)
+	observeMany(m, 400)
+	wrapped := prometheus.NewRegistry()
+	prometheus.WrapRegistererWith(prometheus.Labels{"cluster": "a"}, wrapped).MustRegister(m)
+	want := prometheus.NewRegistry()
+	want.MustRegister(constConditions{m})
+	expected, err := exposition(want, "keystone_operator_condition")
+	g.Expect(err).NotTo(HaveOccurred())
+
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true}))
+	defer srv.Close()
+	accepts := []string{"text/plain; version=0.0.4", "application/openmetrics-text; version=1.0.0",
+		"application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*len(accepts)+4)
+	for i := range 4 * len(accepts) {
+		wg.Go(func() { errs <- scrape(srv.URL, accepts[i%len(accepts)]) })
+	}
+	for range 4 {
+		wg.Go(func() {
+			families, err := wrapped.Gather()
+			if err == nil {
+				err = checkWrapped(families)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	got, err := exposition(reg, "keystone_operator_condition")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got).To(Equal(expected))
+}
+
+// scrape reads url's metrics, asking for the format accept.
+func scrape(url, accept string) error {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && (resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("keystone_operator_condition"))) {
+		err = fmt.Errorf("scrape as %s: %s, %d bytes without the condition gauges", accept, resp.Status, len(body))
+	}
+	return err
+}
+
+// checkWrapped fails unless every condition gauge of families has the added label
+// first and its object's name matches its UID's number (observeMany's o-N).
+func checkWrapped(families []*dto.MetricFamily) error {
+	for _, f := range families {
+		if f.GetName() != "keystone_operator_condition" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			labels := s.GetLabel()
+			if len(labels) != 6 || labels[0].GetName() != "cluster" || labels[2].GetName() != "name" ||
+				labels[3].GetName() != "namespace" {
+				return fmt.Errorf("labels %v", labels)
+			}
+			var n int
+			if _, err := fmt.Sscanf(labels[2].GetValue(), "o-%d", &n); err != nil ||
+				labels[3].GetValue() != fmt.Sprintf("ns-%d", n%2) {
+				return fmt.Errorf("series of another object's labels: %v", labels)
+			}
+		}
+	}
+	return nil
 }
 
 // BenchmarkConditionGauges gathers the condition gauges of 2,000 objects of three
