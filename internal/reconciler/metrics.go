@@ -8,7 +8,6 @@ import (
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -61,13 +60,17 @@ type generationSeen struct {
 
 var statuses = []corev1.ConditionStatus{corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown}
 
-// conditionGauge is one series of keystone_operator_condition. A scrape with 2,000
-// registrations makes about 33,000: each made with prometheus.MustNewConstMetric
-// allocated five label pairs and their strings, and the scrape's garbage raised the
-// manager's RSS (docs/benchmarks.md, row 7). Its label pairs are shared instead: an
-// object's kind, name and namespace by its series, a condition's type by its three, and
-// the statuses and the two values by all. Collected and encoded only: nothing writes
-// them (the registry copies a slice it must sort).
+// conditionGauge is one series of keystone_operator_condition. A scrape with 1,000
+// registrations (2,000 objects) makes about 33,000: each made with
+// prometheus.MustNewConstMetric allocated five label pairs and their strings, and the
+// scrape's garbage raised the manager's RSS (docs/benchmarks.md, row 7). Its label pairs
+// are shared instead: an object's kind, name and namespace by its series, a condition's
+// type by its three, and the statuses and the two values by all. Collected and encoded
+// only, nothing writes them: the registry copies a label slice it must sort, and a
+// registerer that adds labels (prometheus.WrapRegistererWith) appends them to the
+// series' slice and sorts it, which is why each slice's capacity ends at its five
+// labels (Collect): that append makes a new array instead of writing over the next
+// series' labels.
 type conditionGauge struct {
 	desc   *prometheus.Desc
 	labels []*dto.LabelPair
@@ -91,12 +94,12 @@ var (
 		}
 		return pairs
 	}()
-	gaugeOne, gaugeZero = &dto.Gauge{Value: proto.Float64(1)}, &dto.Gauge{Value: proto.Float64(0)}
+	gaugeOne, gaugeZero = &dto.Gauge{Value: new(1.0)}, &dto.Gauge{Value: new(0.0)}
 )
 
 // labelPair is the label name=value.
 func labelPair(name, value string) *dto.LabelPair {
-	return &dto.LabelPair{Name: proto.String(name), Value: proto.String(value)}
+	return &dto.LabelPair{Name: new(name), Value: new(value)}
 }
 
 // NewMetrics creates the collectors and registers them with reg.
@@ -140,7 +143,8 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	for _, o := range m.objects {
 		series += len(o.conditions) * len(statuses)
 	}
-	// The label pairs of every condition gauge, in one allocation.
+	// The label slices of every condition gauge, carved from one array, each one's
+	// capacity ending at its five labels (see conditionGauge).
 	labels := make([]*dto.LabelPair, 0, series*5)
 	for _, o := range m.objects {
 		kind, name, namespace := labelPair("kind", o.kind), labelPair("name", o.name), labelPair("namespace", o.namespace)

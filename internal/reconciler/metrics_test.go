@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +16,6 @@ import (
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -145,37 +145,44 @@ func TestConditionGaugesAsConstMetrics(t *testing.T) {
 }
 
 // TestConditionGaugesSharedAcrossScrapes: concurrent scrapes in every format
-// controller-runtime's metrics server offers (text, OpenMetrics, protobuf), and gathers
-// through a registerer that adds a label (prometheus.WrapRegistererWith appends it to
-// each series' labels and sorts them), leave the shared label pairs and values as they
-// were: every series keeps its own labels, and the exposition is still
-// MustNewConstMetric's.
+// controller-runtime's metrics server answers in (its promhttp handler: text, and
+// protobuf delimited, as text and as compact text), and concurrent gathers through a
+// registerer that adds a label (prometheus.WrapRegistererWith appends it to each
+// series' labels and sorts them), leave the shared label pairs and values as they
+// were: each wrapped gather exposes what MustNewConstMetric's series wrapped alike do,
+// byte for byte, and so does a last plain scrape.
 func TestConditionGaugesSharedAcrossScrapes(t *testing.T) {
 	g := NewWithT(t)
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg, time.Now)
 	observeMany(m, 400)
-	wrapped := prometheus.NewRegistry()
-	prometheus.WrapRegistererWith(prometheus.Labels{"cluster": "a"}, wrapped).MustRegister(m)
+	cluster := prometheus.Labels{"cluster": "a"}
+	wrapped, wrappedWant := prometheus.NewRegistry(), prometheus.NewRegistry()
+	prometheus.WrapRegistererWith(cluster, wrapped).MustRegister(m)
+	prometheus.WrapRegistererWith(cluster, wrappedWant).MustRegister(constConditions{m})
 	want := prometheus.NewRegistry()
 	want.MustRegister(constConditions{m})
 	expected, err := exposition(want, "keystone_operator_condition")
 	g.Expect(err).NotTo(HaveOccurred())
+	expectedWrapped, err := exposition(wrappedWant, "keystone_operator_condition")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(expectedWrapped).To(ContainSubstring(`{cluster="a",kind="KeystoneEndpoint",name="o-1",`))
 
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true}))
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
 	defer srv.Close()
-	accepts := []string{"text/plain; version=0.0.4", "application/openmetrics-text; version=1.0.0",
-		"application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"}
+	const protobuf = "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding="
+	formats := map[string]string{"text/plain; version=0.0.4": "text/plain", protobuf + "delimited": "encoding=delimited",
+		protobuf + "text": "encoding=text", protobuf + "compact-text": "encoding=compact-text"}
 	var wg sync.WaitGroup
-	errs := make(chan error, 4*len(accepts)+4)
-	for i := range 4 * len(accepts) {
-		wg.Go(func() { errs <- scrape(srv.URL, accepts[i%len(accepts)]) })
-	}
+	errs := make(chan error, 5*len(formats))
 	for range 4 {
+		for accept, contentType := range formats {
+			wg.Go(func() { errs <- scrape(srv.URL, accept, contentType) })
+		}
 		wg.Go(func() {
-			families, err := wrapped.Gather()
-			if err == nil {
-				err = checkWrapped(families)
+			got, err := exposition(wrapped, "keystone_operator_condition")
+			if err == nil && got != expectedWrapped {
+				err = fmt.Errorf("a wrapped gather exposed other series than MustNewConstMetric's wrapped alike")
 			}
 			errs <- err
 		})
@@ -190,8 +197,10 @@ func TestConditionGaugesSharedAcrossScrapes(t *testing.T) {
 	g.Expect(got).To(Equal(expected))
 }
 
-// scrape reads url's metrics, asking for the format accept.
-func scrape(url, accept string) error {
+// scrape reads url's metrics, asking for the format accept, and fails unless the
+// answer is OK, of a content type that contains contentType, and has the condition
+// gauges.
+func scrape(url, accept, contentType string) error {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		return err
@@ -203,33 +212,12 @@ func scrape(url, accept string) error {
 	}
 	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
-	if err == nil && (resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("keystone_operator_condition"))) {
-		err = fmt.Errorf("scrape as %s: %s, %d bytes without the condition gauges", accept, resp.Status, len(body))
+	if err == nil && (resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Content-Type"), contentType) ||
+		!bytes.Contains(body, []byte("keystone_operator_condition"))) {
+		err = fmt.Errorf("scrape as %s: %s, %s, %d bytes without the condition gauges", accept, resp.Status,
+			resp.Header.Get("Content-Type"), len(body))
 	}
 	return err
-}
-
-// checkWrapped fails unless every condition gauge of families has the added label
-// first and its object's name matches its UID's number (observeMany's o-N).
-func checkWrapped(families []*dto.MetricFamily) error {
-	for _, f := range families {
-		if f.GetName() != "keystone_operator_condition" {
-			continue
-		}
-		for _, s := range f.GetMetric() {
-			labels := s.GetLabel()
-			if len(labels) != 6 || labels[0].GetName() != "cluster" || labels[2].GetName() != "name" ||
-				labels[3].GetName() != "namespace" {
-				return fmt.Errorf("labels %v", labels)
-			}
-			var n int
-			if _, err := fmt.Sscanf(labels[2].GetValue(), "o-%d", &n); err != nil ||
-				labels[3].GetValue() != fmt.Sprintf("ns-%d", n%2) {
-				return fmt.Errorf("series of another object's labels: %v", labels)
-			}
-		}
-	}
-	return nil
 }
 
 // BenchmarkConditionGauges gathers the condition gauges of 2,000 objects of three
