@@ -14,41 +14,44 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// apiserverRequests reads the API server's own count of the mutating requests it has
-// answered (apiserver_request_total), by "VERB resource[/subresource] code", and the
-// seconds it spent answering requests (apiserver_request_duration_seconds), by "VERB
-// resource[/subresource]", reads too: what every client (the operator, the bench, the
-// API server's own controllers) made it do.
-func apiserverRequests(cfg *rest.Config) (count, seconds map[string]float64) {
+// apiserverCounts is what the API server's own metrics say it has answered, from one
+// reading of its metrics page: what every client (the operator, the bench, the API
+// server's own controllers) made it do.
+type apiserverCounts struct {
+	// writes counts the mutating requests (apiserver_request_total), by "VERB
+	// resource[/subresource] code".
+	writes map[string]float64
+	// reads counts the GETs and LISTs of resources alike: not a WATCH, open for as long as
+	// its client keeps it, nor a GET of a path that names no resource (/readyz).
+	reads map[string]float64
+	// seconds sums the seconds spent answering requests, reads too but not WATCHes
+	// (apiserver_request_duration_seconds), by "VERB resource[/subresource]".
+	seconds map[string]float64
+}
+
+// apiserverRequests reads the API server's counts (apiserverCounts).
+func apiserverRequests(cfg *rest.Config) apiserverCounts {
 	families := apiserverMetrics(cfg)
-	count, seconds = map[string]float64{}, map[string]float64{}
+	c := apiserverCounts{writes: map[string]float64{}, reads: map[string]float64{}, seconds: map[string]float64{}}
 	for _, m := range families["apiserver_request_total"].GetMetric() {
 		labels := labelsOf(m)
+		key := labels["verb"] + " " + resourceOf(labels) + " " + labels["code"]
 		switch labels["verb"] {
 		case "POST", "PUT", "PATCH", "DELETE", "APPLY", "DELETECOLLECTION":
-			count[labels["verb"]+" "+resourceOf(labels)+" "+labels["code"]] += m.GetCounter().GetValue()
+			c.writes[key] += m.GetCounter().GetValue()
+		case "GET", "LIST":
+			if labels["resource"] != "" {
+				c.reads[key] += m.GetCounter().GetValue()
+			}
 		}
 	}
 	for _, m := range families["apiserver_request_duration_seconds"].GetMetric() {
 		labels := labelsOf(m)
 		if labels["verb"] != "WATCH" { // a watch's duration is how long it stayed open
-			seconds[labels["verb"]+" "+resourceOf(labels)] += m.GetHistogram().GetSampleSum()
+			c.seconds[labels["verb"]+" "+resourceOf(labels)] += m.GetHistogram().GetSampleSum()
 		}
 	}
-	return count, seconds
-}
-
-// apiserverReads reads the API server's own count of the reads it has answered (GET,
-// LIST; not WATCH, open for as long as its client keeps it), by "VERB
-// resource[/subresource] code".
-func apiserverReads(cfg *rest.Config) map[string]float64 {
-	count := map[string]float64{}
-	for _, m := range apiserverMetrics(cfg)["apiserver_request_total"].GetMetric() {
-		if labels := labelsOf(m); labels["verb"] == "GET" || labels["verb"] == "LIST" {
-			count[labels["verb"]+" "+resourceOf(labels)+" "+labels["code"]] += m.GetCounter().GetValue()
-		}
-	}
-	return count
+	return c
 }
 
 // apiserverMetrics is the API server's metrics page, parsed.

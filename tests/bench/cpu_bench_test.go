@@ -114,15 +114,15 @@ func cpuRun(t *testing.T, root string, n int, upstream bool) (rollouts, whole ti
 func measureRollouts(t *testing.T, run *processRun, mgr *managerProcess, n int) (rollouts, whole time.Duration, ready []float64) {
 	ctx := context.Background()
 	before := mgr.cpu()
-	writes, _ := apiserverRequests(run.cfg)
+	requests := apiserverRequests(run.cfg)
 	for i := 0; i < n; i++ {
 		ready = append(ready, rollout(ctx, t).Seconds())
 	}
 	time.Sleep(2 * time.Second) // the last Events and status writes
 	after := mgr.cpu()
-	writesAfter, _ := apiserverRequests(run.cfg)
+	requestsAfter := apiserverRequests(run.cfg)
 	t.Logf("mutating requests the API server answered meanwhile (the manager's and the actor's), per rollout: %s",
-		perItem(writesAfter, writes, n, ""))
+		perItem(requestsAfter.writes, requests.writes, n, ""))
 	logClientRequests(t, mgr.metricsURL)
 	return after - before, after, ready
 }

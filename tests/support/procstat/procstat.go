@@ -13,6 +13,8 @@ type Stat struct {
 	PID, PPID, PGRP int
 	// CPU is the user and system processor time used so far.
 	CPU time.Duration
+	// Start is when the process started, in clock ticks since the machine booted.
+	Start uint64
 }
 
 // clockTick is Linux's USER_HZ unit of utime and stime: 1/100 s on every architecture
@@ -26,17 +28,17 @@ func Read(pid int) (Stat, error) {
 		return Stat{}, err
 	}
 	// The fields after the command, which is in parentheses and may hold spaces:
-	// state(3) ppid(4) pgrp(5) ... utime(14) stime(15).
+	// state(3) ppid(4) pgrp(5) ... utime(14) stime(15) ... starttime(22).
 	s := string(data)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
+	if len(f) < 20 {
 		return Stat{}, fmt.Errorf("/proc/%d/stat: %d fields after the command", pid, len(f))
 	}
 	st := Stat{PID: pid}
 	var utime, stime uint64
 	for _, parse := range []error{
 		atoi(f[1], &st.PPID), atoi(f[2], &st.PGRP),
-		parseUint(f[11], &utime), parseUint(f[12], &stime),
+		parseUint(f[11], &utime), parseUint(f[12], &stime), parseUint(f[19], &st.Start),
 	} {
 		if parse != nil {
 			return Stat{}, fmt.Errorf("/proc/%d/stat: %w", pid, parse)

@@ -2,6 +2,7 @@ package procstat
 
 import (
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 )
@@ -27,6 +28,19 @@ func TestReadsThisProcess(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("All() lacks this process among %d", len(all))
+	}
+	time.Sleep(30 * time.Millisecond) // three clock ticks
+	child := exec.Command("sleep", "10")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+	later, err := Read(child.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Start == 0 || later.Start <= st.Start || later.PPID != os.Getpid() {
+		t.Fatalf("a child started after this process (%d) read as started at %d, by %d", st.Start, later.Start, later.PPID)
 	}
 }
 
