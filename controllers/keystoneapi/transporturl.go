@@ -3,6 +3,7 @@ package keystoneapi
 import (
 	"context"
 	"fmt"
+	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
@@ -19,6 +20,13 @@ const (
 	transportURLKey = "transport_url"
 	quorumQueuesKey = "quorumqueues"
 )
+
+// SecretRecheckInterval is how soon a KeystoneAPI looks again for the Secret its
+// TransportURL names and the cache lacks. The Secret's own event wakes it by name
+// (inputSecrets, from status.transportURLSecret), unless that event reached the cache
+// before the status that names it: infra-operator writes the Secret just before the
+// TransportURL's status, and this look is what is left then.
+const SecretRecheckInterval = 5 * time.Second
 
 // TransportURLName is the TransportURL of a KeystoneAPI's notifications, named as
 // keystone-operator names it.
@@ -51,6 +59,9 @@ func (r *Reconciler) reconcileNotifications(ctx context.Context, s *scope) (ctrl
 	var secret *corev1.Secret
 	var problem string
 	if tu.Status.SecretName != "" {
+		// Recorded before the Secret is found, as keystone-operator does: the Secret's
+		// events wake this KeystoneAPI by that name.
+		api.Status.TransportURLSecret = tu.Status.SecretName
 		var err error
 		if secret, problem, err = r.secretWithKeys(ctx, api.Namespace, tu.Status.SecretName, transportURLKey); err != nil {
 			return ctrl.Result{}, err
@@ -58,11 +69,13 @@ func (r *Reconciler) reconcileNotifications(ctx context.Context, s *scope) (ctrl
 	}
 	v := transportURLVerdict(tu, api.NotificationsCluster(), problem)
 	if s.round.Apply(step, v); !v.True {
+		if problem != "" {
+			return ctrl.Result{RequeueAfter: SecretRecheckInterval}, nil
+		}
 		return ctrl.Result{}, nil
 	}
 	s.transportURL = string(secret.Data[transportURLKey])
 	s.quorumQueues = string(secret.Data[quorumQueuesKey]) == "true"
-	api.Status.TransportURLSecret = tu.Status.SecretName
 	return ctrl.Result{}, nil
 }
 

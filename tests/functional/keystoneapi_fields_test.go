@@ -508,6 +508,29 @@ var _ = Describe("KeystoneAPI notifications", func() {
 			"notifications go to RabbitMQ cluster rabbitmq through TransportURL keystone-keystone-transport"))
 		Expect(config(Default)).To(ContainSubstring("[oslo_messaging_notifications]\ndriver = messagingv2\n"))
 	})
+
+	It("waits for the Secret its TransportURL names, and goes on when it comes", func() {
+		key := createWithoutDatabase(keystoneAPI(ns))
+		markDatabaseReady(ns, galera)
+		tuKey := types.NamespacedName{Namespace: ns, Name: "keystone-keystone-transport"}
+		secretName := "rabbitmq-transport-url-" + tuKey.Name
+		tu := &rabbitmqv1.TransportURL{}
+		markReady(tu, &tu.Status.Conditions, tuKey)
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, tuKey, tu)).To(Succeed())
+			tu.Status.SecretName = secretName
+			g.Expect(k8sClient.Status().Update(ctx, tu)).To(Succeed())
+		}).Should(Succeed())
+		expectConditions(key, condition{"RabbitMqTransportURLReady", "False", "DependencyNotFound", "Warning"})
+		Expect(message(key, "RabbitMqTransportURLReady")).To(Equal(
+			"TransportURL keystone-keystone-transport: secret " + secretName + " not found"))
+		Expect(getAPI(key)(Default).Status.TransportURLSecret).To(Equal(secretName),
+			"recorded before the Secret exists, as keystone-operator does: the Secret's events wake the KeystoneAPI by it")
+
+		By("infra-operator's Secret comes: nothing else changes, and the KeystoneAPI goes on")
+		createSecret(ns, secretName, map[string]string{"transport_url": "rabbit://u:p@rabbitmq." + ns + ".svc:5672/?ssl=0"})
+		expectConditions(key, condition{"RabbitMqTransportURLReady", "True", "Ready", ""}, condition{"ServiceConfigReady", "True", "Ready", ""})
+	})
 })
 
 var _ = Describe("KeystoneAPI topologyRef", func() {
