@@ -115,7 +115,8 @@ e2e: manifests envtest node-bins cluster-deps $(KUTTL) ## Run the end-to-end sce
 	$(CLUSTER_ENV) PATH=$(ENVTEST_DIR):$$PATH hack/e2e.sh $(KUTTL) $(KUTTL_ARGS)
 
 .PHONY: bench
-bench: manifests envtest debian-deps ## Measure convergence and cost; writes BENCHMARKS.md (BENCH_RUN selects rows).
+bench: manifests envtest ## Measure convergence and cost; writes BENCHMARKS.md (BENCH_RUN selects rows).
+	$(if $(BENCH_RUN),$(if $(findstring Keystone,$(BENCH_RUN)),hack/debian-deps.sh keystone),hack/debian-deps.sh keystone)
 	go build -o $(LOCALBIN)/manager ./cmd
 	rm -f $(LOCALBIN)/bench-row7.json $(LOCALBIN)/bench-row10.json $(LOCALBIN)/bench-row11.json $(LOCALBIN)/bench-row12.json
 	$(if $(BENCH_RUN),,$(MAKE) bench-pods)

@@ -174,7 +174,7 @@ func TestConditionGaugesSharedAcrossScrapes(t *testing.T) {
 	formats := map[string]string{"text/plain; version=0.0.4": "text/plain", protobuf + "delimited": "encoding=delimited",
 		protobuf + "text": "encoding=text", protobuf + "compact-text": "encoding=compact-text"}
 	var wg sync.WaitGroup
-	errs := make(chan error, 5*len(formats))
+	errs := make(chan error, 4*(len(formats)+1))
 	for range 4 {
 		for accept, contentType := range formats {
 			wg.Go(func() { errs <- scrape(srv.URL, accept, contentType) })

@@ -24,8 +24,8 @@ type apiserverCounts struct {
 	// reads counts the GETs and LISTs of resources alike: not a WATCH, open for as long as
 	// its client keeps it, nor a GET of a path that names no resource (/readyz).
 	reads map[string]float64
-	// seconds sums the seconds spent answering requests, reads too but not WATCHes
-	// (apiserver_request_duration_seconds), by "VERB resource[/subresource]".
+	// seconds sums the seconds spent answering requests of resources, reads too but not
+	// WATCHes (apiserver_request_duration_seconds), by "VERB resource[/subresource]".
 	seconds map[string]float64
 }
 
@@ -47,7 +47,8 @@ func apiserverRequests(cfg *rest.Config) apiserverCounts {
 	}
 	for _, m := range families["apiserver_request_duration_seconds"].GetMetric() {
 		labels := labelsOf(m)
-		if labels["verb"] != "WATCH" { // a watch's duration is how long it stayed open
+		// A watch's duration is how long it stayed open.
+		if labels["verb"] != "WATCH" && labels["resource"] != "" {
 			c.seconds[labels["verb"]+" "+resourceOf(labels)] += m.GetHistogram().GetSampleSum()
 		}
 	}

@@ -22,10 +22,11 @@ func processCPU(pid int) time.Duration {
 
 // childrenNamed returns the pids of this process's children whose executable's base
 // name is one of names (envtest's etcd and kube-apiserver), by name: of several of one
-// name, the last started, the run's own. TestMain's control plane, idle while a run
-// measures its own, is a child too, and /proc lists processes in the order of their
-// pids as strings: taking the last listed measured TestMain's whenever its pid sorted
-// after the run's (9912 after 10240).
+// name, the last started (of two started in one clock tick, the larger pid), the run's
+// own. TestMain's control plane, idle while a run measures its own, is a child too, and
+// procstat.All lists processes as os.ReadDir sorts /proc, by name: taking the last
+// listed measured TestMain's whenever its pid sorted after the run's (9912 after
+// 10240).
 func childrenNamed(names ...string) map[string]int {
 	all, err := procstat.All()
 	must(err)
@@ -39,7 +40,8 @@ func childrenNamed(names ...string) map[string]int {
 			continue
 		}
 		name := filepath.Base(exe)
-		if _, seen := out[name]; slices.Contains(names, name) && (!seen || st.Start >= started[name]) {
+		pid, seen := out[name]
+		if slices.Contains(names, name) && (!seen || st.Start > started[name] || st.Start == started[name] && st.PID > pid) {
 			out[name], started[name] = st.PID, st.Start
 		}
 	}
