@@ -5,7 +5,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -85,25 +84,10 @@ func auditEvents(ctx context.Context, metricsURL string, namespaces []string, re
 // managerEventMetrics scrapes keystone_operator_events_pending and
 // keystone_operator_events_dropped_total from the manager at url.
 func managerEventMetrics(url string) (pending, dropped float64) {
-	pending = -1
-	for _, line := range strings.Split(scrape(url), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			continue
-		}
-		v, err := strconv.ParseFloat(f[1], 64)
-		if err != nil {
-			continue
-		}
-		switch f[0] {
-		case "keystone_operator_events_pending":
-			pending = v
-		case "keystone_operator_events_dropped_total":
-			dropped = v
-		}
-	}
-	if pending < 0 {
+	values := unlabelled(scrape(url))
+	pending, ok := values["keystone_operator_events_pending"]
+	if !ok {
 		panic(fmt.Sprintf("no keystone_operator_events_pending at %s", url))
 	}
-	return pending, dropped
+	return pending, values["keystone_operator_events_dropped_total"]
 }

@@ -290,22 +290,30 @@ func logClientRequests(t *testing.T, url string) {
 		}
 	}
 	t.Logf("the scrape held %d keystone_operator_condition series (%d bytes in all)", series, len(body))
+	values := unlabelled(body)
+	memstat := func(name string) string {
+		if bytes, ok := values["go_memstats_"+name+"_bytes"]; ok {
+			return fmt.Sprintf("%.0f MiB", bytes/(1<<20))
+		}
+		return "(not exported)"
+	}
 	t.Logf("the manager's memory at the scrape (go_memstats): heap in use %s, next collection at %s, heap from the system %s "+
-		"(%s of it released), all the Go runtime holds %s", memstat(body, "heap_inuse"), memstat(body, "next_gc"),
-		memstat(body, "heap_sys"), memstat(body, "heap_released"), memstat(body, "sys"))
+		"(%s of it released), all the Go runtime holds %s", memstat("heap_inuse"), memstat("next_gc"),
+		memstat("heap_sys"), memstat("heap_released"), memstat("sys"))
 }
 
-// memstat is the value of go_memstats_<name>_bytes on the metrics page body, in MiB.
-func memstat(body, name string) string {
-	prefix := "go_memstats_" + name + "_bytes "
+// unlabelled is the value of each series without labels on the metrics page body
+// ("name value" lines), by name.
+func unlabelled(body string) map[string]float64 {
+	values := map[string]float64{}
 	for _, line := range strings.Split(body, "\n") {
-		if v, ok := strings.CutPrefix(line, prefix); ok {
-			if bytes, err := strconv.ParseFloat(v, 64); err == nil {
-				return fmt.Sprintf("%.0f MiB", bytes/(1<<20))
+		if f := strings.Fields(line); len(f) == 2 {
+			if v, err := strconv.ParseFloat(f[1], 64); err == nil {
+				values[f[0]] = v
 			}
 		}
 	}
-	return "(not exported)"
+	return values
 }
 
 // scrape is the metrics page of the manager at url.
