@@ -12,7 +12,6 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +30,14 @@ type Server struct {
 	adminID  string
 	issued   []string // every token issued, in order
 	entities map[string]map[string]map[string]any
+	// indexed finds entities by the fields lookups filter on (indexedFields): kind, field,
+	// value, the IDs of the entities that had it when last stored (store). A lookup
+	// checks each one found against the filter, so an ID whose entity changed or went is
+	// passed over; every entity with the value is there.
+	indexed map[string]map[string]map[string][]string
+	// encoded is each entity's JSON as a listing shows it (no password), kept until it
+	// changes (store): a listing of every service is one per new registration.
+	encoded  map[string]map[string][]byte
 	assigned map[string]bool // project/user/role
 	requests map[string]int  // "METHOD /v3/kind" -> count
 	fault    func(http.ResponseWriter, *http.Request) bool
@@ -98,12 +105,18 @@ func CountingConnections(handler http.Handler, n *atomic.Int64) *httptest.Server
 // newServer is a fake Keystone's state, not yet served.
 func newServer(admin, password string) *Server {
 	s := &Server{tokens: map[string]string{}, assigned: map[string]bool{}, requests: map[string]int{},
-		entities: map[string]map[string]map[string]any{}}
+		entities: map[string]map[string]map[string]any{}, indexed: map[string]map[string]map[string][]string{},
+		encoded: map[string]map[string][]byte{}}
 	for _, k := range []string{Services, Endpoints, Projects, Users, Roles, Regions, AppCreds} {
 		s.entities[k] = map[string]map[string]any{}
+		s.encoded[k] = map[string][]byte{}
+		s.indexed[k] = map[string]map[string][]string{}
+		for _, f := range indexedFields {
+			s.indexed[k][f] = map[string][]string{}
+		}
 	}
 	// keystone-manage bootstrap's region.
-	s.entities[Regions]["regionOne"] = map[string]any{"id": "regionOne"}
+	s.store(Regions, map[string]any{"id": "regionOne"})
 	s.put(Projects, map[string]any{"name": "admin", "domain_id": "default"})
 	s.adminID = s.put(Users, map[string]any{"name": admin, "domain_id": "default", "password": password, "enabled": true})["id"].(string)
 	s.put(Roles, map[string]any{"name": "admin"})
@@ -115,18 +128,38 @@ func (s *Server) CAPEM() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
 }
 
+// put stores e, a new entity of kind, under a new ID.
 func (s *Server) put(kind string, e map[string]any) map[string]any {
 	s.nextID++
 	e["id"] = fmt.Sprintf("%s-%04d", kind[:len(kind)-1], s.nextID)
-	s.entities[kind][e["id"].(string)] = e
+	s.store(kind, e)
 	return e
+}
+
+// indexedFields are the fields find looks entities up by rather than reading every one:
+// a registration's lookups of its user by name and of its service's endpoints, at a
+// thousand of each.
+var indexedFields = []string{"name", "type", "service_id", "user_id"}
+
+// store keeps e, an entity of kind with its ID, new or just changed: every change of an
+// entity's fields is stored again, so that its index entries and its JSON follow. IDs
+// are not used twice (but a region's, its name, stored once), so an index lists each once.
+func (s *Server) store(kind string, e map[string]any) {
+	id := e["id"].(string)
+	s.entities[kind][id] = e
+	delete(s.encoded[kind], id)
+	for _, f := range indexedFields {
+		if v, ok := e[f].(string); ok && !slices.Contains(s.indexed[kind][f][v], id) {
+			s.indexed[kind][f][v] = append(s.indexed[kind][f][v], id)
+		}
+	}
 }
 
 // CreateRegion adds a region named id, as `openstack region create` does.
 func (s *Server) CreateRegion(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.entities[Regions][id] = map[string]any{"id": id}
+	s.store(Regions, map[string]any{"id": id})
 }
 
 // SetPassword sets the password of a user, by name.
@@ -136,6 +169,7 @@ func (s *Server) SetPassword(user, password string) {
 	for _, u := range s.entities[Users] {
 		if u["name"] == user {
 			u["password"] = password
+			s.store(Users, u)
 		}
 	}
 }
@@ -324,27 +358,80 @@ func (s *Server) same(k string, have, want any) bool {
 	return have == want
 }
 
+// find returns copies, without passwords, of the entities of kind whose fields match
+// (an empty string matches anything), by ID.
 func (s *Server) find(kind string, match map[string]any) []map[string]any {
 	var out []map[string]any
-	for _, e := range s.entities[kind] {
-		ok := true
-		for k, v := range match {
-			if v != "" && !s.same(k, e[k], v) {
-				ok = false
+	for _, id := range s.findIDs(kind, match) {
+		c := map[string]any{}
+		for k, v := range s.entities[kind][id] {
+			if k != "password" {
+				c[k] = v
 			}
 		}
-		if ok {
-			c := map[string]any{}
-			for k, v := range e {
-				if k != "password" {
-					c[k] = v
-				}
-			}
-			out = append(out, c)
+		out = append(out, c)
+	}
+	return out
+}
+
+// findIDs returns the IDs of the entities of kind whose fields match, sorted. It reads
+// the entities one field's index names when match has an indexed field (an ID, names
+// but when they are compared without case), else every entity of kind.
+func (s *Server) findIDs(kind string, match map[string]any) []string {
+	var candidates []string
+	indexed := false
+	if id, ok := match["id"].(string); ok && id != "" {
+		candidates, indexed = []string{id}, true
+	}
+	for _, f := range indexedFields {
+		if v, ok := match[f].(string); ok && v != "" && !indexed && !(f == "name" && s.foldNames) {
+			candidates, indexed = s.indexed[kind][f][v], true
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i]["id"].(string) < out[j]["id"].(string) })
+	if !indexed {
+		candidates = make([]string, 0, len(s.entities[kind]))
+		for id := range s.entities[kind] {
+			candidates = append(candidates, id)
+		}
+	}
+	var out []string
+	for _, id := range candidates {
+		e, ok := s.entities[kind][id]
+		if !ok {
+			continue
+		}
+		matches := true
+		for k, v := range match {
+			if v != "" && !s.same(k, e[k], v) {
+				matches = false
+				break
+			}
+		}
+		if matches {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
 	return out
+}
+
+// encode is the JSON of the entity of kind with ID id as a listing shows it: no password.
+func (s *Server) encode(kind, id string) []byte {
+	if b, ok := s.encoded[kind][id]; ok {
+		return b
+	}
+	c := map[string]any{}
+	for k, v := range s.entities[kind][id] {
+		if k != "password" {
+			c[k] = v
+		}
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		panic(err) // entities hold what JSON decoded
+	}
+	s.encoded[kind][id] = b
+	return b
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -421,16 +508,29 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, kind string) {
 			match[field] = v
 		}
 	}
-	found := s.find(kind, match)
-	if found == nil {
-		found = []map[string]any{} // Keystone answers an empty list, never null
-	}
-	body := map[string]any{kind: found, "links": map[string]any{"next": nil}}
-	if limit := s.limit; limit > 0 && len(found) > limit {
+	ids := s.findIDs(kind, match)
+	truncated := false
+	if limit := s.limit; limit > 0 && len(ids) > limit {
 		// As Keystone's [DEFAULT] list_limit cuts a list: the first entries, and a flag.
-		body[kind], body["truncated"] = found[:limit], true
+		ids, truncated = ids[:limit], true
 	}
-	writeJSON(w, http.StatusOK, body)
+	// Written from each entity's JSON as kept (encode): Keystone answers an empty list,
+	// never null.
+	body := []byte(`{"` + kind + `":[`)
+	for i, id := range ids {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, s.encode(kind, id)...)
+	}
+	body = append(body, `],"links":{"next":null}`...)
+	if truncated {
+		body = append(body, `,"truncated":true`...)
+	}
+	body = append(body, "}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 }
 
 func (s *Server) collection(w http.ResponseWriter, r *http.Request, kind string) {
@@ -487,6 +587,7 @@ func (s *Server) member(w http.ResponseWriter, r *http.Request, kind, id string)
 		if kind == Endpoints && body[singular]["region"] != nil {
 			e["region_id"] = e["region"]
 		}
+		s.store(kind, e)
 		writeJSON(w, http.StatusOK, map[string]any{singular: s.find(kind, map[string]any{"id": id})[0]})
 	case http.MethodDelete:
 		delete(s.entities[kind], id)

@@ -1,0 +1,196 @@
+package fakekeystone
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+)
+
+// call sends method path with body (nil for none) as the admin, and returns the answer's
+// status and decoded JSON body (nil for none).
+func call(t *testing.T, s *Server, token, method, path string, body any) (int, map[string]any) {
+	t.Helper()
+	var in io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.URL+path, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Auth-Token", token)
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s answered %q: %v", method, path, raw, err)
+		}
+	}
+	return resp.StatusCode, out
+}
+
+func login(t *testing.T, s *Server) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/v3/auth/tokens", bytes.NewReader([]byte(
+		`{"auth":{"identity":{"methods":["password"],"password":{"user":{"name":"admin","password":"pw"}}}}}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("login answered %d", resp.StatusCode)
+	}
+	return resp.Header.Get("X-Subject-Token")
+}
+
+// names lists the names of kind's entities a GET of path answers.
+func names(t *testing.T, s *Server, token, kind, path string) []string {
+	t.Helper()
+	code, body := call(t, s, token, http.MethodGet, path, nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s answered %d", path, code)
+	}
+	list, ok := body[kind].([]any)
+	if !ok {
+		t.Fatalf("GET %s: no list of %s in %v", path, kind, body)
+	}
+	out := []string{}
+	for _, e := range list {
+		entity := e.(map[string]any)
+		if _, ok := entity["password"]; ok {
+			t.Errorf("GET %s shows a password: %v", path, entity)
+		}
+		out = append(out, entity["name"].(string))
+	}
+	return out
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestLookupsFollowChanges: the lookups that read an index (by name, type, service) find
+// what a rename, a deletion, a cascade and a new entity left, as a reading of every
+// entity would, and listings show each entity as it is now.
+func TestLookupsFollowChanges(t *testing.T) {
+	s := New("admin", "pw")
+	defer s.Close()
+	token := login(t, s)
+	post := func(kind string, fields map[string]any) string {
+		t.Helper()
+		code, body := call(t, s, token, http.MethodPost, "/v3/"+kind, map[string]any{kind[:len(kind)-1]: fields})
+		if code != http.StatusCreated {
+			t.Fatalf("POST %s answered %d", kind, code)
+		}
+		return body[kind[:len(kind)-1]].(map[string]any)["id"].(string)
+	}
+	glance := post(Services, map[string]any{"name": "glance", "type": "image"})
+	post(Services, map[string]any{"name": "nova", "type": "compute"})
+	post(Endpoints, map[string]any{"service_id": glance, "interface": "public", "name": "glance-public"})
+	post(Users, map[string]any{"name": "glance", "domain_id": "default", "password": "secret"})
+
+	if got := names(t, s, token, Services, "/v3/services?type=image"); !equal(got, []string{"glance"}) {
+		t.Errorf("services of type image: %v", got)
+	}
+	if got := names(t, s, token, Users, "/v3/users?name=glance&domain_id=default"); !equal(got, []string{"glance"}) {
+		t.Errorf("users named glance: %v", got)
+	}
+
+	if code, _ := call(t, s, token, http.MethodPatch, "/v3/services/"+glance,
+		map[string]any{"service": map[string]any{"name": "glance2", "type": "image2"}}); code != http.StatusOK {
+		t.Fatalf("PATCH answered %d", code)
+	}
+	if got := names(t, s, token, Services, "/v3/services?name=glance"); len(got) != 0 {
+		t.Errorf("the old name still finds %v", got)
+	}
+	if got := names(t, s, token, Services, "/v3/services?type=image"); len(got) != 0 {
+		t.Errorf("the old type still finds %v", got)
+	}
+	if got := names(t, s, token, Services, "/v3/services?type=image2"); !equal(got, []string{"glance2"}) {
+		t.Errorf("the new type finds %v", got)
+	}
+	if got := names(t, s, token, Services, "/v3/services"); !equal(got, []string{"glance2", "nova"}) {
+		t.Errorf("every service, by ID, as now: %v", got)
+	}
+	if got := names(t, s, token, Endpoints, "/v3/endpoints?service_id="+glance); !equal(got, []string{"glance-public"}) {
+		t.Errorf("the service's endpoints: %v", got)
+	}
+
+	// A deletion takes the service, and its endpoints with it.
+	if code, _ := call(t, s, token, http.MethodDelete, "/v3/services/"+glance, nil); code != http.StatusNoContent {
+		t.Fatalf("DELETE answered %d", code)
+	}
+	if got := names(t, s, token, Services, "/v3/services?name=glance2"); len(got) != 0 {
+		t.Errorf("a deleted service is found: %v", got)
+	}
+	if got := names(t, s, token, Endpoints, "/v3/endpoints?service_id="+glance); len(got) != 0 {
+		t.Errorf("a deleted service's endpoints are found: %v", got)
+	}
+
+	// A new entity under a name another had is found, the other not.
+	post(Services, map[string]any{"name": "glance2", "type": "image"})
+	if got := s.List(Services, map[string]any{"name": "glance2"}); len(got) != 1 || got[0]["type"] != "image" {
+		t.Errorf("the new glance2: %v", got)
+	}
+
+	// Names compared without case, as on MariaDB: the index is not used, and finds them.
+	s.FoldNames()
+	if got := names(t, s, token, Users, "/v3/users?name=GLANCE"); !equal(got, []string{"glance"}) {
+		t.Errorf("users named GLANCE, without case: %v", got)
+	}
+
+	// A password set stays out of listings, and the listing is as it is now.
+	s.SetPassword("glance", "other")
+	if got := names(t, s, token, Users, "/v3/users"); !equal(got, []string{"admin", "glance"}) {
+		t.Errorf("users: %v", got)
+	}
+}
+
+// TestListLimit: a list longer than list_limit is cut to its first entries and says so;
+// one that fits says nothing.
+func TestListLimit(t *testing.T) {
+	s := New("admin", "pw")
+	defer s.Close()
+	token := login(t, s)
+	for _, name := range []string{"a", "b", "c"} {
+		s.Create(Services, map[string]any{"name": name, "type": name})
+	}
+	s.ListLimit(2)
+	_, body := call(t, s, token, http.MethodGet, "/v3/services", nil)
+	if body["truncated"] != true || len(body[Services].([]any)) != 2 {
+		t.Errorf("cut to 2 and truncated: %v", body)
+	}
+	_, body = call(t, s, token, http.MethodGet, "/v3/services?name=a", nil)
+	if _, ok := body["truncated"]; ok || len(body[Services].([]any)) != 1 {
+		t.Errorf("one, not truncated: %v", body)
+	}
+	if links, ok := body["links"].(map[string]any); !ok || links["next"] != nil {
+		t.Errorf("links.next null: %v", body)
+	}
+}
