@@ -18,8 +18,8 @@ import (
 // it lacks (an entity the round did not list) only makes the baseline differ from the
 // watch's look, which then runs the round again, as without a baseline.
 type Seen struct {
-	// group and user are what it keeps: the services of the type group, the users of
-	// the name (UserRecord's keys).
+	// group and user are what it keeps: the services of the type group
+	// (ServiceTypeGroup), the users of the name (UserRecord's key).
 	group, user string
 
 	mu       sync.Mutex
@@ -39,7 +39,7 @@ type Seen struct {
 // serviceUser: those of the services of serviceType's group (TypeRecord), among them the
 // service's, and of the user (UserRecord).
 func NewSeen(serviceType, serviceUser string) *Seen {
-	return &Seen{group: TypeRecord(serviceType), user: UserRecord(serviceUser),
+	return &Seen{group: ServiceTypeGroup(serviceType), user: UserRecord(serviceUser),
 		services: map[string]Service{}, users: map[string]User{}}
 }
 
@@ -86,36 +86,36 @@ func (s *Seen) WholeGroup() bool {
 func (s *Seen) sawServices(list []Service, listed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.spoiled = keep(s.services, list, s.group, func(svc Service) (string, string, string) {
-		return svc.ID, TypeRecord(svc.Type), svc.Type + " " + svc.Name + " " + serviceRecord(svc)
-	}, listed && s.listedServices, false) || s.spoiled
+	s.spoiled = keep(s.services, list, s.group, func(svc Service) (string, string) { return svc.ID, ServiceTypeGroup(svc.Type) },
+		func(svc Service) string { return svc.Type + " " + svc.Name + " " + serviceRecord(svc) },
+		listed && s.listedServices, false) || s.spoiled
 	s.listedServices = s.listedServices || listed
 }
 
 func (s *Seen) sawUsers(list []User, listed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.spoiled = keep(s.users, list, s.user, func(u User) (string, string, string) {
-		return u.ID, UserRecord(u.Name), u.Name + " " + userRecord(u)
-	}, listed && s.listedUsers, true) || s.spoiled
+	s.spoiled = keep(s.users, list, s.user, func(u User) (string, string) { return u.ID, UserRecord(u.Name) },
+		func(u User) string { return u.Name + " " + userRecord(u) }, listed && s.listedUsers, true) || s.spoiled
 	s.listedUsers = s.listedUsers || listed
 }
 
-// keep adds to kept (by ID) the entities of list whose key (of id, key, record) is
-// want, and tells whether one spoils what was seen: its record changed since kept, or it
-// is new since an earlier listing (newSpoils), or a second one where one is expected
-// (single: a user of a name).
-func keep[E any](kept map[string]E, list []E, want string, of func(E) (id, key, record string), newSpoils, single bool) bool {
+// keep adds to kept (by ID) the entities of list whose key (of: its ID and key) is want,
+// and tells whether one spoils what was seen: its record changed since kept, or it is
+// new since an earlier listing (newSpoils), or a second one where one is expected
+// (single: a user of a name). Only the kept ones' records are made: a listing of every
+// service holds a thousand others at scale.
+func keep[E any](kept map[string]E, list []E, want string, of func(E) (id, key string), record func(E) string,
+	newSpoils, single bool) bool {
 	spoiled := false
 	for _, e := range list {
-		id, key, record := of(e)
+		id, key := of(e)
 		if key != want {
 			continue
 		}
 		before, known := kept[id]
 		if known {
-			_, _, was := of(before)
-			spoiled = spoiled || was != record
+			spoiled = spoiled || record(before) != record(e)
 		} else {
 			spoiled = spoiled || newSpoils || single && len(kept) > 0
 		}

@@ -374,45 +374,45 @@ func (s *Server) find(kind string, match map[string]any) []map[string]any {
 	return out
 }
 
-// findIDs returns the IDs of the entities of kind whose fields match, sorted. It reads
-// the entities one field's index names when match has an indexed field (an ID, names
-// but when they are compared without case), else every entity of kind.
+// findIDs returns the IDs of the entities of kind whose fields match, sorted.
 func (s *Server) findIDs(kind string, match map[string]any) []string {
-	var candidates []string
-	indexed := false
-	if id, ok := match["id"].(string); ok && id != "" {
-		candidates, indexed = []string{id}, true
-	}
-	for _, f := range indexedFields {
-		if v, ok := match[f].(string); ok && v != "" && !indexed && !(f == "name" && s.foldNames) {
-			candidates, indexed = s.indexed[kind][f][v], true
-		}
-	}
-	if !indexed {
-		candidates = make([]string, 0, len(s.entities[kind]))
-		for id := range s.entities[kind] {
-			candidates = append(candidates, id)
-		}
-	}
 	var out []string
-	for _, id := range candidates {
-		e, ok := s.entities[kind][id]
-		if !ok {
-			continue
-		}
-		matches := true
-		for k, v := range match {
-			if v != "" && !s.same(k, e[k], v) {
-				matches = false
-				break
-			}
-		}
-		if matches {
+	for _, id := range s.candidates(kind, match) {
+		if e, ok := s.entities[kind][id]; ok && s.matches(e, match) {
 			out = append(out, id)
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// candidates are the IDs of the entities of kind that may match: the ones an indexed
+// field of match names (an ID; a name but when names are compared without case), else
+// every entity of kind. Some may have changed or gone since.
+func (s *Server) candidates(kind string, match map[string]any) []string {
+	if id, ok := match["id"].(string); ok && id != "" {
+		return []string{id}
+	}
+	for _, f := range indexedFields {
+		if v, ok := match[f].(string); ok && v != "" && (f != "name" || !s.foldNames) {
+			return s.indexed[kind][f][v]
+		}
+	}
+	all := make([]string, 0, len(s.entities[kind]))
+	for id := range s.entities[kind] {
+		all = append(all, id)
+	}
+	return all
+}
+
+// matches tells whether entity e's fields match (an empty string matches anything).
+func (s *Server) matches(e, match map[string]any) bool {
+	for k, v := range match {
+		if v != "" && !s.same(k, e[k], v) {
+			return false
+		}
+	}
+	return true
 }
 
 // encode is the JSON of the entity of kind with ID id as a listing shows it: no password.
@@ -530,7 +530,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, kind string) {
 	body = append(body, "}\n"...)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
+	_, _ = w.Write(body) //nolint:gosec // JSON of the fake's own entities, as application/json
 }
 
 func (s *Server) collection(w http.ResponseWriter, r *http.Request, kind string) {

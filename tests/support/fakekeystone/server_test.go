@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"testing"
 )
 
@@ -83,16 +84,12 @@ func names(t *testing.T, s *Server, token, kind, path string) []string {
 	return out
 }
 
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
+// expectNames checks that a GET of path lists kind's entities named want, in this order.
+func expectNames(t *testing.T, s *Server, token, kind, path, what string, want ...string) {
+	t.Helper()
+	if got := names(t, s, token, kind, path); !slices.Equal(got, append([]string{}, want...)) {
+		t.Errorf("%s: GET %s lists %v, want %v", what, path, got, want)
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestLookupsFollowChanges: the lookups that read an index (by name, type, service) find
@@ -115,43 +112,25 @@ func TestLookupsFollowChanges(t *testing.T) {
 	post(Endpoints, map[string]any{"service_id": glance, "interface": "public", "name": "glance-public"})
 	post(Users, map[string]any{"name": "glance", "domain_id": "default", "password": "secret"})
 
-	if got := names(t, s, token, Services, "/v3/services?type=image"); !equal(got, []string{"glance"}) {
-		t.Errorf("services of type image: %v", got)
-	}
-	if got := names(t, s, token, Users, "/v3/users?name=glance&domain_id=default"); !equal(got, []string{"glance"}) {
-		t.Errorf("users named glance: %v", got)
-	}
+	expectNames(t, s, token, Services, "/v3/services?type=image", "services of type image", "glance")
+	expectNames(t, s, token, Users, "/v3/users?name=glance&domain_id=default", "users named glance", "glance")
 
 	if code, _ := call(t, s, token, http.MethodPatch, "/v3/services/"+glance,
 		map[string]any{"service": map[string]any{"name": "glance2", "type": "image2"}}); code != http.StatusOK {
 		t.Fatalf("PATCH answered %d", code)
 	}
-	if got := names(t, s, token, Services, "/v3/services?name=glance"); len(got) != 0 {
-		t.Errorf("the old name still finds %v", got)
-	}
-	if got := names(t, s, token, Services, "/v3/services?type=image"); len(got) != 0 {
-		t.Errorf("the old type still finds %v", got)
-	}
-	if got := names(t, s, token, Services, "/v3/services?type=image2"); !equal(got, []string{"glance2"}) {
-		t.Errorf("the new type finds %v", got)
-	}
-	if got := names(t, s, token, Services, "/v3/services"); !equal(got, []string{"glance2", "nova"}) {
-		t.Errorf("every service, by ID, as now: %v", got)
-	}
-	if got := names(t, s, token, Endpoints, "/v3/endpoints?service_id="+glance); !equal(got, []string{"glance-public"}) {
-		t.Errorf("the service's endpoints: %v", got)
-	}
+	expectNames(t, s, token, Services, "/v3/services?name=glance", "the old name")
+	expectNames(t, s, token, Services, "/v3/services?type=image", "the old type")
+	expectNames(t, s, token, Services, "/v3/services?type=image2", "the new type", "glance2")
+	expectNames(t, s, token, Services, "/v3/services", "every service, by ID, as now", "glance2", "nova")
+	expectNames(t, s, token, Endpoints, "/v3/endpoints?service_id="+glance, "the service's endpoints", "glance-public")
 
 	// A deletion takes the service, and its endpoints with it.
 	if code, _ := call(t, s, token, http.MethodDelete, "/v3/services/"+glance, nil); code != http.StatusNoContent {
 		t.Fatalf("DELETE answered %d", code)
 	}
-	if got := names(t, s, token, Services, "/v3/services?name=glance2"); len(got) != 0 {
-		t.Errorf("a deleted service is found: %v", got)
-	}
-	if got := names(t, s, token, Endpoints, "/v3/endpoints?service_id="+glance); len(got) != 0 {
-		t.Errorf("a deleted service's endpoints are found: %v", got)
-	}
+	expectNames(t, s, token, Services, "/v3/services?name=glance2", "a deleted service")
+	expectNames(t, s, token, Endpoints, "/v3/endpoints?service_id="+glance, "a deleted service's endpoints")
 
 	// A new entity under a name another had is found, the other not.
 	post(Services, map[string]any{"name": "glance2", "type": "image"})
@@ -161,15 +140,11 @@ func TestLookupsFollowChanges(t *testing.T) {
 
 	// Names compared without case, as on MariaDB: the index is not used, and finds them.
 	s.FoldNames()
-	if got := names(t, s, token, Users, "/v3/users?name=GLANCE"); !equal(got, []string{"glance"}) {
-		t.Errorf("users named GLANCE, without case: %v", got)
-	}
+	expectNames(t, s, token, Users, "/v3/users?name=GLANCE", "users named GLANCE, without case", "glance")
 
 	// A password set stays out of listings, and the listing is as it is now.
 	s.SetPassword("glance", "other")
-	if got := names(t, s, token, Users, "/v3/users"); !equal(got, []string{"admin", "glance"}) {
-		t.Errorf("users: %v", got)
-	}
+	expectNames(t, s, token, Users, "/v3/users", "users", "admin", "glance")
 }
 
 // TestListLimit: a list longer than list_limit is cut to its first entries and says so;
