@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -311,11 +312,12 @@ func (s *Server) Marked(kind, name string) bool {
 	return false
 }
 
-// Create adds an entity, as another client of Keystone would.
+// Create adds an entity, as another client of Keystone would: a copy of fields, so that
+// the caller's later changes to its map do not reach it.
 func (s *Server) Create(kind string, fields map[string]any) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.put(kind, fields)["id"].(string)
+	return s.put(kind, maps.Clone(fields))["id"].(string)
 }
 
 // Delete removes an entity and what Keystone removes with it, as another client of

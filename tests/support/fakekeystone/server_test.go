@@ -147,8 +147,8 @@ func TestLookupsFollowChanges(t *testing.T) {
 	expectNames(t, s, token, Users, "/v3/users", "users", "admin", "glance")
 }
 
-// TestListLimit: a list longer than list_limit is cut to its first entries and says so;
-// one that fits says nothing.
+// TestListLimit: a list longer than list_limit is cut to its first entries by ID and
+// says so; one that fits, as long as the limit included, says nothing.
 func TestListLimit(t *testing.T) {
 	s := New("admin", "pw")
 	defer s.Close()
@@ -158,14 +158,45 @@ func TestListLimit(t *testing.T) {
 	}
 	s.ListLimit(2)
 	_, body := call(t, s, token, http.MethodGet, "/v3/services", nil)
-	if body["truncated"] != true || len(body[Services].([]any)) != 2 {
-		t.Errorf("cut to 2 and truncated: %v", body)
+	if body["truncated"] != true {
+		t.Errorf("3 services, a limit of 2: truncated: %v", body)
 	}
+	expectNames(t, s, token, Services, "/v3/services", "the first 2 by ID", "a", "b")
 	_, body = call(t, s, token, http.MethodGet, "/v3/services?name=a", nil)
 	if _, ok := body["truncated"]; ok || len(body[Services].([]any)) != 1 {
 		t.Errorf("one, not truncated: %v", body)
 	}
 	if links, ok := body["links"].(map[string]any); !ok || links["next"] != nil {
 		t.Errorf("links.next null: %v", body)
+	}
+	s.ListLimit(3)
+	if _, body = call(t, s, token, http.MethodGet, "/v3/services", nil); body["truncated"] != nil {
+		t.Errorf("as many as the limit: not truncated: %v", body)
+	}
+}
+
+// TestApplicationCredentialsByUser: a user's application credentials are found by the
+// user_id index, and go with their user; Create keeps a copy of what it is given.
+func TestApplicationCredentialsByUser(t *testing.T) {
+	s := New("admin", "pw")
+	defer s.Close()
+	fields := map[string]any{"name": "glance", "domain_id": "default", "password": "pw"}
+	user := s.Create(Users, fields)
+	fields["name"] = "changed by the caller"
+	if got := s.List(Users, map[string]any{"name": "glance"}); len(got) != 1 || got[0]["id"] != user {
+		t.Errorf("the user as created: %v", got)
+	}
+	other := s.Create(Users, map[string]any{"name": "nova", "domain_id": "default", "password": "pw"})
+	mine := s.Create(AppCreds, map[string]any{"user_id": user, "name": "one"})
+	s.Create(AppCreds, map[string]any{"user_id": other, "name": "two"})
+	if got := s.AppCredIDs("glance"); !slices.Equal(got, []string{mine}) {
+		t.Errorf("glance's credentials: %v, want [%s]", got, mine)
+	}
+	s.Delete(Users, user)
+	if got := s.List(AppCreds, map[string]any{"user_id": user}); len(got) != 0 {
+		t.Errorf("a deleted user's credentials are found: %v", got)
+	}
+	if got := s.List(AppCreds, map[string]any{"user_id": other}); len(got) != 1 {
+		t.Errorf("the other user's credential: %v", got)
 	}
 }
