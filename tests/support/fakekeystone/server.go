@@ -365,13 +365,7 @@ func (s *Server) same(k string, have, want any) bool {
 func (s *Server) find(kind string, match map[string]any) []map[string]any {
 	var out []map[string]any
 	for _, id := range s.findIDs(kind, match) {
-		c := map[string]any{}
-		for k, v := range s.entities[kind][id] {
-			if k != "password" {
-				c[k] = v
-			}
-		}
-		out = append(out, c)
+		out = append(out, without(s.entities[kind][id], "password"))
 	}
 	return out
 }
@@ -422,13 +416,7 @@ func (s *Server) encode(kind, id string) []byte {
 	if b, ok := s.encoded[kind][id]; ok {
 		return b
 	}
-	c := map[string]any{}
-	for k, v := range s.entities[kind][id] {
-		if k != "password" {
-			c[k] = v
-		}
-	}
-	b, err := json.Marshal(c)
+	b, err := json.Marshal(without(s.entities[kind][id], "password"))
 	if err != nil {
 		panic(err) // entities hold what JSON decoded
 	}
@@ -795,7 +783,7 @@ func (s *Server) appCreds(w http.ResponseWriter, r *http.Request, userID string,
 	case http.MethodGet:
 		list := []map[string]any{}
 		for _, ac := range s.find(AppCreds, map[string]any{"user_id": userID}) {
-			list = append(list, withoutSecret(ac))
+			list = append(list, without(ac, "secret"))
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"application_credentials": list, "links": map[string]any{"next": nil}})
 	case http.MethodPost:
@@ -846,7 +834,7 @@ func (s *Server) appCred(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	switch r.Method {
 	case http.MethodGet:
-		writeJSON(w, http.StatusOK, map[string]any{"application_credential": withoutSecret(ac)})
+		writeJSON(w, http.StatusOK, map[string]any{"application_credential": without(ac, "secret")})
 	case http.MethodDelete:
 		delete(s.entities[AppCreds], id)
 		w.WriteHeader(http.StatusNoContent)
@@ -909,10 +897,12 @@ func (s *Server) validAppCred(userID string, ac map[string]any) (int, string) {
 	return 0, ""
 }
 
-func withoutSecret(ac map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range ac {
-		if k != "secret" {
+// without is a copy of entity e without its field key: what Keystone never shows of it
+// (a user's password, an application credential's secret once created).
+func without(e map[string]any, key string) map[string]any {
+	out := make(map[string]any, len(e))
+	for k, v := range e {
+		if k != key {
 			out[k] = v
 		}
 	}
