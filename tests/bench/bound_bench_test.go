@@ -138,7 +138,7 @@ func bareRun(t *testing.T, root string, n, apis int, final *finalStates) (time.D
 	before := apiserverRequests(run.cfg)
 	cpu := cpuShares(pids)
 	start := time.Now()
-	profiled := profileAPIServer(run.cfg, ".bare")
+	profiled, benchProfiled := profileAPIServer(run.cfg, ".bare"), profileBench(".bare")
 	createAll(ctx, namespaces, n)
 	for ready.Count() < n {
 		if time.Since(start) > 10*time.Minute {
@@ -150,6 +150,7 @@ func bareRun(t *testing.T, root string, n, apis int, final *finalStates) (time.D
 	used, cpuSeconds := cpu()
 	after := apiserverRequests(run.cfg) // at the last Ready, as row 9's run reads its own
 	profiled()
+	benchProfiled()
 	t.Logf("bare client: all Ready in %.1f s; processor time meanwhile: %s", took.Seconds(), used)
 	t.Logf("bare client: mutating requests the API server answered meanwhile, per registration: %s",
 		perItem(after.writes, before.writes, n, ""))

@@ -176,7 +176,7 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 		// Each run overwrites it: the last run's.
 		managerProfiled = mgr.profile(profilePath, 25)
 	}
-	benchProfiled := profileBench()
+	benchProfiled := profileBench("")
 	createAll(ctx, namespaces, n)
 	created := time.Since(start)
 	// Watched, not listed: the harness's own load on the API server (which the
@@ -399,14 +399,15 @@ func saveProfile(path string, get func() (*http.Response, error)) func() {
 }
 
 // profileBench takes a processor profile of this process (the fake Keystone, the watch,
-// the creates) over the first 25 s of a run's convergence, when BENCH_PROCESS_PROFILE
-// names the file to write (each run overwrites it); the returned function waits for it.
-func profileBench() func() {
+// the creates; in row 13's run the bare client) over the first 25 s of a run's
+// convergence, when BENCH_PROCESS_PROFILE names the file to write (each run overwrites
+// it), that file with suffix appended; the returned function waits for it.
+func profileBench(suffix string) func() {
 	path := os.Getenv("BENCH_PROCESS_PROFILE")
 	if path == "" {
 		return func() {}
 	}
-	f, err := os.Create(path) //nolint:gosec // the file the user named in BENCH_PROCESS_PROFILE
+	f, err := os.Create(path + suffix) //nolint:gosec // the file the user named in BENCH_PROCESS_PROFILE
 	must(err)
 	must(pprof.StartCPUProfile(f))
 	end, done := make(chan struct{}), make(chan struct{})
