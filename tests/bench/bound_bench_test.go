@@ -81,7 +81,11 @@ func readFinalStates(ctx context.Context, namespaces []string) *finalStates {
 // returns the time from the first create until every registration was Ready, as row 9
 // measures it, and the processor time the API server, etcd and the bench process (the
 // bare client, its watch) used meanwhile.
-func bareRun(t *testing.T, root string, n, apis int, final *finalStates) (time.Duration, float64) {
+//
+// With load > 0, a process keeps that share of one processor busy meanwhile (startLoad):
+// row 9's manager's, which competes with the API server for the 2 cores as the bare
+// client does not. Its processor time is shown, not summed.
+func bareRun(t *testing.T, root string, n, apis int, final *finalStates, load float64) (time.Duration, cpuUse) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	run := newProcessRun(t, root, false)
@@ -136,33 +140,40 @@ func bareRun(t *testing.T, root string, n, apis int, final *finalStates) (time.D
 	pids["bench"] = os.Getpid() // the bare client, in the bench process
 	// Read before the processor time's window: reading it is not the run's work.
 	before := apiserverRequests(run.cfg)
+	who, suffix := "bare client", ".bare"
+	if load > 0 {
+		pid, stop := startLoad(load)
+		defer stop()
+		pids["load"] = pid
+		who, suffix = fmt.Sprintf("bare client beside a load of %.2f processors", load), ".bare-load"
+	}
 	cpu := cpuShares(pids)
 	start := time.Now()
-	profiled, benchProfiled := profileAPIServer(run.cfg, ".bare"), profileBench(".bare")
+	profiled, benchProfiled := profileAPIServer(run.cfg, suffix), profileBench(suffix)
 	createAll(ctx, namespaces, n)
 	for ready.Count() < n {
 		if time.Since(start) > 10*time.Minute {
-			t.Fatalf("bare client: only %d of %d registrations Ready after 10 minutes", ready.Count(), n)
+			t.Fatalf("%s: only %d of %d registrations Ready after 10 minutes", who, ready.Count(), n)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	took := time.Since(start)
-	used, cpuSeconds := cpu()
+	used := cpu()
 	after := apiserverRequests(run.cfg) // at the last Ready, as row 9's run reads its own
 	profiled()
 	benchProfiled()
-	t.Logf("bare client: all Ready in %.1f s; processor time meanwhile: %s", took.Seconds(), used)
-	t.Logf("bare client: mutating requests the API server answered meanwhile, per registration: %s",
+	t.Logf("%s: all Ready in %.1f s; processor time meanwhile: %s", who, took.Seconds(), used.text)
+	t.Logf("%s: mutating requests the API server answered meanwhile, per registration: %s", who,
 		perItem(after.writes, before.writes, n, ""))
-	t.Logf("bare client: seconds the API server spent answering them (latency, not processor time), per registration: %s",
+	t.Logf("%s: seconds the API server spent answering them (latency, not processor time), per registration: %s", who,
 		perItem(after.seconds, before.seconds, n, " s"))
-	t.Logf("bare client: reads the API server answered meanwhile, per registration: %s", perItem(after.reads, before.reads, n, ""))
+	t.Logf("%s: reads the API server answered meanwhile, per registration: %s", who, perItem(after.reads, before.reads, n, ""))
 	if err := w.failed.Load(); err != nil {
-		t.Fatalf("bare client: %v", *err)
+		t.Fatalf("%s: %v", who, *err)
 	}
 	cancel()
 	must(<-done)
-	return took, cpuSeconds
+	return took, used
 }
 
 // joinFloats formats xs with format, separated by commas.

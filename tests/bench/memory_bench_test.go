@@ -49,18 +49,32 @@ func TestMemory(t *testing.T) {
 	root, err := controlplane.RepoRoot()
 	must(err)
 	var rss, secs, bare, ratios, cpuRatios, viewWrites, changes, conflicts, holdConflicts []float64
+	var loaded, loadedRatios, loads, speedRatios, loadedSpeedRatios []float64
 	var missing, drained, eventsPer []float64
 	for r := 0; r < runs; r++ {
 		run := memoryRun(t, root, n, apis)
 		rss, secs = append(rss, run.rss), append(secs, run.converged.Seconds())
 		missing, drained = append(missing, float64(run.events.missing)), append(drained, run.events.drained.Seconds())
 		eventsPer = append(eventsPer, run.events.events/float64(n))
-		took, bareCPU := bareRun(t, root, n, apis, run.final)
+		took, bareCPU := bareRun(t, root, n, apis, run.final, 0)
 		bound := took.Seconds()
 		bare, ratios = append(bare, bound), append(ratios, run.converged.Seconds()/bound)
-		cpuRatios = append(cpuRatios, run.cpuSeconds/bareCPU)
+		cpuRatios = append(cpuRatios, run.cpu.seconds/bareCPU.seconds)
+		// In the host's speed of each: the time over the probe's.
+		speedRatios = append(speedRatios, ratios[r]*float64(bareCPU.probe)/float64(run.cpu.probe))
 		t.Logf("run %d: the bare client converged the same registrations in %.1f s: %.2f×; processor time %.1f s against "+
-			"the bare client's %.1f s: %.2f×", r+1, bound, ratios[r], run.cpuSeconds, bareCPU, cpuRatios[r])
+			"the bare client's %.1f s: %.2f×; the speed probe's work took %d µs against %d µs: %.2f× in the host's speed",
+			r+1, bound, ratios[r], run.cpu.seconds, bareCPU.seconds, cpuRatios[r], run.cpu.probe.Microseconds(),
+			bareCPU.probe.Microseconds(), speedRatios[r])
+		// The same again beside a load of the manager's processor share: what of the ratio
+		// is the 2 cores the manager shares with the API server, not the API server's work.
+		load := run.cpu.processors["manager"]
+		withLoad, loadCPU := bareRun(t, root, n, apis, run.final, load)
+		loads, loaded = append(loads, load), append(loaded, withLoad.Seconds())
+		loadedRatios = append(loadedRatios, run.converged.Seconds()/withLoad.Seconds())
+		loadedSpeedRatios = append(loadedSpeedRatios, loadedRatios[r]*float64(loadCPU.probe)/float64(run.cpu.probe))
+		t.Logf("run %d: beside a load of the manager's %.2f processors, the bare client converged them in %.1f s: %.2f× "+
+			"(%.2f× in the host's speed)", r+1, load, withLoad.Seconds(), loadedRatios[r], loadedSpeedRatios[r])
 		viewWrites, changes = append(viewWrites, run.apiStatusWrites), append(changes, run.stateChanges)
 		conflicts, holdConflicts = append(conflicts, run.apiStatusConflicts), append(holdConflicts, run.apiHoldConflicts)
 		t.Logf("run %d: %d registrations Ready in %.1f s; RSS %.0f MiB; %.0f KeystoneAPI status writes for %.0f registration "+
@@ -86,8 +100,14 @@ func TestMemory(t *testing.T) {
 			n, runs),
 			fmt.Sprintf("median %.2f× (operator median %.1f s, bare client median %.1f s; ratios %s); processor time of the "+
 				"API server, etcd, the manager or bare client, and the bench process (the fake Keystone, the watch) "+
-				"meanwhile: median %.2f× the bare client's (ratios %s): 2 cores stay busy in both", median(ratios),
-				median(secs), median(bare), joinFloats(ratios, "%.2f"), median(cpuRatios), joinFloats(cpuRatios, "%.2f")),
+				"meanwhile: median %.2f× the bare client's (ratios %s): 2 cores stay busy in both; in the host's speed "+
+				"during each (each time over a fixed work's processor time meanwhile): median %.2f× (ratios %s); the bare "+
+				"client beside a process that keeps the manager's processor share busy (median %.2f processors), which "+
+				"competes with the API server as the manager does: median %.2f× (median %.1f s; ratios %s; in the host's "+
+				"speed %s)", median(ratios),
+				median(secs), median(bare), joinFloats(ratios, "%.2f"), median(cpuRatios), joinFloats(cpuRatios, "%.2f"),
+				median(speedRatios), joinFloats(speedRatios, "%.2f"), median(loads), median(loadedRatios), median(loaded),
+				joinFloats(loadedRatios, "%.2f"), joinFloats(loadedSpeedRatios, "%.2f")),
 			"≤ 1.1×", "—", "make bench (BENCH_MEMORY=1 run)"},
 		{"9c", fmt.Sprintf("Events at scale: the conditions of row 9's %d KeystoneServices and %d KeystoneEndpoints that are not "+
 			"Unknown (each changed at least once, and is owed an Event) against the Events about them, once the manager has "+
@@ -117,9 +137,9 @@ func TestMemory(t *testing.T) {
 type memoryRunResult struct {
 	rss       float64       // the manager's RSS, MiB
 	converged time.Duration // from the first create until all are Ready
-	// cpuSeconds is the processor time the API server, etcd, the manager and the bench
-	// process (the fake Keystone, the watch) used meanwhile.
-	cpuSeconds float64
+	// cpu is the processor time the API server, etcd, the manager and the bench process
+	// (the fake Keystone, the watch) used meanwhile, and the host's speed.
+	cpu cpuUse
 	// apiStatusWrites and apiStatusConflicts are the KeystoneAPIs' successful and
 	// conflicted status writes meanwhile, apiHoldConflicts the conflicted finalizer
 	// patches the registrations made on them; stateChanges the registrations' state
@@ -190,7 +210,7 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	converged := time.Since(start)
 	// Read when the last is Ready, as the bare client's (row 13): what comes after (the
 	// views settling, the Events that waited) is not charged to the convergence.
-	used, cpuSeconds := cpu()
+	used := cpu()
 	atReady := apiserverRequests(cfg)
 	keystoneAtReady, connectionsAtReady := ks.Requests(), ks.Connections.Load()
 	// The consolidated view settles after the last Ready: wait until the KeystoneAPIs
@@ -202,7 +222,7 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 		time.Sleep(200 * time.Millisecond)
 	}
 	stateChanges := float64(ready.Changes())
-	t.Logf("created in %.1f s, all Ready in %.1f s; processor time meanwhile: %s", created.Seconds(), converged.Seconds(), used)
+	t.Logf("created in %.1f s, all Ready in %.1f s; processor time meanwhile: %s", created.Seconds(), converged.Seconds(), used.text)
 	after := apiserverRequests(cfg)
 	profiled() // after what the run is charged: a profile outlasting the convergence adds idle time
 	managerProfiled()
@@ -226,7 +246,7 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	t.Logf("Events: all posted %.1f s after the last registration was Ready; %.0f about the registrations (%.2f per "+
 		"registration), %.0f dropped; %d of their %d conditions not Unknown have none", events.drained.Seconds(), events.events,
 		events.events/float64(n), events.dropped, events.missing, events.conditions)
-	return memoryRunResult{rss: rss, events: events, converged: converged, cpuSeconds: cpuSeconds, apiStatusWrites: w.status,
+	return memoryRunResult{rss: rss, events: events, converged: converged, cpu: used, apiStatusWrites: w.status,
 		apiStatusConflicts: w.statusConflicts, apiHoldConflicts: w.otherConflicts, stateChanges: stateChanges,
 		final: readFinalStates(ctx, namespaces)}
 }

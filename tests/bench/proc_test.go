@@ -3,14 +3,19 @@
 package bench
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/keystone-stepwise/keystone-operator/tests/support/procstat"
+	"golang.org/x/sys/unix"
 )
 
 // processCPU returns the processor time (user and system) a process has used so far.
@@ -48,28 +53,127 @@ func childrenNamed(names ...string) map[string]int {
 	return out
 }
 
+// cpuUse is what cpuShares measured.
+type cpuUse struct {
+	text       string             // "kube-apiserver 30.1 s (1.02 processors), ...; 50.2 s in all (1.71 processors)"
+	seconds    float64            // the processes' processor time, summed
+	processors map[string]float64 // each one's processor time over the wall time
+	// probe is how long speedProbe's fixed work took, median, in processor time: how
+	// fast the host ran meanwhile.
+	probe time.Duration
+}
+
 // cpuShares measures the processor time each process uses between its creation and
-// the call of the function it returns, which describes it ("kube-apiserver 30.1 s, ...")
-// and returns their sum, in seconds.
-func cpuShares(pids map[string]int) func() (string, float64) {
+// the call of the function it returns, and the host's speed meanwhile (speedProbe). A
+// load (startLoad) is named but not summed: it stands for no work of the run.
+func cpuShares(pids map[string]int) func() cpuUse {
 	before := map[string]time.Duration{}
 	for name, pid := range pids {
 		before[name] = processCPU(pid)
 	}
+	probe := speedProbe()
 	start := time.Now()
-	return func() (string, float64) {
+	return func() cpuUse {
 		wall := time.Since(start)
+		use := cpuUse{processors: map[string]float64{}, probe: probe()}
 		var parts []string
-		total := 0.0
-		for _, name := range []string{"kube-apiserver", "etcd", "manager", "bench"} {
+		for _, name := range []string{"kube-apiserver", "etcd", "manager", "bench", "load"} {
 			pid, ok := pids[name]
 			if !ok {
 				continue
 			}
 			used := processCPU(pid) - before[name]
-			parts = append(parts, fmt.Sprintf("%s %.1f s (%.2f processors)", name, used.Seconds(), used.Seconds()/wall.Seconds()))
-			total += used.Seconds()
+			use.processors[name] = used.Seconds() / wall.Seconds()
+			parts = append(parts, fmt.Sprintf("%s %.1f s (%.2f processors)", name, used.Seconds(), use.processors[name]))
+			if name != "load" {
+				use.seconds += used.Seconds()
+			}
 		}
-		return fmt.Sprintf("%s; %.1f s in all (%.2f processors)", strings.Join(parts, ", "), total, total/wall.Seconds()), total
+		use.text = fmt.Sprintf("%s; %.1f s in all but the load (%.2f processors); the speed probe's work took %d µs",
+			strings.Join(parts, ", "), use.seconds, use.seconds/wall.Seconds(), use.probe.Microseconds())
+		return use
 	}
+}
+
+// loadEnv, in a process's environment, makes TestMain keep that share of one processor
+// busy until it is killed (keepBusy), rather than run the tests.
+const loadEnv = "BENCH_LOAD_PROCESSORS"
+
+// startLoad starts the test binary as a load that uses share of one processor
+// (keepBusy); stop kills it.
+func startLoad(share float64) (pid int, stop func()) {
+	self, err := os.Executable()
+	must(err)
+	cmd := exec.Command(self, "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%.3f", loadEnv, share), "GOMAXPROCS=1")
+	must(cmd.Start())
+	return cmd.Process.Pid, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+}
+
+// keepBusy uses share of one processor, for ever: it spins while the processor time it
+// has used is short of share of the time since it started, and sleeps while it is not.
+// Counted in processor time, not in time spun: a load preempted mid-spin would
+// otherwise use less than its share on a busy machine (0.22 processors of 0.36).
+func keepBusy(share string) {
+	f, err := strconv.ParseFloat(share, 64)
+	if err != nil || f <= 0 || f > 1 {
+		must(fmt.Errorf("%s=%q: want a share of one processor, in (0, 1]", loadEnv, share))
+	}
+	start, used := time.Now(), processCPU(os.Getpid())
+	for {
+		if processCPU(os.Getpid())-used < time.Duration(f*float64(time.Since(start))) {
+			for spin := time.Now(); time.Since(spin) < 200*time.Microsecond; {
+			}
+		} else {
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// speedProbe measures how fast the host's processors run until the function it returns
+// is called, which returns the median: every 200 ms a goroutine on a thread of its own
+// times a fixed piece of work (hashing, and reading memory at random, as a server does) in
+// that thread's processor time, which a preemption does not lengthen. On this project's
+// 2-core virtual machine, the API server's processor time for the same requests varied
+// 1.3× between runs minutes apart, the other processes' with it: the host, not the work.
+func speedProbe() func() time.Duration {
+	done, result := make(chan struct{}), make(chan time.Duration, 1)
+	go func() {
+		runtime.LockOSThread()
+		memory := make([]uint64, 1<<20) // 8 MiB, more than a core's cache
+		for i := range memory {
+			memory[i] = uint64(i) * 0x9e3779b97f4a7c15
+		}
+		block := make([]byte, 64<<10)
+		var samples []float64
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				result <- time.Duration(median(samples))
+				return
+			case <-tick.C:
+			}
+			before := threadCPU()
+			sum := sha256.Sum256(block)
+			x := uint64(sum[0]) | 1
+			for i := 0; i < 20000; i++ {
+				x ^= x << 13
+				x ^= x >> 7
+				x ^= x << 17
+				x += memory[x%uint64(len(memory))]
+			}
+			block[0] ^= sum[1] + byte(x&0xff)
+			samples = append(samples, float64(threadCPU()-before))
+		}
+	}()
+	return func() time.Duration { close(done); return <-result }
+}
+
+// threadCPU is the processor time the calling thread has used.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	must(unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts))
+	return time.Duration(ts.Nano())
 }
