@@ -147,7 +147,7 @@ func bareRun(t *testing.T, root string, n, apis int, final *finalStates, load fl
 		pids["load"] = pid
 		who, suffix = fmt.Sprintf("bare client beside a load of %.2f processors", load), ".bare-load"
 	}
-	cpu := cpuShares(pids)
+	cpu := cpuShares(t, pids)
 	start := time.Now()
 	profiled, benchProfiled := profileAPIServer(run.cfg, suffix), profileBench(suffix)
 	createAll(ctx, namespaces, n)
@@ -163,6 +163,9 @@ func bareRun(t *testing.T, root string, n, apis int, final *finalStates, load fl
 	profiled()
 	benchProfiled()
 	t.Logf("%s: all Ready in %.1f s; processor time meanwhile: %s", who, took.Seconds(), used.text)
+	if got := used.processors["load"]; load > 0 && got < 0.8*load {
+		t.Fatalf("%s: the load used only %.2f processors: the run is not beside the manager's share", who, got)
+	}
 	t.Logf("%s: mutating requests the API server answered meanwhile, per registration: %s", who,
 		perItem(after.writes, before.writes, n, ""))
 	t.Logf("%s: seconds the API server spent answering them (latency, not processor time), per registration: %s", who,

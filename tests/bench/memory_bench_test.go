@@ -187,7 +187,7 @@ func memoryRun(t *testing.T, root string, n, apis int) memoryRunResult {
 	pids["manager"], pids["bench"] = cmd.Process.Pid, os.Getpid()
 	// Read before the processor time's window: reading it is not the run's work.
 	before := apiserverRequests(cfg)
-	cpu := cpuShares(pids)
+	cpu := cpuShares(t, pids)
 	keystoneBefore, connectionsBefore := ks.Requests(), ks.Connections.Load()
 	start := time.Now()
 	profiled := profileAPIServer(cfg, "")

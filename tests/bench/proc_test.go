@@ -12,6 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
+	"testing"
 	"time"
 
 	"github.com/keystone-stepwise/keystone-operator/tests/support/procstat"
@@ -65,13 +68,15 @@ type cpuUse struct {
 
 // cpuShares measures the processor time each process uses between its creation and
 // the call of the function it returns, and the host's speed meanwhile (speedProbe). A
-// load (startLoad) is named but not summed: it stands for no work of the run.
-func cpuShares(pids map[string]int) func() cpuUse {
+// load (startLoad) is named but not summed: it stands for no work of the run. The probe
+// stops with the test if the function is not called.
+func cpuShares(t *testing.T, pids map[string]int) func() cpuUse {
 	before := map[string]time.Duration{}
 	for name, pid := range pids {
 		before[name] = processCPU(pid)
 	}
 	probe := speedProbe()
+	t.Cleanup(func() { probe() })
 	start := time.Now()
 	return func() cpuUse {
 		wall := time.Since(start)
@@ -100,44 +105,57 @@ func cpuShares(pids map[string]int) func() cpuUse {
 const loadEnv = "BENCH_LOAD_PROCESSORS"
 
 // startLoad starts the test binary as a load that uses share of one processor
-// (keepBusy); stop kills it.
+// (keepBusy); stop kills it. A bench killed by its timeout takes its load with it
+// (Pdeathsig; keepBusy also ends when its parent does).
 func startLoad(share float64) (pid int, stop func()) {
 	self, err := os.Executable()
 	must(err)
 	cmd := exec.Command(self, "-test.run=^$")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%.3f", loadEnv, share), "GOMAXPROCS=1")
+	cmd.Stderr = os.Stderr // a load refusing its share says why
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	must(cmd.Start())
 	return cmd.Process.Pid, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 }
 
-// keepBusy uses share of one processor, for ever: it spins while the processor time it
-// has used is short of share of the time since it started, and sleeps while it is not.
-// Counted in processor time, not in time spun: a load preempted mid-spin would
-// otherwise use less than its share on a busy machine (0.22 processors of 0.36).
+// keepBusy uses share of one processor until its parent ends: it spins while the
+// processor time it has used is short of share of the time since it started, and
+// sleeps while it is not. Counted in processor time, not in time spun: a load preempted
+// mid-spin would otherwise use less than its share on a busy machine (0.22 processors
+// of 0.36).
 func keepBusy(share string) {
 	f, err := strconv.ParseFloat(share, 64)
 	if err != nil || f <= 0 || f > 1 {
 		must(fmt.Errorf("%s=%q: want a share of one processor, in (0, 1]", loadEnv, share))
 	}
-	start, used := time.Now(), processCPU(os.Getpid())
-	for {
-		if processCPU(os.Getpid())-used < time.Duration(f*float64(time.Since(start))) {
+	parent, start, used := os.Getppid(), time.Now(), cpuClock(unix.CLOCK_PROCESS_CPUTIME_ID)
+	for os.Getppid() == parent {
+		if cpuClock(unix.CLOCK_PROCESS_CPUTIME_ID)-used < time.Duration(f*float64(time.Since(start))) {
 			for spin := time.Now(); time.Since(spin) < 200*time.Microsecond; {
 			}
 		} else {
 			time.Sleep(time.Millisecond)
 		}
 	}
+	os.Exit(0)
 }
 
 // speedProbe measures how fast the host's processors run until the function it returns
-// is called, which returns the median: every 200 ms a goroutine on a thread of its own
+// is first called, which returns the median (and the same on later calls): at once and
+// every 200 ms after, a goroutine on a thread of its own
 // times a fixed piece of work (hashing, and reading memory at random, as a server does) in
 // that thread's processor time, which a preemption does not lengthen. On this project's
 // 2-core virtual machine, the API server's processor time for the same requests varied
 // 1.3× between runs minutes apart, the other processes' with it: the host, not the work.
+// Its own work, about 0.02 processors, is the bench process's, in every run alike.
 func speedProbe() func() time.Duration {
 	done, result := make(chan struct{}), make(chan time.Duration, 1)
+	var once sync.Once
+	var took time.Duration
+	stop := func() time.Duration {
+		once.Do(func() { close(done); took = <-result })
+		return took
+	}
 	go func() {
 		runtime.LockOSThread()
 		memory := make([]uint64, 1<<20) // 8 MiB, more than a core's cache
@@ -148,14 +166,16 @@ func speedProbe() func() time.Duration {
 		var samples []float64
 		tick := time.NewTicker(200 * time.Millisecond)
 		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				result <- time.Duration(median(samples))
-				return
-			case <-tick.C:
+		for first := true; ; first = false {
+			if !first {
+				select {
+				case <-done:
+					result <- time.Duration(median(samples))
+					return
+				case <-tick.C:
+				}
 			}
-			before := threadCPU()
+			before := cpuClock(unix.CLOCK_THREAD_CPUTIME_ID)
 			sum := sha256.Sum256(block)
 			x := uint64(sum[0]) | 1
 			for i := 0; i < 20000; i++ {
@@ -165,15 +185,15 @@ func speedProbe() func() time.Duration {
 				x += memory[x%uint64(len(memory))]
 			}
 			block[0] ^= sum[1] + byte(x&0xff)
-			samples = append(samples, float64(threadCPU()-before))
+			samples = append(samples, float64(cpuClock(unix.CLOCK_THREAD_CPUTIME_ID)-before))
 		}
 	}()
-	return func() time.Duration { close(done); return <-result }
+	return stop
 }
 
-// threadCPU is the processor time the calling thread has used.
-func threadCPU() time.Duration {
+// cpuClock reads a processor-time clock: the calling thread's or process's.
+func cpuClock(clock int32) time.Duration {
 	var ts unix.Timespec
-	must(unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts))
+	must(unix.ClockGettime(clock, &ts))
 	return time.Duration(ts.Nano())
 }
