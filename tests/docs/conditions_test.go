@@ -6,11 +6,12 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/keystone-stepwise/keystone-operator/tests/support/controlplane"
 )
 
 // TestConditionsDocumented: every condition type and reason the API declares
@@ -108,14 +109,13 @@ func fromLibCommon(values []ast.Expr) bool {
 	return len(values) > 0
 }
 
-// moduleDir is where the module path is in the module cache, as go list says.
-func moduleDir(t *testing.T, root, path string) string {
+// moduleDir is where the module path is in the module cache, at the version the module
+// in dir requires (controlplane.ModuleDir, which downloads it).
+func moduleDir(t *testing.T, dir, path string) string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", path)
-	cmd.Dir = root
-	out, err := cmd.Output()
+	got, err := controlplane.ModuleDir(dir, path)
 	if err != nil {
-		t.Fatalf("go list -m %s: %v", path, err)
+		t.Fatal(err)
 	}
-	return strings.TrimSpace(string(out))
+	return got
 }

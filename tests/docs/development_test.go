@@ -1,10 +1,8 @@
 package docs
 
 import (
-	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -49,27 +47,12 @@ func TestMakeTestPackagesListed(t *testing.T) {
 
 // TestUpstreamColumnsNamed: where the README shows kubectl get's columns, it names the
 // ones keystone-operator's CRD files show instead (openstack-operator installs those),
-// read from those files as the conformance module pins them. Downloaded, not listed: on a
-// machine whose module cache lacks it, go list names no directory (the conformance
-// suite, which downloads it, runs after this package in make test). The conformance
-// module's go.sum holds its sum, so the checksum database, which lacks it, is not asked.
+// read from those files as the conformance module pins them (downloaded: make test runs
+// this package before the conformance suite).
 func TestUpstreamColumnsNamed(t *testing.T) {
 	root := repoRoot(t)
-	cmd := exec.Command("go", "mod", "download", "-json", "github.com/openstack-k8s-operators/keystone-operator/api")
-	cmd.Dir = filepath.Join(root, "tests", "conformance")
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {
-			stderr = exit.Stderr
-		}
-		t.Fatalf("downloading keystone-operator's api module: %v: %s%s", err, out, stderr)
-	}
-	var module struct{ Dir string }
-	if err := yaml.Unmarshal(out, &module); err != nil || module.Dir == "" {
-		t.Fatalf("go mod download -json named no directory (%v): %s", err, out)
-	}
-	data, err := os.ReadFile(filepath.Join(module.Dir, "bases", "keystone.openstack.org_keystoneapis.yaml"))
+	dir := moduleDir(t, filepath.Join(root, "tests", "conformance"), "github.com/openstack-k8s-operators/keystone-operator/api")
+	data, err := os.ReadFile(filepath.Join(dir, "bases", "keystone.openstack.org_keystoneapis.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

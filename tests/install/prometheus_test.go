@@ -58,15 +58,11 @@ var (
 // cache keeps it) and returns its ServiceMonitor and PrometheusRule CRD files.
 func prometheusOperatorCRDs(t *testing.T) []string {
 	t.Helper()
-	out, err := exec.Command("go", "mod", "download", "-json", prometheusOperator).Output()
+	module, err := controlplane.ModuleDir(".", prometheusOperator)
 	if err != nil {
-		t.Fatalf("go mod download %s: %v", prometheusOperator, err)
+		t.Fatal(err)
 	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		t.Fatalf("go mod download %s printed no directory: %v: %s", prometheusOperator, err, out)
-	}
-	dir := filepath.Join(mod.Dir, "example", "prometheus-operator-crd")
+	dir := filepath.Join(module, "example", "prometheus-operator-crd")
 	return []string{filepath.Join(dir, "monitoring.coreos.com_servicemonitors.yaml"), filepath.Join(dir, "monitoring.coreos.com_prometheusrules.yaml")}
 }
 

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -53,13 +54,10 @@ func CRDPaths(root string) ([]string, error) {
 	for _, dep := range dependencyCRDs {
 		dir, ok := dirs[dep[0]]
 		if !ok {
-			cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", dep[0])
-			cmd.Dir = root
-			out, err := cmd.Output()
-			if err != nil {
-				return nil, fmt.Errorf("locating module %s (run 'go mod download'): %w", dep[0], err)
+			var err error
+			if dir, err = ModuleDir(root, dep[0]); err != nil {
+				return nil, err
 			}
-			dir = strings.TrimSpace(string(out))
 			dirs[dep[0]] = dir
 		}
 		paths = append(paths, filepath.Join(dir, dep[1]))
@@ -202,4 +200,28 @@ func Kustomize(t Ender, root string) string {
 		Unavailable(t, &MissingError{What: "kustomize", Run: "make " + filepath.Join("bin", "kustomize-<version>")})
 	}
 	return built[len(built)-1]
+}
+
+// ModuleDir returns where the module path, at the version the module in dir requires,
+// is in the module cache, downloading it first (go mod download -json): go list -m names
+// no directory for a module the cache lacks yet, as on a fresh machine.
+func ModuleDir(dir, path string) (string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", path)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {
+			stderr = exit.Stderr
+		}
+		return "", fmt.Errorf("go mod download %s: %w: %s%s", path, err, out, stderr)
+	}
+	var module struct{ Dir string }
+	if err := json.Unmarshal(out, &module); err != nil {
+		return "", fmt.Errorf("go mod download %s: %w: %s", path, err, out)
+	}
+	if module.Dir == "" {
+		return "", fmt.Errorf("go mod download %s named no directory: %s", path, out)
+	}
+	return module.Dir, nil
 }
