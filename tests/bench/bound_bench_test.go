@@ -80,7 +80,7 @@ func readFinalStates(ctx context.Context, namespaces []string) *finalStates {
 // operator's rate limits (manager.RateLimited: 200 requests a second, burst 400). It
 // returns the time from the first create until every registration was Ready, as row 9
 // measures it, and the processor time the API server, etcd and the bench process (the
-// bare client, its watch) used meanwhile.
+// bare client, its watch) used meanwhile, with the host's speed (cpuUse).
 //
 // With load > 0, a process keeps that share of one processor busy meanwhile (startLoad):
 // row 9's manager's, which competes with the API server for the 2 cores as the bare

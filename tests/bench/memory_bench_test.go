@@ -60,8 +60,7 @@ func TestMemory(t *testing.T) {
 		bound := took.Seconds()
 		bare, ratios = append(bare, bound), append(ratios, run.converged.Seconds()/bound)
 		cpuRatios = append(cpuRatios, run.cpu.seconds/bareCPU.seconds)
-		// In the host's speed of each: the time over the probe's.
-		speedRatios = append(speedRatios, ratios[r]*float64(bareCPU.probe)/float64(run.cpu.probe))
+		speedRatios = append(speedRatios, inHostSpeed(ratios[r], run.cpu, bareCPU))
 		t.Logf("run %d: the bare client converged the same registrations in %.1f s: %.2f×; processor time %.1f s against "+
 			"the bare client's %.1f s: %.2f×; the speed probe's work took %d µs against %d µs: %.2f× in the host's speed",
 			r+1, bound, ratios[r], run.cpu.seconds, bareCPU.seconds, cpuRatios[r], run.cpu.probe.Microseconds(),
@@ -72,7 +71,7 @@ func TestMemory(t *testing.T) {
 		withLoad, loadCPU := bareRun(t, root, n, apis, run.final, load)
 		loads, loaded = append(loads, load), append(loaded, withLoad.Seconds())
 		loadedRatios = append(loadedRatios, run.converged.Seconds()/withLoad.Seconds())
-		loadedSpeedRatios = append(loadedSpeedRatios, loadedRatios[r]*float64(loadCPU.probe)/float64(run.cpu.probe))
+		loadedSpeedRatios = append(loadedSpeedRatios, inHostSpeed(loadedRatios[r], run.cpu, loadCPU))
 		t.Logf("run %d: beside a load of the manager's %.2f processors, the bare client converged them in %.1f s: %.2f× "+
 			"(%.2f× in the host's speed)", r+1, load, withLoad.Seconds(), loadedRatios[r], loadedSpeedRatios[r])
 		viewWrites, changes = append(viewWrites, run.apiStatusWrites), append(changes, run.stateChanges)
@@ -131,6 +130,12 @@ func TestMemory(t *testing.T) {
 	must(err)
 	must(os.WriteFile(filepath.Join(root, memoryRowFile), data, 0o600)) //nolint:gosec // the repository's own bin/
 	t.Logf("row 7: %s; row 9: %s", out[0][2], out[1][2])
+}
+
+// inHostSpeed turns a ratio of two runs' times into one of their times in the host's
+// speed during each: each time over the speed probe's.
+func inHostSpeed(ratio float64, run, against cpuUse) float64 {
+	return ratio * float64(against.probe) / float64(run.probe)
 }
 
 // memoryRunResult is what one memory run measured.

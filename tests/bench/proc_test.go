@@ -58,7 +58,7 @@ func childrenNamed(names ...string) map[string]int {
 
 // cpuUse is what cpuShares measured.
 type cpuUse struct {
-	text       string             // "kube-apiserver 30.1 s (1.02 processors), ...; 50.2 s in all (1.71 processors)"
+	text       string             // "kube-apiserver 30.1 s (1.02 processors), ...; 50.2 s in all but the load (1.71 processors); the speed probe's work took 3210 µs"
 	seconds    float64            // the processes' processor time, summed
 	processors map[string]float64 // each one's processor time over the wall time
 	// probe is how long speedProbe's fixed work took, median, in processor time: how
@@ -101,7 +101,7 @@ func cpuShares(t *testing.T, pids map[string]int) func() cpuUse {
 }
 
 // loadEnv, in a process's environment, makes TestMain keep that share of one processor
-// busy until it is killed (keepBusy), rather than run the tests.
+// busy until it is killed or its parent ends (keepBusy), rather than run the tests.
 const loadEnv = "BENCH_LOAD_PROCESSORS"
 
 // startLoad starts the test binary as a load that uses share of one processor
