@@ -6,11 +6,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/keystone-stepwise/keystone-operator/internal/permissions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/retry"
@@ -74,14 +76,14 @@ func change(ctx context.Context, c client.Client, obj client.Object, edit func(c
 			}
 		}
 		first = false
-		base := obj.DeepCopyObject().(client.Object)
+		base := metadataOf(obj)
 		if !edit(obj) {
 			return nil
 		}
 		if !patch {
 			return updateFinalizers(ctx, c, obj)
 		}
-		err := c.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		err := patchMetadata(ctx, c, base, obj)
 		if apierrors.IsForbidden(err) {
 			patch = false
 			err = updateFinalizers(ctx, c, obj)
@@ -91,6 +93,37 @@ func change(ctx context.Context, c client.Client, obj client.Object, edit func(c
 	if err != nil {
 		return fmt.Errorf("patching the finalizers of %s: %w", obj.GetName(), err)
 	}
+	return nil
+}
+
+// metadataOf is a copy of what change edits of obj (its finalizers and annotations),
+// with what names it and the resourceVersion that locks a patch of them.
+func metadataOf(obj client.Object) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: obj.GetName(),
+		ResourceVersion: obj.GetResourceVersion(), Finalizers: slices.Clone(obj.GetFinalizers()),
+		Annotations: maps.Clone(obj.GetAnnotations())}}
+}
+
+// patchMetadata patches what change edited of obj since base (finalizers, annotations)
+// as a merge patch locked on base's resourceVersion, built from the metadata alone, and
+// asks for the metadata back, not the object (the metadata client's as=PartialObjectMetadata):
+// neither side encodes nor decodes the whole object, a KeystoneAPI with its status and
+// a finalizer per registration among them. The lock makes the rest of obj what the API
+// server holds, so obj takes the resourceVersion, finalizers and annotations it answers.
+func patchMetadata(ctx context.Context, c client.Client, base *metav1.PartialObjectMetadata, obj client.Object) error {
+	gvk, err := c.GroupVersionKindFor(obj)
+	if err != nil {
+		return err
+	}
+	edited := metadataOf(obj)
+	base.SetGroupVersionKind(gvk)
+	edited.SetGroupVersionKind(gvk)
+	if err := c.Patch(ctx, edited, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	obj.SetResourceVersion(edited.ResourceVersion)
+	obj.SetFinalizers(edited.Finalizers)
+	obj.SetAnnotations(edited.Annotations)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package finalizers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -86,6 +87,46 @@ func TestAddRecordingWritesAnnotationsOnlyWithTheFinalizer(t *testing.T) {
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "s"}, got)).To(Succeed())
 	g.Expect(got.Annotations).To(HaveKeyWithValue("record", "first"), "an object with the finalizer is left as it is")
 	g.Expect(patches).To(Equal(1))
+}
+
+// TestAddPatchesMetadataOnly: the finalizer and the record travel as a patch of the
+// metadata, locked on the version read, answered with the metadata alone; the object
+// takes the version the API server answers, and the rest of it stays as read.
+func TestAddPatchesMetadataOnly(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	var sent []byte
+	var asked client.Object
+	var kind string
+	c := fake.NewClientBuilder().WithObjects(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s"},
+		Data: map[string][]byte{"password": []byte("12345678")}}).
+		WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			asked, kind = obj, obj.GetObjectKind().GroupVersionKind().Kind
+			var err error
+			sent, err = patch.Data(obj)
+			g.Expect(err).NotTo(HaveOccurred())
+			return c.Patch(ctx, obj, patch, opts...)
+		}}).Build()
+	obj := &corev1.Secret{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "s"}, obj)).To(Succeed())
+	read := obj.ResourceVersion
+	g.Expect(AddRecording(ctx, c, obj, Domain+"/mine", map[string]string{"record": "first"})).To(Succeed())
+
+	g.Expect(asked).To(BeAssignableToTypeOf(&metav1.PartialObjectMetadata{}), "the metadata is asked for, not the Secret")
+	g.Expect(kind).To(Equal("Secret"))
+	var patch map[string]any
+	g.Expect(json.Unmarshal(sent, &patch)).To(Succeed())
+	g.Expect(patch).To(Equal(map[string]any{"metadata": map[string]any{"resourceVersion": read,
+		"finalizers": []any{Domain + "/mine"}, "annotations": map[string]any{"record": "first"}}}), "the change and its lock, nothing else")
+
+	got := &corev1.Secret{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "s"}, got)).To(Succeed())
+	g.Expect(obj.ResourceVersion).To(Equal(got.ResourceVersion), "the version the write left")
+	g.Expect(obj.ResourceVersion).NotTo(Equal(read))
+	g.Expect(obj.Finalizers).To(Equal(got.Finalizers))
+	g.Expect(obj.Annotations).To(Equal(got.Annotations))
+	g.Expect(obj.Data).To(Equal(got.Data))
+	g.Expect(got.Data).To(HaveKeyWithValue("password", []byte("12345678")), "the rest of the object is not written")
 }
 
 // TestAddFallsBackToUpdate: where patch is forbidden (openstack-operator's RBAC for
