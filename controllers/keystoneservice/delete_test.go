@@ -41,7 +41,7 @@ func TestReleaseIsRetried(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(api, svc).WithStatusSubresource(svc).
 		WithInterceptorFuncs(interceptor.Funcs{
 			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-				// The finalizers are patched as metadata (finalizers.Add): the kind tells the KeystoneAPI.
+				// The release is a patch of the metadata (finalizers.Remove): the kind tells the KeystoneAPI's.
 				if gvk, _ := c.GroupVersionKindFor(obj); gvk.Kind == "KeystoneAPI" && refusals > 0 {
 					refusals--
 					return errors.New("the API server is unavailable")

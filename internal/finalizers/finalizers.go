@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -105,26 +107,60 @@ func metadataOf(obj client.Object) *metav1.PartialObjectMetadata {
 }
 
 // patchMetadata patches what change edited of obj since base (finalizers, annotations)
-// as a merge patch locked on base's resourceVersion, built from the metadata alone, and
-// asks for the metadata back, not the object (the metadata client's as=PartialObjectMetadata):
-// neither side encodes nor decodes the whole object, a KeystoneAPI with its status and
-// a finalizer per registration among them. The lock makes the rest of obj what the API
-// server holds, so obj takes the resourceVersion, finalizers and annotations it answers.
+// as a merge patch of those fields alone, locked on base's resourceVersion, and asks
+// for the metadata back, not the object (the metadata client's as=PartialObjectMetadata):
+// the client neither encodes nor decodes the whole object (a KeystoneAPI with its status
+// and a finalizer per registration among them), and the API server does not encode it
+// in its answer. Locked, the patch applied to the object as obj has it, so obj takes the
+// resourceVersion, finalizers and annotations answered. Where the answer shows another
+// generation (the API server changed the spec in the same write: a mutating webhook,
+// pruning by the installed schema), obj keeps the version it was read at: the round's
+// next locked write conflicts, and the round runs again on the object as it is now, as
+// it does on a spec written meanwhile.
 func patchMetadata(ctx context.Context, c client.Client, base *metav1.PartialObjectMetadata, obj client.Object) error {
 	gvk, err := c.GroupVersionKindFor(obj)
 	if err != nil {
 		return err
 	}
 	edited := metadataOf(obj)
-	base.SetGroupVersionKind(gvk)
 	edited.SetGroupVersionKind(gvk)
-	if err := c.Patch(ctx, edited, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+	data, err := json.Marshal(map[string]any{"metadata": metadataPatch(base, edited)})
+	if err != nil {
 		return err
 	}
-	obj.SetResourceVersion(edited.ResourceVersion)
+	if err := c.Patch(ctx, edited, client.RawPatch(types.MergePatchType, data)); err != nil {
+		return err
+	}
+	if edited.Generation == obj.GetGeneration() {
+		obj.SetResourceVersion(edited.ResourceVersion)
+	}
 	obj.SetFinalizers(edited.Finalizers)
 	obj.SetAnnotations(edited.Annotations)
 	return nil
+}
+
+// metadataPatch is the merge patch of the metadata that takes base's finalizers and
+// annotations to edited's, with base's resourceVersion as its lock.
+func metadataPatch(base, edited *metav1.PartialObjectMetadata) map[string]any {
+	patch := map[string]any{"resourceVersion": base.ResourceVersion}
+	if !slices.Equal(base.Finalizers, edited.Finalizers) {
+		patch["finalizers"] = edited.Finalizers // the whole list (nil: none left)
+	}
+	annotations := map[string]any{}
+	for k, v := range edited.Annotations {
+		if was, ok := base.Annotations[k]; !ok || was != v {
+			annotations[k] = v
+		}
+	}
+	for k := range base.Annotations {
+		if _, ok := edited.Annotations[k]; !ok {
+			annotations[k] = nil
+		}
+	}
+	if len(annotations) > 0 {
+		patch["annotations"] = annotations
+	}
+	return patch
 }
 
 // updateFinalizers writes obj's finalizers with an update of the object as the API

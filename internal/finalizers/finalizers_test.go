@@ -129,6 +129,53 @@ func TestAddPatchesMetadataOnly(t *testing.T) {
 	g.Expect(got.Data).To(HaveKeyWithValue("password", []byte("12345678")), "the rest of the object is not written")
 }
 
+// TestPatchTakesTheAnswer: the object takes the metadata the API server answered, and,
+// where the answer shows another generation (the spec changed in the same write), keeps
+// the version it was read at, so that the round's next locked write conflicts.
+func TestPatchTakesTheAnswer(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		generation int64 // added to the answer's
+		keepsRead  bool
+	}{
+		{"the same generation", 0, false},
+		{"a spec changed in the same write", 1, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := context.Background()
+			var sent []byte
+			c := fake.NewClientBuilder().WithObjects(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s",
+				Generation: 3, Finalizers: []string{"keep/me", Domain + "/mine"}}}).
+				WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+					sent, _ = patch.Data(obj)
+					if err := c.Patch(ctx, obj, patch, opts...); err != nil {
+						return err
+					}
+					// What another writer's part of the answer stands for: a mutating webhook.
+					obj.SetAnnotations(map[string]string{"set-by": "the API server"})
+					obj.SetGeneration(obj.GetGeneration() + tt.generation)
+					return nil
+				}}).Build()
+			obj := &corev1.Secret{}
+			g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "s"}, obj)).To(Succeed())
+			read := obj.ResourceVersion
+			g.Expect(Remove(ctx, c, obj, Domain+"/mine")).To(Succeed())
+			g.Expect(string(sent)).To(MatchJSON(`{"metadata":{"resourceVersion":"` + read + `","finalizers":["keep/me"]}}`))
+			g.Expect(obj.Annotations).To(Equal(map[string]string{"set-by": "the API server"}), "the answer's metadata")
+			g.Expect(obj.Finalizers).To(Equal([]string{"keep/me"}))
+			g.Expect(obj.Generation).To(Equal(int64(3)), "the generation the rest of obj is")
+			stored := &corev1.Secret{}
+			g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "s"}, stored)).To(Succeed())
+			if tt.keepsRead {
+				g.Expect(obj.ResourceVersion).To(Equal(read))
+			} else {
+				g.Expect(obj.ResourceVersion).To(Equal(stored.ResourceVersion))
+			}
+		})
+	}
+}
+
 // TestAddFallsBackToUpdate: where patch is forbidden (openstack-operator's RBAC for
 // keystone-operator grants topologies update, not patch), the finalizer is added with
 // an update of the object as read.
