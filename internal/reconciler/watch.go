@@ -15,10 +15,12 @@ import (
 )
 
 // EnqueueInNamespace wakes the objects of list's kind in an event object's namespace,
-// those matching filter(object) when filter is set (nil from filter: none).
+// those matching filter(object) when filter is set (nil from filter: none). Only their
+// names are read, so a cache lists its own objects, not copies: a registration's every
+// change lists its namespace's KeystoneAPIs, each holding a finalizer per registration.
 func EnqueueInNamespace(c client.Reader, list client.ObjectList, filter func(client.Object) []client.ListOption) handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-		opts := []client.ListOption{client.InNamespace(o.GetNamespace())}
+		opts := []client.ListOption{client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy}
 		if filter != nil {
 			more := filter(o)
 			if more == nil {

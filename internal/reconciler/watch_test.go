@@ -64,3 +64,40 @@ func TestThrottleForgets(t *testing.T) {
 		t.Errorf("%d entries after every window ended, want 1 (the new one)", len(th.next))
 	}
 }
+
+// listingReader is a client.Reader whose List returns items of ConfigMaps and records
+// the options it was given.
+type listingReader struct {
+	client.Reader
+	items []corev1.ConfigMap
+	opts  *client.ListOptions
+}
+
+func (r *listingReader) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	r.opts = (&client.ListOptions{}).ApplyOptions(opts)
+	list.(*corev1.ConfigMapList).Items = r.items
+	return nil
+}
+
+// TestEnqueueInNamespace: the objects of the event's namespace are woken, listed from
+// the cache without copies (only their names are read); a filter answering nil wakes
+// none and lists nothing.
+func TestEnqueueInNamespace(t *testing.T) {
+	g := NewWithT(t)
+	r := &listingReader{items: []corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}}}
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	created := event.CreateEvent{Object: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s"}}}
+
+	EnqueueInNamespace(r, &corev1.ConfigMapList{}, nil).Create(context.Background(), created, q)
+	g.Expect(q.Len()).To(Equal(2))
+	g.Expect(r.opts.Namespace).To(Equal("ns"))
+	g.Expect(r.opts.UnsafeDisableDeepCopy).To(HaveValue(BeTrue()), "names only: the cache's objects, not copies")
+
+	r.opts = nil
+	none := func(client.Object) []client.ListOption { return nil }
+	EnqueueInNamespace(r, &corev1.ConfigMapList{}, none).Create(context.Background(), created, q)
+	g.Expect(r.opts).To(BeNil(), "nothing listed")
+	g.Expect(q.Len()).To(Equal(2), "nothing more woken")
+}
