@@ -16,8 +16,10 @@ import (
 
 // EnqueueInNamespace wakes the objects of list's kind in an event object's namespace,
 // those matching filter(object) when filter is set (nil from filter: none). Only their
-// names are read, so a cache lists its own objects, not copies: a registration's every
-// change lists its namespace's KeystoneAPIs, each holding a finalizer per registration.
+// names are read, so a cache lists them without deep copies (the items share their
+// maps and slices with the cache, and are never changed): a registration's Ready
+// changing wakes its namespace's KeystoneAPI, which holds its status and the
+// finalizers of the registrations that hold it.
 func EnqueueInNamespace(c client.Reader, list client.ObjectList, filter func(client.Object) []client.ListOption) handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 		opts := []client.ListOption{client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy}
