@@ -80,8 +80,8 @@ func (r *listingReader) List(_ context.Context, list client.ObjectList, opts ...
 }
 
 // TestEnqueueInNamespace: the objects of the event's namespace are woken, listed from
-// the cache without copies (only their names are read); a filter answering nil wakes
-// none and lists nothing.
+// the cache without deep copies (only their names are read), a filter's options kept
+// beside it; a filter answering nil wakes none and lists nothing.
 func TestEnqueueInNamespace(t *testing.T) {
 	g := NewWithT(t)
 	r := &listingReader{items: []corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}},
@@ -93,7 +93,7 @@ func TestEnqueueInNamespace(t *testing.T) {
 	EnqueueInNamespace(r, &corev1.ConfigMapList{}, nil).Create(context.Background(), created, q)
 	g.Expect(q.Len()).To(Equal(2))
 	g.Expect(r.opts.Namespace).To(Equal("ns"))
-	g.Expect(r.opts.UnsafeDisableDeepCopy).To(HaveValue(BeTrue()), "names only: the cache's objects, not copies")
+	g.Expect(r.opts.UnsafeDisableDeepCopy).To(HaveValue(BeTrue()), "names only: no deep copies")
 
 	r.opts = nil
 	byField := func(client.Object) []client.ListOption { return []client.ListOption{client.MatchingFields{"f": "v"}} }
