@@ -23,7 +23,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -224,16 +223,7 @@ func (r *Reconciler) apisBy(ctx context.Context, index, ns, value string) []reco
 	if value == "" {
 		return nil
 	}
-	list := &keystonev1.KeystoneAPIList{}
-	if err := r.List(ctx, list, client.InNamespace(ns), client.MatchingFields{index: value}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing KeystoneAPIs for a watch event", "index", index)
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, a := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&a)})
-	}
-	return reqs
+	return reconciler.RequestsFor(ctx, r.Client, &keystonev1.KeystoneAPIList{}, client.InNamespace(ns), client.MatchingFields{index: value})
 }
 
 // enqueueForSecretOf wakes, for a Secret's event, the KeystoneAPIs using (by apiIndex)
@@ -241,21 +231,10 @@ func (r *Reconciler) apisBy(ctx context.Context, index, ns, value string) []reco
 // its password there, the Memcached asking for that client certificate.
 func (r *Reconciler) enqueueForSecretOf(list client.ObjectList, secretIndex, apiIndex string) handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-		l := list.DeepCopyObject().(client.ObjectList)
-		if err := r.List(ctx, l, client.InNamespace(o.GetNamespace()), client.MatchingFields{secretIndex: o.GetName()}); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "listing objects for a Secret's event", "index", secretIndex)
-			return nil
-		}
-		items, err := apimeta.ExtractList(l)
-		if err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "reading objects for a Secret's event", "index", secretIndex)
-			return nil
-		}
 		var reqs []reconcile.Request
-		for _, item := range items {
-			if obj, ok := item.(client.Object); ok {
-				reqs = append(reqs, r.apisBy(ctx, apiIndex, obj.GetNamespace(), obj.GetName())...)
-			}
+		for _, holder := range reconciler.RequestsFor(ctx, r.Client, list, client.InNamespace(o.GetNamespace()),
+			client.MatchingFields{secretIndex: o.GetName()}) {
+			reqs = append(reqs, r.apisBy(ctx, apiIndex, holder.Namespace, holder.Name)...)
 		}
 		return reqs
 	})

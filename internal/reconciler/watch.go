@@ -2,6 +2,8 @@ package reconciler
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,14 +17,12 @@ import (
 )
 
 // EnqueueInNamespace wakes the objects of list's kind in an event object's namespace,
-// those matching filter(object) when filter is set (nil from filter: none). Only their
-// names are read, so a cache lists them without deep copies (the items share their
-// maps and slices with the cache, and are never changed): a registration's Ready
-// changing wakes its namespace's KeystoneAPI, which holds its status and the
-// finalizers of the registrations that hold it.
+// those matching filter(object) when filter is set (nil from filter: none), through
+// RequestsFor: a registration's Ready changing wakes its namespace's KeystoneAPI, which
+// holds its status and the finalizers of the registrations that hold it.
 func EnqueueInNamespace(c client.Reader, list client.ObjectList, filter func(client.Object) []client.ListOption) handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-		opts := []client.ListOption{client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy}
+		opts := []client.ListOption{client.InNamespace(o.GetNamespace())}
 		if filter != nil {
 			more := filter(o)
 			if more == nil {
@@ -30,24 +30,32 @@ func EnqueueInNamespace(c client.Reader, list client.ObjectList, filter func(cli
 			}
 			opts = append(opts, more...)
 		}
-		l := list.DeepCopyObject().(client.ObjectList)
-		if err := c.List(ctx, l, opts...); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "listing objects for a watch event")
-			return nil
-		}
-		items, err := apimeta.ExtractList(l)
-		if err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "reading a list for a watch event")
-			return nil
-		}
-		reqs := make([]reconcile.Request, 0, len(items))
-		for _, item := range items {
-			if obj, ok := item.(client.Object); ok {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
-			}
-		}
-		return reqs
+		return RequestsFor(ctx, c, list, opts...)
 	})
+}
+
+// RequestsFor is a request for each object of list's kind that opts select, for a watch
+// event; none when they cannot be listed (logged). Only their names are read, so a
+// cache lists them without deep copies (the items share their maps and slices with the
+// cache, and are never changed).
+func RequestsFor(ctx context.Context, c client.Reader, list client.ObjectList, opts ...client.ListOption) []reconcile.Request {
+	l := list.DeepCopyObject().(client.ObjectList)
+	if err := c.List(ctx, l, append(slices.Clip(opts), client.UnsafeDisableDeepCopy)...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing objects for a watch event", "list", fmt.Sprintf("%T", list))
+		return nil
+	}
+	items, err := apimeta.ExtractList(l)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "reading a list for a watch event", "list", fmt.Sprintf("%T", list))
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(items))
+	for _, item := range items {
+		if obj, ok := item.(client.Object); ok {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+		}
+	}
+	return reqs
 }
 
 // Throttled is h, waking each object it names at most once per every: the first event
