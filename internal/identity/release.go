@@ -2,13 +2,14 @@ package identity
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
 	"slices"
 	"strings"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gophercloud/gophercloud/v2"
 )
 
@@ -155,41 +156,47 @@ func (c *Client) listed(ctx context.Context, kind string, query url.Values, into
 // decodeListing reads the JSON object of a Keystone listing from body: its member kind
 // into into, and whether it says "truncated": true. Other members (links) are skipped.
 // A listing without kind, or with kind twice, is an error; on an error, into may hold
-// part of the list, and is not to be used.
+// part of the list, and is not to be used. It reads with encoding/json/v2's engine (the
+// go-json-experiment module, the standard library's from Go 1.27), in one pass: a
+// listing of every service, read by each new service's round, is most of what that
+// round costs the operator, and encoding/json reads each value twice (once to find its
+// end, once to decode it). As encoding/json did, duplicate names and invalid UTF-8 are
+// let through (the last of a name wins; bad bytes become U+FFFD); unlike it, a member
+// fills a field of its exact name only (its tag's), so an extra attribute of an entity
+// named as another case of a field ("Type", "ID") is ignored, never read as the field.
 func decodeListing(body io.Reader, kind string, into any) (truncated bool, err error) {
-	dec := json.NewDecoder(body)
-	switch tok, err := dec.Token(); {
+	dec := jsontext.NewDecoder(body, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	switch tok, err := dec.ReadToken(); {
 	case err != nil:
 		return false, fmt.Errorf("not a JSON object: %w", err)
-	case tok != json.Delim('{'):
+	case tok.Kind() != '{':
 		return false, fmt.Errorf("not a JSON object: it starts with %v", tok)
 	}
 	found := false
-	for dec.More() {
-		tok, err := dec.Token()
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
 		if err != nil {
 			return false, err
 		}
-		switch key, _ := tok.(string); key {
+		switch tok.String() {
 		case kind:
 			if found {
 				return false, fmt.Errorf("%q twice in Keystone's answer", kind)
 			}
 			found = true
-			err = dec.Decode(into)
+			err = json.UnmarshalDecode(dec, into)
 		case "truncated":
-			var t any
-			err = dec.Decode(&t)
-			truncated = t == true
+			var v jsontext.Value
+			v, err = dec.ReadValue()
+			truncated = string(v) == "true"
 		default:
-			var skipped json.RawMessage
-			err = dec.Decode(&skipped)
+			err = dec.SkipValue()
 		}
 		if err != nil {
 			return false, err
 		}
 	}
-	if _, err := dec.Token(); err != nil { // the closing brace
+	if _, err := dec.ReadToken(); err != nil { // the closing brace
 		return false, err
 	}
 	if !found {

@@ -66,7 +66,10 @@ func (c *Client) EnsureRoles(ctx context.Context, names []string, create bool) (
 
 // listRoles lists Keystone's roles, in full (listed): ID by name.
 func (c *Client) listRoles(ctx context.Context) (map[string]string, error) {
-	var all []struct{ ID, Name string }
+	var all []struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	}
 	if err := c.listed(ctx, "roles", nil, &all); err != nil {
 		return nil, err
 	}
