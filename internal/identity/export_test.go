@@ -8,6 +8,9 @@ var SameSource = sameSource
 // DecodeListing is decodeListing, for the tests of package identity_test.
 var DecodeListing = decodeListing
 
+// Record is record, for the tests of package identity_test.
+var Record = record
+
 // ChangesRecords is changesRecords, for the tests of package identity_test.
 var ChangesRecords = changesRecords
 

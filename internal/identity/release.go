@@ -2,13 +2,14 @@ package identity
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
 	"slices"
 	"strings"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gophercloud/gophercloud/v2"
 )
@@ -161,9 +162,10 @@ func (c *Client) listed(ctx context.Context, kind string, query url.Values, into
 // listing of every service, read by each new service's round, is most of what that
 // round costs the operator, and encoding/json reads each value twice (once to find its
 // end, once to decode it). As encoding/json did, duplicate names and invalid UTF-8 are
-// let through (the last of a name wins; bad bytes become U+FFFD); unlike it, a member
-// fills a field of its exact name only (its tag's), so an extra attribute of an entity
-// named as another case of a field ("Type", "ID") is ignored, never read as the field.
+// let through: the last of a name wins (a last null too, where encoding/json kept the
+// value before it), bad bytes become U+FFFD. Unlike it, a member fills a field of its
+// exact name only (its tag's), so an extra attribute of an entity named as another case
+// of a field ("Type", "ID") is ignored, never read as the field.
 func decodeListing(body io.Reader, kind string, into any) (truncated bool, err error) {
 	dec := jsontext.NewDecoder(body, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	switch tok, err := dec.ReadToken(); {
@@ -184,7 +186,7 @@ func decodeListing(body io.Reader, kind string, into any) (truncated bool, err e
 				return false, fmt.Errorf("%q twice in Keystone's answer", kind)
 			}
 			found = true
-			err = json.UnmarshalDecode(dec, into)
+			err = jsonv2.UnmarshalDecode(dec, into)
 		case "truncated":
 			var v jsontext.Value
 			v, err = dec.ReadValue()
@@ -256,6 +258,8 @@ func userRecord(u User) string { return record(u.Owner, u.Owners, u.PasswordFrom
 // record is an entity's keeper, owners of record and what else tells a change (a
 // service's definition, a user's password source) as one string.
 func record(keeper string, owners Owners, more string) string {
-	recorded, _ := json.Marshal(owners) // a map of strings: keys sorted, never an error
+	// encoding/json's: a map's keys sorted, so the same record is the same string (v2's
+	// Marshal writes a map in Go's random order unless told otherwise); never an error.
+	recorded, _ := json.Marshal(owners)
 	return keeper + " " + string(recorded) + " " + more
 }

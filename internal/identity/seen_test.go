@@ -125,3 +125,16 @@ func TestChangesRecords(t *testing.T) {
 		g.Expect(identity.ChangesRecords(c.method, c.path)).To(Equal(c.changes), c.method+" "+c.path)
 	}
 }
+
+// TestRecordIsOneString: an entity's record is one string whatever order its owners of
+// record come in (a map: the regions' watch and a round's Seen compare records as
+// strings, so an order that changed from one call to the next would read as a change).
+func TestRecordIsOneString(t *testing.T) {
+	g := NewWithT(t)
+	owners := identity.Owners{"KeystoneService/c/ns/b": {"admin"}, "KeystoneService/a/ns/b": {"admin", "service"},
+		"KeystoneService/b/ns/b": nil}
+	want := `keeper {"KeystoneService/a/ns/b":["admin","service"],"KeystoneService/b/ns/b":null,"KeystoneService/c/ns/b":["admin"]} more`
+	for range 100 {
+		g.Expect(identity.Record("keeper", owners, "more")).To(Equal(want))
+	}
+}
