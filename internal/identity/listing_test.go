@@ -61,6 +61,21 @@ func TestDecodeListing(t *testing.T) {
 	}
 }
 
+// TestMarkReadByItsExactName: the owner mark is the attribute keystone_operator_owner
+// alone; one spelled in another case, before or after it, neither overrides it nor
+// stands for it (docs/security.md, its mark).
+func TestMarkReadByItsExactName(t *testing.T) {
+	g := NewWithT(t)
+	var got []identity.Service
+	_, err := identity.DecodeListing(strings.NewReader(`{"services": [`+
+		`{"id": "a", "Keystone_Operator_Owner": "KeystoneService/x/y/z", "keystone_operator_owner": "KeystoneService/ns/a/1"}, `+
+		`{"id": "b", "keystone_operator_owner": "KeystoneService/ns/b/2", "KEYSTONE_OPERATOR_OWNER": "KeystoneService/x/y/z"}, `+
+		`{"id": "c", "Keystone_operator_owner": "KeystoneService/x/y/z"}]}`), "services", &got)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got).To(HaveLen(3))
+	g.Expect([]string{got[0].Owner, got[1].Owner, got[2].Owner}).To(Equal([]string{"KeystoneService/ns/a/1", "KeystoneService/ns/b/2", ""}))
+}
+
 // BenchmarkDecodeListing reads a listing of 1000 services, as a new service's round reads
 // every service of a Keystone that holds them, with their links and owner marks:
 // go test -run '^$' -bench DecodeListing -benchmem ./internal/identity/
