@@ -10,6 +10,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
+	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -79,6 +80,10 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 			return ctrl.Result{}, err
 		}
 	}
+	fresh, err := r.newUser(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	reg, changed, err := s.keystone.EnsureUser(ctx, identity.UserSpec{
 		Name: svc.Spec.ServiceUser, DomainID: defaultDomainID, ProjectID: projectID, Password: s.password,
 		PasswordFrom: s.passwordVersion, Owner: r.owner(svc), ClaimUnmarked: s.claimsUser(s.API, svc.Spec.ServiceUser),
@@ -90,6 +95,7 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 		Refused: svc.Annotations[PasswordRefusedAnnotation],
 		// Another KeystoneService of this namespace registered it: shared (shared.go).
 		Sharing: func(ctx context.Context, mark string) (bool, bool, error) { return r.sharing(ctx, svc, mark) },
+		New:     fresh,
 	})
 	var foreign *identity.ForeignError
 	var admin *identity.AdminUserError
@@ -115,6 +121,24 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 	s.claimed(upstreamUserReady, svc.Spec.ServiceUser, reg.Ownership == identity.Owned)
 	s.Mark(ctx, step, changed || replaced, userVerdict(svc.Spec, reg, nil, nil))
 	return ctrl.Result{}, nil
+}
+
+// newUser tells whether s's user is most likely not in Keystone yet, so that it is
+// created without a look-up first (identity.UserSpec.New): no round of this
+// KeystoneService has evaluated its user (ServiceUserReady absent or never evaluated),
+// keystone-operator left no condition of it (a takeover finds its user), and no other
+// KeystoneService of the namespace names it (a shared user is usually there). Where it
+// is there after all, the create fails and the user is found as the look-up finds it.
+func (r *Reconciler) newUser(ctx context.Context, s *scope) (bool, error) {
+	svc := s.service
+	if c := svc.Status.Conditions.Get(keystonev1.KeystoneServiceUserReady); c != nil && c.Reason != condition.InitReason {
+		return false, nil
+	}
+	if svc.Status.Conditions.Get(upstreamUserReady) != nil {
+		return false, nil
+	}
+	sharers, err := r.sharers(ctx, svc, svc.Spec.ServiceUser)
+	return len(sharers) == 0, err
 }
 
 // recordStale tells whether UserAnnotation must be written before a request that may

@@ -88,6 +88,12 @@ type UserSpec struct {
 	// (PasswordConflictError.Tried): that very check is not made again, also after the
 	// operator restarts.
 	Refused string
+	// New has the user created without a look-up first (one request instead of two):
+	// the owner has never registered it, so it is most likely not in Keystone. When it
+	// is (Keystone answers 409), it is looked up and taken as the look-up would have
+	// found it, refused or not by the same rules; Keystone has then hashed the password
+	// for nothing, so New is for an owner's first registration alone.
+	New bool
 }
 
 // User is a user as Keystone lists it, with the owner mark.
@@ -211,8 +217,12 @@ func shareOrTake(ctx context.Context, sharing func(context.Context, string) (boo
 // findOrCreateUser returns the user Keystone finds for want's name, refused when it is
 // the client's own or found under another name (refuseUser) before anything is asked of
 // it, a password check included (a failed one counts towards Keystone's lockout of that
-// user); or creates it and returns its ID.
+// user); or creates it and returns its ID. want.New creates it first: a user that
+// exists then fails the create and is found as the look-up would have found it.
 func (c *Client) findOrCreateUser(ctx context.Context, want UserSpec) (*User, string, error) {
+	if want.New {
+		return c.createOrFindUser(ctx, want)
+	}
 	u, err := c.findUser(ctx, want.DomainID, want.Name)
 	if err != nil {
 		return nil, "", err
@@ -222,13 +232,33 @@ func (c *Client) findOrCreateUser(ctx context.Context, want UserSpec) (*User, st
 		if created, u, err = c.createUser(ctx, want); err != nil || u == nil {
 			return nil, created, err
 		}
+		// Someone created it between the look-up and the create: its password is not
+		// known to be the one its recorded source names.
+		u.PasswordFrom = ""
+	}
+	return u, "", c.refuseUser(u, want.Name)
+}
+
+// createOrFindUser is findOrCreateUser for a user most likely missing (UserSpec.New):
+// it is created first, and when Keystone refuses the create (its name taken, 409; a
+// password its rules refuse, say), the user of that name is taken as the look-up would
+// have found it, or the refusal is the error when there is none.
+func (c *Client) createOrFindUser(ctx context.Context, want UserSpec) (*User, string, error) {
+	created, u, err := c.createUser(ctx, want)
+	if err != nil {
+		if u, _ = c.findUser(ctx, want.DomainID, want.Name); u == nil {
+			return nil, "", err
+		}
+	}
+	if u == nil {
+		return nil, created, nil
 	}
 	return u, "", c.refuseUser(u, want.Name)
 }
 
 // createUser creates the user want names, marked with its owner and its password's
-// source, and returns its ID; or, when someone else created it meanwhile (409), that
-// user as found, its password not known to be ours.
+// source, and returns its ID; or, when Keystone has a user of that name (409), that user
+// as found. A create that fails changes nothing in Keystone, whoever's user it names.
 func (c *Client) createUser(ctx context.Context, want UserSpec) (string, *User, error) {
 	enabled := true
 	created, err := users.Create(ctx, c.sc, markedUser{CreateOpts: users.CreateOpts{Name: want.Name, DomainID: want.DomainID,
@@ -247,7 +277,6 @@ func (c *Client) createUser(ctx context.Context, want UserSpec) (string, *User, 
 	if err != nil || u == nil {
 		return "", nil, fmt.Errorf("user %s conflicts but cannot be found: %w", want.Name, err)
 	}
-	u.PasswordFrom = ""
 	return "", u, nil
 }
 
