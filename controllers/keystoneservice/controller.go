@@ -62,6 +62,9 @@ type scope struct {
 	roleIDs         map[string]string
 	// seen is what the round read of Keystone's services and users (leaveRecords).
 	seen *identity.Seen
+	// firstService tells that this round created the KeystoneService's first service
+	// (its status named none before).
+	firstService bool
 }
 
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneservices,verbs=get;list;watch;create;update;patch;delete

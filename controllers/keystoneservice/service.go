@@ -37,6 +37,8 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 	if err != nil {
 		return r.failed(s, step, err)
 	}
+	// Its first service, created now: its first registration (newUser).
+	s.firstService = reg.Created && svc.Status.ServiceID == ""
 	if previous := svc.Status.ServiceID; previous != "" && previous != reg.ID {
 		if err := kc.DeleteService(ctx, previous, r.owner(svc), s.claimsService(previous)); err != nil {
 			return r.failed(s, step, err)

@@ -10,7 +10,6 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
-	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -124,20 +123,17 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 }
 
 // newUser tells whether s's user is most likely not in Keystone yet, so that it is
-// created without a look-up first (identity.UserSpec.New): no round of this
-// KeystoneService has evaluated its user (ServiceUserReady absent or never evaluated),
-// keystone-operator left no condition of it (a takeover finds its user), and no other
-// KeystoneService of the namespace names it (a shared user is usually there). Where it
-// is there after all, the create fails and the user is found as the look-up finds it.
+// created without a look-up first (identity.UserSpec.New): this round created the
+// KeystoneService's first service (none was there: not a takeover of keystone-operator's
+// registration, nor another region's, nor one after a crash that lost the status), and
+// no other KeystoneService of the namespace names the user (a shared user is usually
+// there). Where it is there after all, the create fails and the user is found as the
+// look-up finds it.
 func (r *Reconciler) newUser(ctx context.Context, s *scope) (bool, error) {
-	svc := s.service
-	if c := svc.Status.Conditions.Get(keystonev1.KeystoneServiceUserReady); c != nil && c.Reason != condition.InitReason {
+	if !s.firstService {
 		return false, nil
 	}
-	if svc.Status.Conditions.Get(upstreamUserReady) != nil {
-		return false, nil
-	}
-	sharers, err := r.sharers(ctx, svc, svc.Spec.ServiceUser)
+	sharers, err := r.sharers(ctx, s.service, s.service.Spec.ServiceUser)
 	return len(sharers) == 0, err
 }
 

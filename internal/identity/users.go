@@ -89,10 +89,12 @@ type UserSpec struct {
 	// operator restarts.
 	Refused string
 	// New has the user created without a look-up first (one request instead of two):
-	// the owner has never registered it, so it is most likely not in Keystone. When it
-	// is (Keystone answers 409), it is looked up and taken as the look-up would have
-	// found it, refused or not by the same rules; Keystone has then hashed the password
-	// for nothing, so New is for an owner's first registration alone.
+	// the owner registers it for the first time, so it is most likely not in Keystone.
+	// When Keystone refuses the create (the name taken, 409; a password its rules
+	// refuse), the user of that name is looked up and taken as the look-up would have
+	// found it, refused or not by the same rules. Keystone has then hashed the password
+	// for nothing (a fraction of a second at its default bcrypt cost), so New is for a
+	// first registration alone.
 	New bool
 }
 
@@ -217,67 +219,56 @@ func shareOrTake(ctx context.Context, sharing func(context.Context, string) (boo
 // findOrCreateUser returns the user Keystone finds for want's name, refused when it is
 // the client's own or found under another name (refuseUser) before anything is asked of
 // it, a password check included (a failed one counts towards Keystone's lockout of that
-// user); or creates it and returns its ID. want.New creates it first: a user that
-// exists then fails the create and is found as the look-up would have found it.
+// user); or creates it and returns its ID. want.New creates it first, and a user of that
+// name is then found when Keystone refuses the create (its name taken: 409; a password
+// its rules refuse, say): a refused create changes nothing, and the user is taken as the
+// look-up would have found it.
 func (c *Client) findOrCreateUser(ctx context.Context, want UserSpec) (*User, string, error) {
-	if want.New {
-		return c.createOrFindUser(ctx, want)
-	}
-	u, err := c.findUser(ctx, want.DomainID, want.Name)
-	if err != nil {
-		return nil, "", err
-	}
-	if u == nil {
-		var created string
-		if created, u, err = c.createUser(ctx, want); err != nil || u == nil {
-			return nil, created, err
-		}
-		// Someone created it between the look-up and the create: its password is not
-		// known to be the one its recorded source names.
-		u.PasswordFrom = ""
-	}
-	return u, "", c.refuseUser(u, want.Name)
-}
-
-// createOrFindUser is findOrCreateUser for a user most likely missing (UserSpec.New):
-// it is created first, and when Keystone refuses the create (its name taken, 409; a
-// password its rules refuse, say), the user of that name is taken as the look-up would
-// have found it, or the refusal is the error when there is none.
-func (c *Client) createOrFindUser(ctx context.Context, want UserSpec) (*User, string, error) {
-	created, u, err := c.createUser(ctx, want)
-	if err != nil {
-		if u, _ = c.findUser(ctx, want.DomainID, want.Name); u == nil {
+	if !want.New {
+		u, err := c.findUser(ctx, want.DomainID, want.Name)
+		if err != nil {
 			return nil, "", err
 		}
+		if u != nil {
+			return u, "", c.refuseUser(u, want.Name)
+		}
 	}
-	if u == nil {
+	created, err := c.createUser(ctx, want)
+	if err == nil {
 		return nil, created, nil
 	}
-	return u, "", c.refuseUser(u, want.Name)
+	if !conflict(err) && !want.New {
+		// Looked up already: nothing of that name to take.
+		return nil, "", err
+	}
+	// Created since the look-up (409), or there before a create that came first.
+	u, lookUp := c.findUser(ctx, want.DomainID, want.Name)
+	switch {
+	case u != nil:
+		return u, "", c.refuseUser(u, want.Name)
+	case lookUp != nil:
+		return nil, "", fmt.Errorf("%w; looking it up: %w", err, lookUp)
+	case conflict(err):
+		return nil, "", fmt.Errorf("user %s conflicts but cannot be found", want.Name)
+	}
+	return nil, "", err
 }
 
 // createUser creates the user want names, marked with its owner and its password's
-// source, and returns its ID; or, when Keystone has a user of that name (409), that user
-// as found. A create that fails changes nothing in Keystone, whoever's user it names.
-func (c *Client) createUser(ctx context.Context, want UserSpec) (string, *User, error) {
+// source, and returns its ID; the error of a create Keystone refuses (conflict tells a
+// name taken), which changes nothing in Keystone, whoever's user that name is.
+func (c *Client) createUser(ctx context.Context, want UserSpec) (string, error) {
 	enabled := true
 	created, err := users.Create(ctx, c.sc, markedUser{CreateOpts: users.CreateOpts{Name: want.Name, DomainID: want.DomainID,
 		DefaultProjectID: want.ProjectID, Password: want.Password, Enabled: &enabled,
 		Extra: map[string]any{PasswordFromAttribute: want.PasswordFrom}}, owner: want.Owner}).Extract()
-	if !conflict(err) {
-		if err != nil {
-			return "", nil, fmt.Errorf("creating user %s: %w", want.Name, err)
-		}
-		if s := seenFrom(ctx); s != nil && want.DomainID == defaultDomain {
-			s.sawUsers([]User{{ID: created.ID, Name: want.Name, Owner: want.Owner, PasswordFrom: want.PasswordFrom}}, false)
-		}
-		return created.ID, nil, nil
+	if err != nil {
+		return "", fmt.Errorf("creating user %s: %w", want.Name, err)
 	}
-	u, err := c.findUser(ctx, want.DomainID, want.Name)
-	if err != nil || u == nil {
-		return "", nil, fmt.Errorf("user %s conflicts but cannot be found: %w", want.Name, err)
+	if s := seenFrom(ctx); s != nil && want.DomainID == defaultDomain {
+		s.sawUsers([]User{{ID: created.ID, Name: want.Name, Owner: want.Owner, PasswordFrom: want.PasswordFrom}}, false)
 	}
-	return "", u, nil
+	return created.ID, nil
 }
 
 // HandOverUser moves the mark of the user named name from owner (when the user is

@@ -216,6 +216,7 @@ var _ = Describe("KeystoneService", func() {
 			"user glance existed before and is not this owner's: its password is never set here"))
 		Expect(canAuthenticate(ks.URL, "glance", "old")).To(BeTrue(), "the existing user's password is untouched")
 		Expect(canAuthenticate(ks.URL, "glance", "glance-1")).To(BeFalse())
+		Expect(ks.Requests()).NotTo(HaveKey("POST /v3/users"), "its service was there: the user looked up first, no create tried")
 
 		By("the Secret given the user's password: adopted")
 		setSecretKey(ns, "osp-secret", "GlancePassword", "old")
