@@ -387,7 +387,7 @@ var _ = Describe("KeystoneService", func() {
 		quiet(ks)
 		Expect(requestsSince(ks, before)).To(Equal(map[string]int{
 			"GET /v3/services": 1, "POST /v3/services": 1, // looked up (with the others of its type), created
-			"POST /v3/users": 1, // created without a look-up first (its first round): it has no role yet
+			"POST /v3/users":    1, // created without a look-up first (its first service): it has no role yet
 			"PUT /v3/projects":  2, // its two roles; the project and role IDs are known
 			"GET /v3/endpoints": 1, "POST /v3/endpoints": 2,
 		}))
