@@ -123,3 +123,24 @@ func TestNewUserCreatedFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestUserCreatedMeanwhile: on the look-up-first path, a user another client created
+// between the look-up and the create (409) is looked up again and taken as found: here
+// the owner's own, from the same source, which is not written again.
+func TestUserCreatedMeanwhile(t *testing.T) {
+	g := NewWithT(t)
+	keystone, _, kc := adminOfFake(t)
+	keystone.RaceNext(fakekeystone.Users)
+	want := identity.UserSpec{Name: "glance", DomainID: "default", Password: "pw", PasswordFrom: "secret-uid/1#GlancePassword",
+		Owner: "KeystoneService/openstack/glance/uid-1@cluster-one"}
+	before := keystone.Requests()
+	reg, _, err := kc.EnsureUser(context.Background(), want)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(reg.Ownership).To(Equal(identity.Owned))
+	g.Expect(reg.Created).To(BeFalse(), "not created by this call: its roles are listed, not assumed missing")
+	after := keystone.Requests()
+	g.Expect(after["GET /v3/users"]-before["GET /v3/users"]).To(Equal(2), "looked up, then again after the 409")
+	g.Expect(after["POST /v3/users"] - before["POST /v3/users"]).To(Equal(1))
+	g.Expect(after["PATCH /v3/users"] - before["PATCH /v3/users"]).To(Equal(0))
+	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(HaveLen(1))
+}

@@ -245,9 +245,12 @@ var _ = Describe("KeystoneService", func() {
 		}).Should(Succeed())
 
 		By("a new type and name: the old service goes (its endpoints with it), the endpoints follow")
+		before := ks.Requests()
 		updateService(key, func(s *keystonev1.KeystoneService) { s.Spec.ServiceType, s.Spec.ServiceName = "image-v2", "glance2" })
 		Eventually(func() []map[string]any { return ks.List(fakekeystone.Services, map[string]any{"id": first}) }).Should(BeEmpty())
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		Expect(requestsSince(ks, before)).NotTo(HaveKey("POST /v3/users"),
+			"a service created while the status names a previous one is no first registration: its user is looked up first")
 		second := getService(key)(Default).Status.ServiceID
 		Expect(ks.List(fakekeystone.Services, nil)).To(HaveLen(1))
 		Eventually(func() []map[string]any { return ks.List(fakekeystone.Endpoints, map[string]any{"service_id": second}) }).Should(HaveLen(2))
