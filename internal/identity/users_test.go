@@ -16,6 +16,9 @@ import (
 // create fails, changes nothing, and the user is taken exactly as the look-up first
 // takes it: the same answer, the same entity after, the same other requests. A create
 // Keystone refuses for another reason (a password its rules refuse) is looked up too.
+// Only a local user fails the create: a federated user of that name does not, and is
+// left beside the new local user (docs/registrations.md); the fake has no federated
+// users, so that case is not here.
 func TestNewUserCreatedFirst(t *testing.T) {
 	const owner = "KeystoneService/openstack/glance/uid-1@cluster-one"
 	want := identity.UserSpec{Name: "glance", DomainID: "default", Password: "pw", PasswordFrom: "secret-uid/1#GlancePassword", Owner: owner}

@@ -421,6 +421,7 @@ var _ = Describe("KeystoneService", func() {
 		register()
 		By("a KeystoneService of another namespace sharing this Keystone, with the same serviceUser")
 		other := sharingNamespace()
+		beforeIntruder := ks.Requests()
 		intruder := keystoneService(other)
 		intruder.Spec.ServiceType, intruder.Spec.ServiceName = "image-other", "glance-other"
 		Expect(k8sClient.Create(ctx, intruder)).To(Succeed())
@@ -428,6 +429,10 @@ var _ = Describe("KeystoneService", func() {
 		expectServiceConditions(otherKey, condition{"ServiceUserReady", "False", "InvalidInput", "Error"})
 		Expect(getService(otherKey)(Default).Status.Conditions.Get("ServiceUserReady").Message).To(
 			ContainSubstring("user glance is registered by KeystoneService/" + ns + "/glance"))
+		intruderRequests := requestsSince(ks, beforeIntruder)
+		Expect(intruderRequests).To(HaveKeyWithValue("POST /v3/users", 1),
+			"its first service's round creates the user first, and Keystone refuses the name")
+		Expect(intruderRequests).NotTo(HaveKey("PATCH /v3/users"))
 		Expect(canAuthenticate(ks.URL, "glance", "glance-1")).To(BeTrue(), "the first one's password is untouched")
 
 		By("a KeystoneService of another namespace with the same service and its own user")
