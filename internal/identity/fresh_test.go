@@ -26,7 +26,7 @@ func TestReadsFollowTheListing(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(u).NotTo(BeNil(), "renamed: found in its domain's listing")
 	g.Expect(u.Name).To(Equal("placement-renamed"))
-	g.Expect(delta(before, keystone.Requests())).To(Equal(map[string]int{"GET /v3/users": 2}),
+	g.Expect(keystone.RequestsSince(before)).To(Equal(map[string]int{"GET /v3/users": 2}),
 		"located already: no read by ID, the listing by its former name, then its domain's")
 	keystone.Delete(fakekeystone.Users, userID)
 	u, err = kc.GetUser(ctx, userID)
@@ -117,15 +117,4 @@ func renamedAfterLocated(t *testing.T) (*fakekeystone.Server, *gophercloud.Servi
 	_, err = users.Update(ctx, admin, userID, users.UpdateOpts{Name: "placement-renamed"}).Extract()
 	g.Expect(err).NotTo(HaveOccurred())
 	return keystone, admin, kc, userID
-}
-
-// delta is the requests made between two counts of fakekeystone.Server.Requests.
-func delta(before, after map[string]int) map[string]int {
-	out := map[string]int{}
-	for k, n := range after {
-		if d := n - before[k]; d > 0 {
-			out[k] = d
-		}
-	}
-	return out
 }

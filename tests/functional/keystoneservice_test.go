@@ -249,7 +249,7 @@ var _ = Describe("KeystoneService", func() {
 		updateService(key, func(s *keystonev1.KeystoneService) { s.Spec.ServiceType, s.Spec.ServiceName = "image-v2", "glance2" })
 		Eventually(func() []map[string]any { return ks.List(fakekeystone.Services, map[string]any{"id": first}) }).Should(BeEmpty())
 		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
-		Expect(requestsSince(ks, before)).NotTo(HaveKey("POST /v3/users"),
+		Expect(ks.RequestsSince(before)).NotTo(HaveKey("POST /v3/users"),
 			"a service created while the status names a previous one is no first registration: its user is looked up first")
 		second := getService(key)(Default).Status.ServiceID
 		Expect(ks.List(fakekeystone.Services, nil)).To(HaveLen(1))
@@ -297,7 +297,7 @@ var _ = Describe("KeystoneService", func() {
 		setSecretKey(ns, "osp-secret", "GlancePassword", "glance-2")
 		Eventually(func() bool { return canAuthenticate(ks.URL, "glance", "glance-2") }).Should(BeTrue())
 		quiet(ks)
-		Expect(requestsSince(ks, requests)).To(HaveKeyWithValue("PATCH /v3/users", 1))
+		Expect(ks.RequestsSince(requests)).To(HaveKeyWithValue("PATCH /v3/users", 1))
 		after = settledWrites(ns)
 		Expect(after["PATCH "+path]).To(Equal(before["PATCH "+path]), "nothing to record on the KeystoneService")
 	})
@@ -388,7 +388,7 @@ var _ = Describe("KeystoneService", func() {
 		expectServiceConditions(novaKey, condition{"Ready", "True", "Ready", ""})
 		expectEndpointConditions(novaKey, condition{"Ready", "True", "Ready", ""})
 		quiet(ks)
-		Expect(requestsSince(ks, before)).To(Equal(map[string]int{
+		Expect(ks.RequestsSince(before)).To(Equal(map[string]int{
 			"GET /v3/services": 1, "POST /v3/services": 1, // looked up (with the others of its type), created
 			"POST /v3/users":    1, // created without a look-up first (its first service): it has no role yet
 			"PUT /v3/projects":  2, // its two roles; the project and role IDs are known
@@ -399,7 +399,7 @@ var _ = Describe("KeystoneService", func() {
 		before = ks.Requests()
 		touchService(novaKey)
 		quiet(ks)
-		Expect(requestsSince(ks, before)).To(Equal(map[string]int{
+		Expect(ks.RequestsSince(before)).To(Equal(map[string]int{
 			"GET /v3/services": 1, "GET /v3/users": 1, "GET /v3/role_assignments": 1,
 		}))
 
@@ -429,7 +429,7 @@ var _ = Describe("KeystoneService", func() {
 		expectServiceConditions(otherKey, condition{"ServiceUserReady", "False", "InvalidInput", "Error"})
 		Expect(getService(otherKey)(Default).Status.Conditions.Get("ServiceUserReady").Message).To(
 			ContainSubstring("user glance is registered by KeystoneService/" + ns + "/glance"))
-		intruderRequests := requestsSince(ks, beforeIntruder)
+		intruderRequests := ks.RequestsSince(beforeIntruder)
 		Expect(intruderRequests).To(HaveKeyWithValue("POST /v3/users", 1),
 			"its first service's round creates the user first, and Keystone refuses the name")
 		Expect(intruderRequests).NotTo(HaveKey("PATCH /v3/users"))
@@ -997,15 +997,4 @@ func quiet(ks *fakekeystone.Server) {
 		last = now
 		return same
 	}, 30*time.Second, time.Second).Should(BeTrue(), "Keystone requests stopped")
-}
-
-// requestsSince is the fake Keystone's requests since before, by "METHOD /v3/<kind>".
-func requestsSince(ks *fakekeystone.Server, before map[string]int) map[string]int {
-	out := map[string]int{}
-	for k, v := range ks.Requests() {
-		if d := v - before[k]; d > 0 {
-			out[k] = d
-		}
-	}
-	return out
 }

@@ -294,6 +294,20 @@ func (s *Server) Requests() map[string]int {
 	return out
 }
 
+// RequestsSince returns the requests made since before, a count Requests returned,
+// by "METHOD /v3/<kind>"; kinds with none are left out.
+func (s *Server) RequestsSince(before map[string]int) map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range s.requests {
+		if d := v - before[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
 // List returns copies of the entities of a kind whose fields equal match.
 func (s *Server) List(kind string, match map[string]any) []map[string]any {
 	s.mu.Lock()
