@@ -27,9 +27,6 @@ const Finalizer = "keystone.openstack.org/keystoneendpoint"
 // serviceNameIndex finds the KeystoneEndpoints of a KeystoneService.
 const serviceNameIndex = "spec.serviceName"
 
-// finalizerIndex finds the KeystoneServices a KeystoneEndpoint holds by its finalizer.
-const finalizerIndex = "metadata.finalizers"
-
 var steps = condition.Steps(keystonev1.KeystoneEndpointSteps)
 
 // Reconciler reconciles a KeystoneEndpoint.
@@ -58,15 +55,13 @@ type scope struct {
 
 // SetupWithManager registers the controller and its watches: the namespace's
 // KeystoneAPI and its admin Secret wake every KeystoneEndpoint of the namespace, a
-// KeystoneService those of its service.
+// KeystoneService those of its service. The KeystoneServices it holds are found by
+// keystoneservice.FinalizerIndex, which the KeystoneService controller registers on
+// the same manager (cmd/manager sets both up).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &keystonev1.KeystoneEndpoint{}, serviceNameIndex,
 		func(o client.Object) []string { return []string{o.(*keystonev1.KeystoneEndpoint).Spec.ServiceName} }); err != nil {
 		return fmt.Errorf("indexing KeystoneEndpoint by service name: %w", err)
-	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &keystonev1.KeystoneService{}, finalizerIndex,
-		func(o client.Object) []string { return o.GetFinalizers() }); err != nil {
-		return fmt.Errorf("indexing KeystoneService by finalizer: %w", err)
 	}
 	list := &keystonev1.KeystoneEndpointList{}
 	return ctrl.NewControllerManagedBy(mgr).

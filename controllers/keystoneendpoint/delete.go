@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
@@ -101,7 +102,7 @@ func (r *Reconciler) leave(ctx context.Context, s *scope, api *keystonev1.Keysto
 			return err
 		}
 	}
-	held, err := r.held(ctx, ep)
+	held, err := keystoneservice.HeldBy(ctx, r.Client, ep.Namespace, ep.Name)
 	if err != nil {
 		return err
 	}

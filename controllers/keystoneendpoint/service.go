@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
 	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -92,7 +92,7 @@ func (r *Reconciler) leaveService(ctx context.Context, s *scope, svc *keystonev1
 // is not being deleted, reconcileEndpoints moves them to the current service first.
 func (r *Reconciler) releaseUnused(ctx context.Context, s *scope, current *keystonev1.KeystoneService) error {
 	ep := s.endpoint
-	held, err := r.held(ctx, ep)
+	held, err := keystoneservice.HeldBy(ctx, r.Client, ep.Namespace, ep.Name)
 	if err != nil {
 		return err
 	}
@@ -108,26 +108,6 @@ func (r *Reconciler) releaseUnused(ctx context.Context, s *scope, current *keyst
 		}
 	}
 	return nil
-}
-
-// held returns the KeystoneServices of the namespace this KeystoneEndpoint holds, found
-// by its finalizers in the cache's index (not by listing every KeystoneService).
-func (r *Reconciler) held(ctx context.Context, ep *keystonev1.KeystoneEndpoint) ([]*keystonev1.KeystoneService, error) {
-	var out []*keystonev1.KeystoneService
-	seen := map[types.UID]bool{}
-	for _, f := range []string{holdFinalizer(ep), upstreamHoldFinalizer(ep)} {
-		list := &keystonev1.KeystoneServiceList{}
-		if err := r.List(ctx, list, client.InNamespace(ep.Namespace), client.MatchingFields{finalizerIndex: f}); err != nil {
-			return nil, fmt.Errorf("listing the KeystoneServices held by %s: %w", f, err)
-		}
-		for i := range list.Items {
-			if !seen[list.Items[i].UID] {
-				seen[list.Items[i].UID] = true
-				out = append(out, &list.Items[i])
-			}
-		}
-	}
-	return out, nil
 }
 
 // holds tells whether the KeystoneEndpoint holds obj with its finalizer (or keystone-operator's).

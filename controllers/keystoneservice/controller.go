@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -89,6 +88,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &keystonev1.KeystoneService{}, refusedIndex, refusedOf); err != nil {
 		return fmt.Errorf("indexing the refused KeystoneServices: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &keystonev1.KeystoneService{}, FinalizerIndex, finalizersOf); err != nil {
+		return fmt.Errorf("indexing KeystoneService by finalizer: %w", err)
+	}
 	// Keystone, which other clusters share, cannot be watched: read for their changes.
 	regions := newRegionWatch(r)
 	r.regions = regions
@@ -136,21 +138,18 @@ var endpointReleased = predicate.Funcs{
 }
 
 // wakeHeld wakes, when a KeystoneEndpoint is deleted, the KeystoneServices of its
-// namespace holding its finalizer: one waiting for its endpoints (waitForEndpoints)
-// goes on, also when the KeystoneEndpoint went without releasing it.
+// namespace holding its finalizer (HeldBy): one waiting for its endpoints
+// (waitForEndpoints) goes on, also when the KeystoneEndpoint went without releasing it.
 func (r *Reconciler) wakeHeld() handler.TypedEventHandler[client.Object, reconcile.Request] {
 	return handler.TypedFuncs[client.Object, reconcile.Request]{
 		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			var list keystonev1.KeystoneServiceList
-			if err := r.List(ctx, &list, client.InNamespace(e.Object.GetNamespace())); err != nil {
-				ctrl.LoggerFrom(ctx).Error(err, "listing KeystoneServices for a KeystoneEndpoint's deletion")
+			held, err := HeldBy(ctx, r.Client, e.Object.GetNamespace(), e.Object.GetName())
+			if err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "finding the KeystoneServices a deleted KeystoneEndpoint held")
 				return
 			}
-			held := []string{finalizers.For("keystoneendpoint", e.Object.GetName()), finalizers.Upstream("keystoneendpoint", e.Object.GetName())}
-			for i := range list.Items {
-				if slices.ContainsFunc(held, func(f string) bool { return controllerutil.ContainsFinalizer(&list.Items[i], f) }) {
-					q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-				}
+			for _, svc := range held {
+				q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(svc)})
 			}
 		},
 	}
