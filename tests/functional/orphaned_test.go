@@ -1,10 +1,13 @@
 package functional
 
 import (
+	"net/http"
+
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/fakekeystone"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -87,5 +90,46 @@ var _ = Describe("A deletion held by an object that is gone", func() {
 		Eventually(gone(svc)).Should(BeTrue())
 		Eventually(func() []string { return eventReasons(ns, "glance") }).Should(ContainElement("FinalizerReleased"))
 		Expect(ks.List(fakekeystone.Services, map[string]any{"type": "image"})).To(BeEmpty(), "deregistered")
+	})
+
+	It("a KeystoneService held by a KeystoneEndpoint whose deletion was forced is woken by that deletion and goes", func() {
+		svc := keystoneService(ns)
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		key := client.ObjectKeyFromObject(svc)
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		ep := keystoneEndpoint(ns)
+		Expect(k8sClient.Create(ctx, ep)).To(Succeed())
+		epKey := client.ObjectKeyFromObject(ep)
+		expectEndpointConditions(epKey, condition{"Ready", "True", "Ready", ""})
+		Expect(getService(key)(Default).Finalizers).To(ContainElement("keystone.openstack.org/keystoneendpoint-glance"))
+
+		By("Keystone refuses to remove endpoints: the KeystoneEndpoint's deletion stops before it releases the KeystoneService")
+		ks.FailEvery(http.MethodDelete, "/v3/endpoints", http.StatusServiceUnavailable)
+		Expect(k8sClient.Delete(ctx, ep)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, svc)).To(Succeed())
+		expectServiceConditions(key, condition{"KeystoneServiceReady", "False", "Requested", "Info"})
+		Expect(getService(key)(Default).Finalizers).To(ContainElement("keystone.openstack.org/keystoneendpoint-glance"))
+
+		By("an admin strips the KeystoneEndpoint's own finalizers: it goes without releasing its hold, and only its deletion event says so")
+		Eventually(func(g Gomega) {
+			stuck := getEndpoint(epKey)(g)
+			stuck.Finalizers = nil
+			g.Expect(k8sClient.Update(ctx, stuck)).To(Succeed())
+		}).Should(Succeed())
+		Eventually(gone(ep)).Should(BeTrue())
+		ks.Heal()
+		Eventually(gone(svc)).Should(BeTrue(), "woken by the KeystoneEndpoint's deletion (wakeHeld), the hold released, the service deregistered")
+		Expect(ks.List(fakekeystone.Services, map[string]any{"type": "image"})).To(BeEmpty(), "deregistered")
+		Eventually(func(g Gomega) {
+			events := &corev1.EventList{}
+			g.Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+			var released []string
+			for _, e := range events.Items {
+				if e.InvolvedObject.Kind == "KeystoneService" && e.Reason == "FinalizerReleased" {
+					released = append(released, e.Message)
+				}
+			}
+			g.Expect(released).To(ContainElement(ContainSubstring("keystone.openstack.org/keystoneendpoint-glance")))
+		}).Should(Succeed())
 	})
 })
