@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -222,7 +223,8 @@ func shareOrTake(ctx context.Context, sharing func(context.Context, string) (boo
 // user); or creates it and returns its ID. want.New creates it first, and a user of that
 // name is then found when Keystone refuses the create (its name taken: 409; a password
 // its rules refuse, say): a refused create changes nothing, and the user is taken as the
-// look-up would have found it.
+// look-up would have found it. A federated user the look-up finds is passed over
+// (federatedOnly), as the create that comes first passes over it.
 func (c *Client) findOrCreateUser(ctx context.Context, want UserSpec) (*User, string, error) {
 	if !want.New {
 		u, err := c.findUser(ctx, want.DomainID, want.Name)
@@ -230,7 +232,16 @@ func (c *Client) findOrCreateUser(ctx context.Context, want UserSpec) (*User, st
 			return nil, "", err
 		}
 		if u != nil {
-			return u, "", c.refuseUser(u, want.Name)
+			if err := c.refuseUser(u, want.Name); err != nil {
+				return u, "", err
+			}
+			passOver, err := c.federatedOnly(ctx, u)
+			if err != nil {
+				return nil, "", err
+			}
+			if !passOver {
+				return u, "", nil
+			}
 		}
 	}
 	created, err := c.createUser(ctx, want)
@@ -252,6 +263,37 @@ func (c *Client) findOrCreateUser(ctx context.Context, want UserSpec) (*User, st
 		return nil, "", fmt.Errorf("user %s conflicts but cannot be found", want.Name)
 	}
 	return nil, "", err
+}
+
+// federatedOnly tells whether u, the user a look-up found, may be a user of an identity
+// provider that is no local user: Keystone's names are unique among its local users
+// only, and it lists a federated user of the name after them
+// (keystone/identity/core.py, _handle_shadow_and_local_users), so a look-up that finds
+// one found no local user of the name. Such a user has no password: Keystone 22.0.2
+// answers a password login of it with 500 (the SQL backend's _is_account_locked reads
+// its local_user, which it has none of), so it is neither checked nor adopted; the
+// create that follows makes a local user beside it, as the create that comes first
+// does (UserSpec.New), and Keystone refuses that create (409) when the user found is a
+// local user with federated identities besides, which is then found and taken as any
+// local user. Only an unmarked user with no owners of record is read by ID for this (a
+// user this suite marked or joined is a local one); Keystone's copy by ID may lag its
+// database (fresh.go), but not in a user's federated identities, which Keystone sets
+// when it makes the user.
+func (c *Client) federatedOnly(ctx context.Context, u *User) (bool, error) {
+	if u.Owner != "" || len(u.Owners) > 0 {
+		return false, nil
+	}
+	var read struct {
+		Federated []json.RawMessage `json:"federated"`
+	}
+	err := users.Get(ctx, c.sc, u.ID).ExtractIntoStructPtr(&read, "user")
+	switch {
+	case notFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading user %s: %w", u.ID, err)
+	}
+	return len(read.Federated) > 0, nil
 }
 
 // createUser creates the user want names, marked with its owner and its password's

@@ -2,6 +2,7 @@ package identity_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -16,9 +17,9 @@ import (
 // create fails, changes nothing, and the user is taken exactly as the look-up first
 // takes it: the same answer, the same entity after, the same other requests. A create
 // Keystone refuses for another reason (a password its rules refuse) is looked up too.
-// Only a local user fails the create: a federated user of that name does not, and is
-// left beside the new local user (docs/registrations.md); the fake has no federated
-// users, so that case is not here.
+// Only a local user fails the create: a federated user of that name does not
+// (TestFederatedUserPassedOver). The look-up first reads an unmarked user it finds by
+// ID besides (reads), to tell a federated user.
 func TestNewUserCreatedFirst(t *testing.T) {
 	const owner = "KeystoneService/openstack/glance/uid-1@cluster-one"
 	want := identity.UserSpec{Name: "glance", DomainID: "default", Password: "pw", PasswordFrom: "secret-uid/1#GlancePassword", Owner: owner}
@@ -53,6 +54,11 @@ func TestNewUserCreatedFirst(t *testing.T) {
 		// refuse has Keystone refuse the create with this code, whatever the name (a
 		// password its rules refuse: 400).
 		refuse int
+		// reads is how many reads of users the look-up first makes more than the create
+		// first: an unmarked user it finds is read by ID (federatedOnly); one with
+		// federated identities besides is passed over, and listed again once Keystone
+		// refuses the create (409).
+		reads int
 	}{
 		{name: "the owner's own, from the same source", there: func(k *fakekeystone.Server) {
 			k.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "pw", "enabled": true,
@@ -68,14 +74,18 @@ func TestNewUserCreatedFirst(t *testing.T) {
 		}},
 		{name: "unmarked, with another password", there: func(k *fakekeystone.Server) {
 			k.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "by-hand", "enabled": true})
-		}},
+		}, reads: 1},
 		{name: "unmarked, with the password", there: func(k *fakekeystone.Server) {
 			k.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "pw", "enabled": true})
-		}},
+		}, reads: 1},
+		{name: "unmarked, with federated identities besides", there: func(k *fakekeystone.Server) {
+			k.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "pw", "enabled": true,
+				"federated": []any{map[string]any{"idp_id": "idp", "protocols": []any{map[string]any{"protocol_id": "mapped", "unique_id": "u"}}}}})
+		}, reads: 2},
 		{name: "the admin, under another case", there: func(*fakekeystone.Server) {}, fold: true, asked: "ADMIN"},
 		{name: "unmarked, a create refused for its password", there: func(k *fakekeystone.Server) {
 			k.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "pw", "enabled": true})
-		}, refuse: 400},
+		}, refuse: 400, reads: 1},
 		{name: "missing, a create refused for its password", there: func(*fakekeystone.Server) {}, refuse: 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,7 +128,57 @@ func TestNewUserCreatedFirst(t *testing.T) {
 			g.Expect(created.requests).To(HaveKeyWithValue("POST /v3/users", 1), "the create, refused")
 			delete(created.requests, "POST /v3/users")
 			delete(lookedUp.requests, "POST /v3/users")
+			g.Expect(lookedUp.requests["GET /v3/users"]).To(Equal(created.requests["GET /v3/users"]+tc.reads), "the look-up first's reads")
+			lookedUp.requests["GET /v3/users"] -= tc.reads
 			g.Expect(created.requests).To(Equal(lookedUp.requests), "the same requests besides")
+		})
+	}
+}
+
+// TestFederatedUserPassedOver: a user of an identity provider that is no local user
+// (a shadow user, Keystone's make at its first login) does not hold its name among
+// local users: the look-up first passes over it, as the create that comes first does,
+// and both create a local user beside it, without a password login of it (Keystone
+// answers that with 500), and leave it as it was; a later look-up finds the local user,
+// and its deletion removes that one. The real Keystone does the same
+// (tests/realkeystone TestFederatedUserBesideCreated).
+func TestFederatedUserPassedOver(t *testing.T) {
+	const owner = "KeystoneService/openstack/glance/uid-1@cluster-one"
+	want := identity.UserSpec{Name: "glance", DomainID: "default", Password: "pw", PasswordFrom: "secret-uid/1#GlancePassword", Owner: owner}
+	for _, createFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("created first: %t", createFirst), func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := context.Background()
+			keystone, _, kc := adminOfFake(t)
+			federated := keystone.CreateFederatedUser("glance", "default")
+			spec := want
+			spec.New = createFirst
+			before := keystone.Requests()
+			reg, changed, err := kc.EnsureUser(ctx, spec)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(changed).To(BeTrue())
+			g.Expect(reg.Created).To(BeTrue())
+			g.Expect(reg.Ownership).To(Equal(identity.Owned))
+			g.Expect(reg.ID).NotTo(Equal(federated))
+			requests := keystone.RequestsSince(before)
+			g.Expect(requests).NotTo(HaveKey("POST /v3/auth"), "no login of the federated user")
+			if createFirst {
+				g.Expect(requests).To(Equal(map[string]int{"POST /v3/users": 1}))
+			} else {
+				g.Expect(requests).To(Equal(map[string]int{"GET /v3/users": 2, "POST /v3/users": 1}), "the listing, the federated user by ID, the create")
+			}
+			g.Expect(keystone.List(fakekeystone.Users, map[string]any{"id": federated})).To(ConsistOf(
+				Not(HaveKey(identity.OwnerAttribute))), "the federated user is left as it was")
+
+			before = keystone.Requests()
+			again, changed, err := kc.EnsureUser(ctx, want)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(changed).To(BeFalse())
+			g.Expect(again.ID).To(Equal(reg.ID), "a later look-up finds the local user first")
+			g.Expect(keystone.RequestsSince(before)).To(Equal(map[string]int{"GET /v3/users": 1}), "a marked user is not read by ID")
+
+			g.Expect(kc.DeleteUserNamed(ctx, "default", "glance", owner, false)).To(Succeed())
+			g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(ConsistOf(HaveKeyWithValue("id", federated)))
 		})
 	}
 }

@@ -48,6 +48,9 @@ type Server struct {
 	foldNames bool
 	// revoked records each DELETE of an application credential (Revoked).
 	revoked []string
+	// federated holds the IDs of the users of an identity provider that are no local
+	// users (CreateFederatedUser).
+	federated map[string]bool
 
 	// Authentications counts successful POST /v3/auth/tokens.
 	Authentications atomic.Int64
@@ -107,7 +110,7 @@ func CountingConnections(handler http.Handler, n *atomic.Int64) *httptest.Server
 func newServer(admin, password string) *Server {
 	s := &Server{tokens: map[string]string{}, assigned: map[string]bool{}, requests: map[string]int{},
 		entities: map[string]map[string]map[string]any{}, indexed: map[string]map[string]map[string][]string{},
-		encoded: map[string]map[string][]byte{}}
+		encoded: map[string]map[string][]byte{}, federated: map[string]bool{}}
 	for _, k := range []string{Services, Endpoints, Projects, Users, Roles, Regions, AppCreds} {
 		s.entities[k] = map[string]map[string]any{}
 		s.encoded[k] = map[string][]byte{}
@@ -154,6 +157,21 @@ func (s *Server) store(kind string, e map[string]any) {
 			s.indexed[kind][f][v] = append(s.indexed[kind][f][v], id)
 		}
 	}
+}
+
+// CreateFederatedUser adds a user of an identity provider mapped to domainID, as
+// Keystone makes one at its first login through the provider (a shadow user): a
+// "federated" field that Keystone shows by ID and leaves out of listings; no local
+// user, so its name does not make a local user's create conflict, listings put it after
+// the local users, and a password login of it fails with 500, as Keystone 22.0.2's does
+// (tests/realkeystone TestFederatedUserBesideCreated).
+func (s *Server) CreateFederatedUser(name, domainID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.put(Users, map[string]any{"name": name, "domain_id": domainID, "enabled": true, "federated": []any{
+		map[string]any{"idp_id": "idp", "protocols": []any{map[string]any{"protocol_id": "mapped", "unique_id": name}}}}})["id"].(string)
+	s.federated[id] = true
+	return id
 }
 
 // CreateRegion adds a region named id, as `openstack region create` does.
@@ -425,12 +443,13 @@ func (s *Server) matches(e, match map[string]any) bool {
 	return true
 }
 
-// encode is the JSON of the entity of kind with ID id as a listing shows it: no password.
+// encode is the JSON of the entity of kind with ID id as a listing shows it: no password,
+// no federated identities.
 func (s *Server) encode(kind, id string) []byte {
 	if b, ok := s.encoded[kind][id]; ok {
 		return b
 	}
-	b, err := json.Marshal(without(s.entities[kind][id], "password"))
+	b, err := json.Marshal(without(without(s.entities[kind][id], "password"), "federated"))
 	if err != nil {
 		panic(err) // entities hold what JSON decoded
 	}
@@ -513,6 +532,10 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, kind string) {
 		}
 	}
 	ids := s.findIDs(kind, match)
+	if kind == Users {
+		// Local users first (CreateFederatedUser).
+		slices.SortStableFunc(ids, func(a, b string) int { return compareBool(s.federated[a], s.federated[b]) })
+	}
 	truncated := false
 	if limit := s.limit; limit > 0 && len(ids) > limit {
 		// As Keystone's [DEFAULT] list_limit cuts a list: the first entries, and a flag.
@@ -554,7 +577,7 @@ func (s *Server) collection(w http.ResponseWriter, r *http.Request, kind string)
 			for _, f := range fields {
 				match[f] = e[f]
 			}
-			if len(s.find(kind, match)) > 0 {
+			if slices.ContainsFunc(s.findIDs(kind, match), func(id string) bool { return !s.federated[id] }) {
 				writeError(w, http.StatusConflict, fmt.Sprintf("Duplicate entry found with name %v", e["name"]))
 				return
 			}
@@ -701,6 +724,11 @@ func (s *Server) issueToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	if s.federated[req.Auth.Identity.Password.User.ID] {
+		s.mu.Unlock()
+		writeError(w, http.StatusInternalServerError, "An unexpected error prevented the server from fulfilling your request.")
+		return
+	}
 	user := s.authenticate(req)
 	var token string
 	if user != nil {
@@ -913,6 +941,17 @@ func (s *Server) validAppCred(userID string, ac map[string]any) (int, string) {
 
 // without is a copy of entity e without its field key: what Keystone never shows of it
 // (a user's password, an application credential's secret once created).
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
 func without(e map[string]any, key string) map[string]any {
 	out := make(map[string]any, len(e))
 	for k, v := range e {
