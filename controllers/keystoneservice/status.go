@@ -76,11 +76,14 @@ func userVerdict(spec keystonev1.KeystoneServiceSpec, reg identity.Registered, r
 	var foreign *identity.ForeignError
 	var admin *identity.AdminUserError
 	var otherName *identity.OtherNameError
+	var federated *identity.FederatedUserError
 	switch {
 	case errors.As(refused, &admin):
 		return registration.NotAllowedVerdict(fmt.Sprintf("spec.serviceUser: %v", admin))
 	case errors.As(refused, &otherName):
 		return condition.FalseVerdict(condition.InvalidInput, "spec.serviceUser: %v (nothing is written)", otherName)
+	case errors.As(refused, &federated):
+		return condition.FalseVerdict(condition.InvalidInput, "spec.serviceUser: %v (nothing is written)", federated)
 	case errors.As(refused, &foreign):
 		return condition.FalseVerdict(condition.InvalidInput, "%v; choose another serviceUser", foreign)
 	case conflict != nil && conflict.Owner == "":

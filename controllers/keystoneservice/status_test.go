@@ -102,6 +102,10 @@ func TestVerdicts(t *testing.T) {
 			Asked: "glànce", Name: "glance", ID: "u1"}, nil), verdictOf{false, "InvalidInput", lc.SeverityError, "spec.serviceUser: " +
 			"Keystone finds user glance (u1) for the name glànce: its database compares names loosely; name the user as Keystone " +
 			"has it (nothing is written)"}},
+		{"user: a person's, with federated identities", userVerdict(svc("glance").Spec, identity.Registered{},
+			&identity.FederatedUserError{Name: "glance"}, nil), verdictOf{false, "InvalidInput", lc.SeverityError, "spec.serviceUser: " +
+			"user glance is a user with federated identities (a person's, who logs in through an identity provider), which is " +
+			"never taken as a service user; choose another name (nothing is written)"}},
 		{"service: another KeystoneService's", serviceVerdict(spec, identity.Registered{}, foreign), verdictOf{false, "InvalidInput",
 			lc.SeverityError, "service glance (image) is registered by KeystoneService/other/glance of the cluster c1; " +
 				"choose another serviceType or serviceName"}},

@@ -99,9 +99,10 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 	var foreign *identity.ForeignError
 	var admin *identity.AdminUserError
 	var otherName *identity.OtherNameError
+	var federated *identity.FederatedUserError
 	var conflict *identity.PasswordConflictError
 	switch {
-	case errors.As(err, &foreign), errors.As(err, &admin), errors.As(err, &otherName):
+	case errors.As(err, &foreign), errors.As(err, &admin), errors.As(err, &otherName), errors.As(err, &federated):
 		s.Round.Apply(step, userVerdict(svc.Spec, reg, err, nil))
 		return ctrl.Result{}, nil
 	case errors.As(err, &conflict):

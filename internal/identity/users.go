@@ -223,8 +223,8 @@ func shareOrTake(ctx context.Context, sharing func(context.Context, string) (boo
 // user); or creates it and returns its ID. want.New creates it first, and a user of that
 // name is then found when Keystone refuses the create (its name taken: 409; a password
 // its rules refuse, say): a refused create changes nothing, and the user is taken as the
-// look-up would have found it. A federated user the look-up finds is passed over
-// (federatedOnly), as the create that comes first passes over it.
+// look-up would have found it. Neither takes a user with federated identities
+// (findUser).
 func (c *Client) findOrCreateUser(ctx context.Context, want UserSpec) (*User, string, error) {
 	if !want.New {
 		u, err := c.findUser(ctx, want.DomainID, want.Name)
@@ -232,16 +232,7 @@ func (c *Client) findOrCreateUser(ctx context.Context, want UserSpec) (*User, st
 			return nil, "", err
 		}
 		if u != nil {
-			if err := c.refuseUser(u, want.Name); err != nil {
-				return u, "", err
-			}
-			passOver, err := c.federatedOnly(ctx, u)
-			if err != nil {
-				return nil, "", err
-			}
-			if !passOver {
-				return u, "", nil
-			}
+			return u, "", c.refuseUser(u, want.Name)
 		}
 	}
 	created, err := c.createUser(ctx, want)
@@ -253,47 +244,18 @@ func (c *Client) findOrCreateUser(ctx context.Context, want UserSpec) (*User, st
 		return nil, "", err
 	}
 	// Created since the look-up (409), or there before a create that came first.
-	u, lookUp := c.findUser(ctx, want.DomainID, want.Name)
+	u, passed, lookUp := c.findUserPassing(ctx, want.DomainID, want.Name)
 	switch {
 	case u != nil:
 		return u, "", c.refuseUser(u, want.Name)
 	case lookUp != nil:
 		return nil, "", fmt.Errorf("%w; looking it up: %w", err, lookUp)
+	case conflict(err) && passed > 0:
+		return nil, "", &FederatedUserError{Name: want.Name}
 	case conflict(err):
 		return nil, "", fmt.Errorf("user %s conflicts but cannot be found", want.Name)
 	}
 	return nil, "", err
-}
-
-// federatedOnly tells whether u, the user a look-up found, may be a user of an identity
-// provider that is no local user: Keystone's names are unique among its local users
-// only, and it lists a federated user of the name after them
-// (keystone/identity/core.py, _handle_shadow_and_local_users), so a look-up that finds
-// one found no local user of the name. Such a user has no password: Keystone 22.0.2
-// answers a password login of it with 500 (the SQL backend's _is_account_locked reads
-// its local_user, which it has none of), so it is neither checked nor adopted; the
-// create that follows makes a local user beside it, as the create that comes first
-// does (UserSpec.New), and Keystone refuses that create (409) when the user found is a
-// local user with federated identities besides, which is then found and taken as any
-// local user. Only an unmarked user with no owners of record is read by ID for this (a
-// user this suite marked or joined is a local one); Keystone's copy by ID may lag its
-// database (fresh.go), but not in a user's federated identities, which Keystone sets
-// when it makes the user.
-func (c *Client) federatedOnly(ctx context.Context, u *User) (bool, error) {
-	if u.Owner != "" || len(u.Owners) > 0 {
-		return false, nil
-	}
-	var read struct {
-		Federated []json.RawMessage `json:"federated"`
-	}
-	err := users.Get(ctx, c.sc, u.ID).ExtractIntoStructPtr(&read, "user")
-	switch {
-	case notFound(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("reading user %s: %w", u.ID, err)
-	}
-	return len(read.Federated) > 0, nil
 }
 
 // createUser creates the user want names, marked with its owner and its password's
@@ -352,21 +314,81 @@ func (m markedUser) ToUserCreateMap() (map[string]any, error) {
 
 // findUser returns the user Keystone finds for name in the domain (the one of exactly
 // that name first: Keystone's database may compare names loosely), nil when there is
-// none.
+// none, passing over users with federated identities (federated): every look-up by
+// name, to use, delete, hand over or log in as a user, sees only users the operator
+// may take as a service user.
 func (c *Client) findUser(ctx context.Context, domainID, name string) (*User, error) {
+	u, _, err := c.findUserPassing(ctx, domainID, name)
+	return u, err
+}
+
+// findUserPassing is findUser, and how many users with federated identities it passed
+// over.
+func (c *Client) findUserPassing(ctx context.Context, domainID, name string) (*User, int, error) {
 	all, err := c.listUsers(ctx, domainID, name)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if len(all) == 0 {
-		return nil, nil
-	}
+	exact := make([]*User, 0, len(all))
+	var loose []*User
 	for i := range all {
 		if all[i].Name == name {
-			return &all[i], nil
+			exact = append(exact, &all[i])
+		} else {
+			loose = append(loose, &all[i])
 		}
 	}
-	return &all[0], nil
+	read := map[string]bool{}
+	passed := 0
+	for _, u := range append(exact, loose...) {
+		if read[u.ID] {
+			continue
+		}
+		read[u.ID] = true
+		federated, gone, err := c.federated(ctx, u)
+		switch {
+		case err != nil:
+			return nil, 0, err
+		case federated:
+			passed++
+		case !gone:
+			return u, passed, nil
+		}
+	}
+	return nil, passed, nil
+}
+
+// federated tells whether u, a user a listing shows, has federated identities, and
+// whether it is gone since the listing: either is passed over.
+// Keystone's names are unique among its local users only, and it lists federated users
+// of the name after them (keystone/identity/core.py, _handle_shadow_and_local_users): a
+// shadow user, which Keystone makes at a first login through a provider, has no
+// password (Keystone 22.0.2 answers a password login of it with 500: the SQL
+// backend's _is_account_locked reads its local_user, which it has none of), and a
+// local user given federated identities is a person's who logs in through the
+// provider; neither is a service user, and the operator neither checks nor sets a
+// password, a mark, roles or a deletion on one. Its create of a local user beside a
+// shadow user works; beside a local one, Keystone refuses it (409). The listing does not
+// show federated identities: an unmarked user with no owners of record is read by ID
+// (one request more, for an adopted user or keystone-operator's at a takeover), a user
+// this suite marked or joined is one it created or checked as local, and the client's
+// own user is refused by its callers. Keystone may give a copy by ID that lags its
+// database (fresh.go), which matters only for a user given federated identities since.
+func (c *Client) federated(ctx context.Context, u *User) (federated, gone bool, err error) {
+	if u.Owner != "" || len(u.Owners) > 0 || u.ID == c.UserID() {
+		return false, false, nil
+	}
+	var read struct {
+		Federated []json.RawMessage `json:"federated"`
+	}
+	err = users.Get(ctx, c.sc, u.ID).ExtractIntoStructPtr(&read, "user")
+	switch {
+	case notFound(err):
+		return false, true, nil
+	case err != nil:
+		return false, false, fmt.Errorf("reading user %s: %w", u.ID, err)
+	}
+	return len(read.Federated) > 0, false, nil
 }
 
 // LookUpUser returns the user Keystone finds for name in the domain, nil when there is
@@ -420,6 +442,16 @@ func (e *AdminUserError) Error() string {
 	}
 	return fmt.Sprintf("Keystone finds user %s for the name %s: it is Keystone's admin, as which the operator acts; a namespace "+
 		"never uses it", e.Name, e.Asked)
+}
+
+// FederatedUserError refuses a user name a local user with federated identities holds:
+// a person's, who logs in through an identity provider, never taken as a service user
+// (findUser); Keystone refuses a local user's create under that name.
+type FederatedUserError struct{ Name string }
+
+func (e *FederatedUserError) Error() string {
+	return fmt.Sprintf("user %s is a user with federated identities (a person's, who logs in through an identity provider), "+
+		"which is never taken as a service user; choose another name", e.Name)
 }
 
 // OtherNameError refuses a user Keystone found under another name than the one asked

@@ -18,8 +18,8 @@ import (
 // takes it: the same answer, the same entity after, the same other requests. A create
 // Keystone refuses for another reason (a password its rules refuse) is looked up too.
 // Only a local user fails the create: a federated user of that name does not
-// (TestFederatedUserPassedOver). The look-up first reads an unmarked user it finds by
-// ID besides (reads), to tell a federated user.
+// (TestFederatedUserPassedOver). Both read an unmarked user they find by ID besides, to
+// tell a user with federated identities, which neither takes.
 func TestNewUserCreatedFirst(t *testing.T) {
 	const owner = "KeystoneService/openstack/glance/uid-1@cluster-one"
 	want := identity.UserSpec{Name: "glance", DomainID: "default", Password: "pw", PasswordFrom: "secret-uid/1#GlancePassword", Owner: owner}
@@ -55,9 +55,8 @@ func TestNewUserCreatedFirst(t *testing.T) {
 		// password its rules refuse: 400).
 		refuse int
 		// reads is how many reads of users the look-up first makes more than the create
-		// first: an unmarked user it finds is read by ID (federatedOnly); one with
-		// federated identities besides is passed over, and listed again once Keystone
-		// refuses the create (409).
+		// first: a user with federated identities is passed over (its listing and its
+		// read by ID), and found so again once Keystone refuses the create (409).
 		reads int
 	}{
 		{name: "the owner's own, from the same source", there: func(k *fakekeystone.Server) {
@@ -74,10 +73,10 @@ func TestNewUserCreatedFirst(t *testing.T) {
 		}},
 		{name: "unmarked, with another password", there: func(k *fakekeystone.Server) {
 			k.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "by-hand", "enabled": true})
-		}, reads: 1},
+		}},
 		{name: "unmarked, with the password", there: func(k *fakekeystone.Server) {
 			k.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "pw", "enabled": true})
-		}, reads: 1},
+		}},
 		{name: "unmarked, with federated identities besides", there: func(k *fakekeystone.Server) {
 			k.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "pw", "enabled": true,
 				"federated": []any{map[string]any{"idp_id": "idp", "protocols": []any{map[string]any{"protocol_id": "mapped", "unique_id": "u"}}}}})
@@ -85,7 +84,7 @@ func TestNewUserCreatedFirst(t *testing.T) {
 		{name: "the admin, under another case", there: func(*fakekeystone.Server) {}, fold: true, asked: "ADMIN"},
 		{name: "unmarked, a create refused for its password", there: func(k *fakekeystone.Server) {
 			k.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "pw", "enabled": true})
-		}, refuse: 400, reads: 1},
+		}, refuse: 400},
 		{name: "missing, a create refused for its password", there: func(*fakekeystone.Server) {}, refuse: 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -181,6 +180,72 @@ func TestFederatedUserPassedOver(t *testing.T) {
 			g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(ConsistOf(HaveKeyWithValue("id", federated)))
 		})
 	}
+}
+
+// TestFederatedIdentitiesNeverTaken: no look-up by name takes a user with federated
+// identities, whether Keystone made it at a login through an identity provider (no
+// local user) or a local user was given them: neither is used, checked, marked, handed
+// over nor deleted, a takeover's claim of unmarked users included; a local user given
+// them holds its name, so the create fails and says why. A user of a name Keystone
+// compares loosely is found past a federated one of the exact name.
+func TestFederatedIdentitiesNeverTaken(t *testing.T) {
+	const owner = "KeystoneService/openstack/glance/uid-1@cluster-one"
+	want := identity.UserSpec{Name: "glance", DomainID: "default", Password: "pw", PasswordFrom: "secret-uid/1#GlancePassword",
+		Owner: owner, ClaimUnmarked: true}
+	fedIdentities := []any{map[string]any{"idp_id": "idp", "protocols": []any{map[string]any{"protocol_id": "mapped", "unique_id": "u"}}}}
+	ctx := context.Background()
+
+	t.Run("a local user with federated identities", func(t *testing.T) {
+		for _, createFirst := range []bool{false, true} {
+			g := NewWithT(t)
+			keystone, _, kc := adminOfFake(t)
+			person := keystone.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "pw",
+				"enabled": true, "federated": fedIdentities})
+			spec := want
+			spec.New = createFirst
+			before := keystone.Requests()
+			_, _, err := kc.EnsureUser(ctx, spec)
+			g.Expect(err).To(MatchError(&identity.FederatedUserError{Name: spec.Name}))
+			g.Expect(keystone.RequestsSince(before)).NotTo(HaveKey("POST /v3/auth"), "no password tried")
+			handed, err := kc.HandOverUser(ctx, "default", "glance", owner, true, "KeystoneService/openstack/next/uid-2@cluster-one")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(handed).To(BeFalse())
+			g.Expect(kc.DeleteUserNamed(ctx, "default", "glance", owner, true)).To(Succeed())
+			found, err := kc.LookUpUser(ctx, "default", "glance")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(found).To(BeNil())
+			g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(ConsistOf(And(HaveKeyWithValue("id", person),
+				Not(HaveKey(identity.OwnerAttribute)))), "left as it was")
+		}
+	})
+
+	t.Run("a shadow user, at a takeover's deletion", func(t *testing.T) {
+		g := NewWithT(t)
+		keystone, _, kc := adminOfFake(t)
+		federated := keystone.CreateFederatedUser("glance", "default")
+		g.Expect(kc.DeleteUserNamed(ctx, "default", "glance", owner, true)).To(Succeed())
+		handed, err := kc.HandOverUser(ctx, "default", "glance", owner, true, "KeystoneService/openstack/next/uid-2@cluster-one")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(handed).To(BeFalse())
+		g.Expect(keystone.List(fakekeystone.Users, map[string]any{"id": federated})).To(ConsistOf(Not(HaveKey(identity.OwnerAttribute))))
+	})
+
+	t.Run("a local user of the name but for case, past a shadow user of the exact name", func(t *testing.T) {
+		g := NewWithT(t)
+		keystone, _, kc := adminOfFake(t)
+		keystone.FoldNames()
+		local := keystone.Create(fakekeystone.Users, map[string]any{"name": "Glance", "domain_id": "default", "password": "pw", "enabled": true})
+		keystone.CreateFederatedUser("glance", "default")
+		for _, createFirst := range []bool{false, true} {
+			spec := want
+			spec.New = createFirst
+			spec.ClaimUnmarked = false
+			reg, _, err := kc.EnsureUser(ctx, spec)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(reg.ID).To(Equal(local), "the local user, adopted")
+			g.Expect(reg.Ownership).To(Equal(identity.Adopted))
+		}
+	})
 }
 
 // TestUserCreatedMeanwhile: on the look-up-first path, a user another client created

@@ -474,6 +474,33 @@ var _ = Describe("KeystoneService", func() {
 		Expect(canAuthenticate(ks.URL, "admin", "secret-admin")).To(BeTrue(), "deleting it leaves the admin alone")
 	})
 
+	It("never takes a person's user with federated identities, and makes a local user beside one Keystone made at a federated login", func() {
+		keystone()
+		person := ks.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "person-pw",
+			"enabled": true, "federated": []any{map[string]any{"idp_id": "idp",
+				"protocols": []any{map[string]any{"protocol_id": "mapped", "unique_id": "glance@idp"}}}}})
+		Expect(k8sClient.Create(ctx, keystoneService(ns))).To(Succeed())
+		expectServiceConditions(key, condition{"ServiceUserReady", "False", "InvalidInput", "Error"})
+		Expect(getService(key)(Default).Status.Conditions.Get("ServiceUserReady").Message).To(Equal("spec.serviceUser: user glance " +
+			"is a user with federated identities (a person's, who logs in through an identity provider), which is never taken as " +
+			"a service user; choose another name (nothing is written)"))
+		Expect(ks.List(fakekeystone.Users, map[string]any{"id": person})).To(ConsistOf(Not(HaveKey("keystone_operator_owner"))))
+		Expect(canAuthenticate(ks.URL, "glance", "person-pw")).To(BeTrue(), "its password untouched")
+
+		By("another serviceUser, whose name a user of an identity provider has, gets a local user beside it")
+		federated := ks.CreateFederatedUser("glance-svc", "default")
+		Eventually(func(g Gomega) {
+			svc := getService(key)(g)
+			svc.Spec.ServiceUser = "glance-svc"
+			g.Expect(k8sClient.Update(ctx, svc)).To(Succeed())
+		}).Should(Succeed())
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance-svc"})).To(ConsistOf(
+			HaveKeyWithValue("id", federated), HaveKey("keystone_operator_owner")))
+		Expect(canAuthenticate(ks.URL, "glance-svc", "glance-1")).To(BeTrue())
+		Expect(ks.List(fakekeystone.Users, map[string]any{"id": federated})).To(ConsistOf(Not(HaveKey("keystone_operator_owner"))))
+	})
+
 	// refusedElsewhere makes another namespace sharing the fake Keystone, with two
 	// KeystoneServices refused for what the namespace's glance holds: twin asks for its
 	// service (image/glance, with its own user), intruder for its user glance. It returns

@@ -67,7 +67,9 @@ func field(m map[string]any, path ...string) string {
 // finds the local user; its deletion removes that one; and the federated user's logins
 // and roles are untouched throughout. The look-up first finds the federated user
 // (when no local user has the name) and passes over it to the same end: Keystone
-// answers a password login of it with an error (500), not a refusal.
+// answers a password login of it with an error (500), not a refusal. A local user given
+// federated identities (by the admin, through the API) holds its name and is never
+// taken: the create fails and says why, and nothing of it changes.
 //
 // The federated user is made as Keystone makes one: a login through the mapped method
 // (on by default in Keystone's [auth] methods) at an identity provider of the service
@@ -204,4 +206,24 @@ func TestFederatedUserBesideCreated(t *testing.T) {
 	call(http.MethodGet, "/users/"+federated, nil, http.StatusOK)
 	g.Expect(federatedRoles()).To(HaveLen(1), "the federated user's role stays")
 	g.Expect(federatedLogin()).To(Equal(federated))
+
+	t.Log("a local user given federated identities holds its name, and is never taken")
+	person := field(call(http.MethodPost, "/users", map[string]any{"user": map[string]any{"name": "person", "domain_id": "default",
+		"password": "person-Pa55", "federated": []any{map[string]any{"idp_id": "test-idp",
+			"protocols": []any{map[string]any{"protocol_id": "mapped", "unique_id": "person-at-idp"}}}}}}, http.StatusCreated), "user", "id")
+	for _, createFirst := range []bool{false, true} {
+		spec := want
+		spec.Name, spec.New, spec.ClaimUnmarked = "person", createFirst, true
+		_, _, err := kc.EnsureUser(ctx, spec)
+		g.Expect(err).To(MatchError(&identity.FederatedUserError{Name: spec.Name}))
+	}
+	found, err = kc.LookUpUser(ctx, "default", "person")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(found).To(BeNil())
+	g.Expect(kc.DeleteUserNamed(ctx, "default", "person", owner, true)).To(Succeed())
+	left := call(http.MethodGet, "/users/"+person, nil, http.StatusOK)
+	g.Expect(left["user"]).NotTo(HaveKey(identity.OwnerAttribute), "left as it was")
+	works, err = kc.PasswordWorks(ctx, person, "person-Pa55")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(works).To(BeTrue(), "its password as it was")
 }

@@ -939,8 +939,6 @@ func (s *Server) validAppCred(userID string, ac map[string]any) (int, string) {
 	return 0, ""
 }
 
-// without is a copy of entity e without its field key: what Keystone never shows of it
-// (a user's password, an application credential's secret once created).
 // compareBool orders false before true.
 func compareBool(a, b bool) int {
 	switch {
@@ -952,6 +950,8 @@ func compareBool(a, b bool) int {
 	return -1
 }
 
+// without is a copy of entity e without its field key: what Keystone never shows of it
+// (a user's password, an application credential's secret once created).
 func without(e map[string]any, key string) map[string]any {
 	out := make(map[string]any, len(e))
 	for k, v := range e {
