@@ -188,12 +188,16 @@ func (r *Reconciler) beforeLogin(ctx context.Context, s *scope) (done bool, err 
 	u, err := admin.LookUpUser(ctx, "default", s.ac.Spec.UserName)
 	var self *identity.AdminUserError
 	var otherName *identity.OtherNameError
+	var federated *identity.FederatedUserError
 	switch {
 	case errors.As(err, &self):
 		s.Round.Apply(step, registration.NotAllowedVerdict(fmt.Sprintf("spec.userName: %v", self)))
 		return true, nil
 	case errors.As(err, &otherName):
 		s.Round.Apply(step, condition.FalseVerdict(condition.InvalidInput, "spec.userName: %v (nothing is written)", otherName))
+		return true, nil
+	case errors.As(err, &federated):
+		s.Round.Apply(step, condition.FalseVerdict(condition.InvalidInput, "spec.userName: %v (nothing is written)", federated))
 		return true, nil
 	case err != nil:
 		_, err = s.Failed(step, credentialFailed, err)

@@ -393,11 +393,17 @@ func (c *Client) federated(ctx context.Context, u *User) (federated, gone bool, 
 
 // LookUpUser returns the user Keystone finds for name in the domain, nil when there is
 // none, refusing the client's own user and a user Keystone finds under another name
-// (refuseUser): what a namespace may name before its password is tried.
+// (refuseUser), and a name only users with federated identities have
+// (FederatedUserError): what a namespace may name before its password is tried.
 func (c *Client) LookUpUser(ctx context.Context, domainID, name string) (*User, error) {
-	u, err := c.findUser(ctx, domainID, name)
-	if err != nil || u == nil {
+	u, passed, err := c.findUserPassing(ctx, domainID, name)
+	switch {
+	case err != nil:
 		return nil, err
+	case u == nil && passed > 0:
+		return nil, &FederatedUserError{Name: name}
+	case u == nil:
+		return nil, nil
 	}
 	return u, c.refuseUser(u, name)
 }
@@ -444,9 +450,10 @@ func (e *AdminUserError) Error() string {
 		"never uses it", e.Name, e.Asked)
 }
 
-// FederatedUserError refuses a user name a local user with federated identities holds:
-// a person's, who logs in through an identity provider, never taken as a service user
-// (findUser); Keystone refuses a local user's create under that name.
+// FederatedUserError refuses a user name that a user with federated identities has, and
+// no other user the operator may take: a person's, who logs in through an identity
+// provider, never taken as a service user (findUser). Keystone refuses a local user's
+// create under the name of a local user given federated identities.
 type FederatedUserError struct{ Name string }
 
 func (e *FederatedUserError) Error() string {

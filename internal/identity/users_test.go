@@ -3,6 +3,7 @@ package identity_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -212,7 +213,7 @@ func TestFederatedIdentitiesNeverTaken(t *testing.T) {
 			g.Expect(handed).To(BeFalse())
 			g.Expect(kc.DeleteUserNamed(ctx, "default", "glance", owner, true)).To(Succeed())
 			found, err := kc.LookUpUser(ctx, "default", "glance")
-			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(err).To(MatchError(&identity.FederatedUserError{Name: "glance"}), "nothing to log in as")
 			g.Expect(found).To(BeNil())
 			g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(ConsistOf(And(HaveKeyWithValue("id", person),
 				Not(HaveKey(identity.OwnerAttribute)))), "left as it was")
@@ -228,6 +229,17 @@ func TestFederatedIdentitiesNeverTaken(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(handed).To(BeFalse())
 		g.Expect(keystone.List(fakekeystone.Users, map[string]any{"id": federated})).To(ConsistOf(Not(HaveKey(identity.OwnerAttribute))))
+	})
+
+	t.Run("a read by ID that fails fails the look-up: nothing is taken on a guess", func(t *testing.T) {
+		g := NewWithT(t)
+		keystone, _, kc := adminOfFake(t)
+		unmarked := keystone.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "pw", "enabled": true})
+		keystone.FailNext(http.MethodGet, "/v3/users/"+unmarked, http.StatusServiceUnavailable)
+		before := keystone.Requests()
+		_, _, err := kc.EnsureUser(ctx, want)
+		g.Expect(err).To(MatchError(ContainSubstring("reading user " + unmarked)))
+		g.Expect(keystone.RequestsSince(before)).To(Equal(map[string]int{"GET /v3/users": 2}), "the listing and the read, nothing else")
 	})
 
 	t.Run("a local user of the name but for case, past a shadow user of the exact name", func(t *testing.T) {

@@ -182,6 +182,17 @@ var _ = Describe("KeystoneApplicationCredential", func() {
 		Consistently(func() map[string]int64 { return writesIn(ns) }, 2*time.Second).Should(Equal(before))
 	})
 
+	It("never logs in as a user of an identity provider: a name only such users have is refused", func() {
+		keystone(false)
+		ks.CreateFederatedUser("glance", "default")
+		Expect(k8sClient.Create(ctx, applicationCredential(ns))).To(Succeed())
+		expectAppCredConditions(key, condition{"KeystoneApplicationCredentialReady", "False", "InvalidInput", "Error"})
+		Expect(getAppCred(key)(Default).Status.Conditions.Get("KeystoneApplicationCredentialReady").Message).To(Equal(
+			"spec.userName: user glance is a user with federated identities (a person's, who logs in through an identity " +
+				"provider), which is never taken as a service user; choose another name (nothing is written)"))
+		Expect(ks.AppCredIDs("glance")).To(BeEmpty())
+	})
+
 	It("rotates at the grace period, keeps the previous credential while a consumer holds its Secret, then revokes it", func() {
 		keystone(true)
 		Expect(k8sClient.Create(ctx, applicationCredential(ns))).To(Succeed())

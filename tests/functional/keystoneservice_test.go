@@ -499,6 +499,15 @@ var _ = Describe("KeystoneService", func() {
 			HaveKeyWithValue("id", federated), HaveKey("keystone_operator_owner")))
 		Expect(canAuthenticate(ks.URL, "glance-svc", "glance-1")).To(BeTrue())
 		Expect(ks.List(fakekeystone.Users, map[string]any{"id": federated})).To(ConsistOf(Not(HaveKey("keystone_operator_owner"))))
+		Expect(ks.List(fakekeystone.Users, map[string]any{"id": person})).To(ConsistOf(Not(HaveKey("keystone_operator_owner"))),
+			"the earlier serviceUser's person is left as it was")
+		Expect(canAuthenticate(ks.URL, "glance", "person-pw")).To(BeTrue())
+
+		By("deleting the KeystoneService removes its own user only")
+		Expect(k8sClient.Delete(ctx, getService(key)(Default))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key, &keystonev1.KeystoneService{})) }).Should(BeTrue())
+		Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance-svc"})).To(ConsistOf(HaveKeyWithValue("id", federated)))
+		Expect(ks.List(fakekeystone.Users, map[string]any{"id": person})).To(HaveLen(1))
 	})
 
 	// refusedElsewhere makes another namespace sharing the fake Keystone, with two

@@ -218,7 +218,7 @@ func TestFederatedUserBesideCreated(t *testing.T) {
 		g.Expect(err).To(MatchError(&identity.FederatedUserError{Name: spec.Name}))
 	}
 	found, err = kc.LookUpUser(ctx, "default", "person")
-	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(err).To(MatchError(&identity.FederatedUserError{Name: "person"}))
 	g.Expect(found).To(BeNil())
 	g.Expect(kc.DeleteUserNamed(ctx, "default", "person", owner, true)).To(Succeed())
 	left := call(http.MethodGet, "/users/"+person, nil, http.StatusOK)
