@@ -90,8 +90,16 @@ func (c *Client) DeleteUserNamed(ctx context.Context, domainID, name, owner stri
 }
 
 // DeleteOwnedUser deletes u, as read from Keystone, if it is owner's; one already gone
-// is fine.
+// is fine. claimUnmarked (keystone-operator's user, at a takeover) claims no user with
+// federated identities, a person's (findUser), also one read by a recorded ID.
 func (c *Client) DeleteOwnedUser(ctx context.Context, u *User, owner string, claimUnmarked bool) error {
+	if claimUnmarked {
+		federated, _, err := c.federated(ctx, u)
+		if err != nil {
+			return err
+		}
+		claimUnmarked = !federated
+	}
 	ownership, _ := c.classifyUser(u, owner, claimUnmarked)
 	return c.giveUpEntity(ctx, "users", u.ID, u.Owner, owner, ownership, func() error {
 		return c.deleteUserUnchecked(ctx, u.ID)

@@ -231,6 +231,25 @@ func TestFederatedIdentitiesNeverTaken(t *testing.T) {
 		g.Expect(keystone.List(fakekeystone.Users, map[string]any{"id": federated})).To(ConsistOf(Not(HaveKey(identity.OwnerAttribute))))
 	})
 
+	t.Run("a takeover's deletion by a recorded ID", func(t *testing.T) {
+		g := NewWithT(t)
+		keystone, _, kc := adminOfFake(t)
+		person := keystone.Create(fakekeystone.Users, map[string]any{"name": "glance", "domain_id": "default", "password": "pw",
+			"enabled": true, "federated": fedIdentities})
+		shadow := keystone.CreateFederatedUser("glance-shadow", "default")
+		for _, id := range []string{person, shadow} {
+			u, err := kc.GetUser(ctx, id)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(kc.DeleteOwnedUser(ctx, u, owner, true)).To(Succeed())
+			g.Expect(keystone.List(fakekeystone.Users, map[string]any{"id": id})).To(ConsistOf(Not(HaveKey(identity.OwnerAttribute))), "left as it was")
+		}
+		plain := keystone.Create(fakekeystone.Users, map[string]any{"name": "glance-ko", "domain_id": "default", "password": "pw", "enabled": true})
+		u, err := kc.GetUser(ctx, plain)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(kc.DeleteOwnedUser(ctx, u, owner, true)).To(Succeed())
+		g.Expect(keystone.List(fakekeystone.Users, map[string]any{"id": plain})).To(BeEmpty(), "keystone-operator's local user is claimed and deleted")
+	})
+
 	t.Run("a read by ID that fails fails the look-up: nothing is taken on a guess", func(t *testing.T) {
 		g := NewWithT(t)
 		keystone, _, kc := adminOfFake(t)
