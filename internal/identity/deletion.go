@@ -86,7 +86,8 @@ func (c *Client) DeleteUserNamed(ctx context.Context, domainID, name, owner stri
 	if err != nil || u == nil {
 		return err
 	}
-	return c.DeleteOwnedUser(ctx, u, owner, claimUnmarked)
+	// findUser passed over users with federated identities already.
+	return c.deleteIfOwned(ctx, u, owner, claimUnmarked)
 }
 
 // DeleteOwnedUser deletes u, as read from Keystone, if it is owner's; one already gone
@@ -100,6 +101,12 @@ func (c *Client) DeleteOwnedUser(ctx context.Context, u *User, owner string, cla
 		}
 		claimUnmarked = !federated
 	}
+	return c.deleteIfOwned(ctx, u, owner, claimUnmarked)
+}
+
+// deleteIfOwned is DeleteOwnedUser for a user known to have no federated identities
+// that claimUnmarked could claim.
+func (c *Client) deleteIfOwned(ctx context.Context, u *User, owner string, claimUnmarked bool) error {
 	ownership, _ := c.classifyUser(u, owner, claimUnmarked)
 	return c.giveUpEntity(ctx, "users", u.ID, u.Owner, owner, ownership, func() error {
 		return c.deleteUserUnchecked(ctx, u.ID)

@@ -38,6 +38,16 @@ var _ = Describe("A deletion held by an object that is gone", func() {
 		}).Should(Succeed())
 	}
 
+	// readyService creates the namespace's glance KeystoneService and waits until it is Ready.
+	readyService := func() (*keystonev1.KeystoneService, types.NamespacedName) {
+		GinkgoHelper()
+		svc := keystoneService(ns)
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		key := client.ObjectKeyFromObject(svc)
+		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		return svc, key
+	}
+
 	It("a KeystoneAPI held by registrations that do not exist is deleted", func() {
 		api := &keystonev1.KeystoneAPI{}
 		key := types.NamespacedName{Namespace: ns, Name: "keystone"}
@@ -50,9 +60,7 @@ var _ = Describe("A deletion held by an object that is gone", func() {
 	})
 
 	It("a KeystoneAPI still waits for a registration that exists", func() {
-		svc := keystoneService(ns)
-		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
-		expectServiceConditions(client.ObjectKeyFromObject(svc), condition{"Ready", "True", "Ready", ""})
+		readyService()
 		api := &keystonev1.KeystoneAPI{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone"}, api)).To(Succeed())
 		Expect(k8sClient.Delete(ctx, api)).To(Succeed())
@@ -61,10 +69,7 @@ var _ = Describe("A deletion held by an object that is gone", func() {
 	})
 
 	It("a KeystoneService held by a KeystoneEndpoint that is gone is deleted, whether it went before or after the deletion began", func() {
-		svc := keystoneService(ns)
-		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
-		key := client.ObjectKeyFromObject(svc)
-		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		svc, key := readyService()
 		// "manual" exists and names another service, so nothing of it ever releases the
 		// hold put on the KeystoneService in its name; "ghost" does not exist.
 		manual := keystoneEndpoint(ns)
@@ -93,10 +98,7 @@ var _ = Describe("A deletion held by an object that is gone", func() {
 	})
 
 	It("a KeystoneService held by a KeystoneEndpoint whose deletion was forced is woken by that deletion and goes", func() {
-		svc := keystoneService(ns)
-		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
-		key := client.ObjectKeyFromObject(svc)
-		expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+		svc, key := readyService()
 		ep := keystoneEndpoint(ns)
 		Expect(k8sClient.Create(ctx, ep)).To(Succeed())
 		epKey := client.ObjectKeyFromObject(ep)
