@@ -52,8 +52,12 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	}
 	admin := s.Admin
 	kc, err := r.Keystone.Get(ctx, admin)
+	var known map[string]string
 	if err == nil {
-		err = kc.DeleteEndpoints(ctx, identity.EndpointSet{ServiceID: serviceID, Owner: r.owner(ep), Known: ep.Status.EndpointIDs})
+		known, err = r.knownUnder(ctx, kc, svc, serviceID, ep.Status.EndpointIDs)
+	}
+	if err == nil {
+		err = kc.DeleteEndpoints(ctx, identity.EndpointSet{ServiceID: serviceID, Owner: r.owner(ep), Known: known})
 	}
 	if err != nil {
 		_, err = s.FailedAs(admin, step, endpointFailed, err)

@@ -30,26 +30,24 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 	if err != nil {
 		return s.Failed(step, endpointFailed, err)
 	}
-	changedService := false
-	if previous := ep.Status.ServiceID; previous != "" && previous != s.service.Status.ServiceID {
-		// The KeystoneService registered another service (a new type or name): our
-		// endpoints of the previous one go, unless they went with it.
-		err := kc.DeleteEndpoints(ctx, identity.EndpointSet{ServiceID: previous, Owner: r.owner(ep), Known: ep.Status.EndpointIDs})
-		if err != nil {
-			return s.Failed(step, endpointFailed, err)
-		}
-		changedService = true
+	changedService, err := r.leavePrevious(ctx, s, kc)
+	if err != nil {
+		return s.Failed(step, endpointFailed, err)
 	}
-	if refused, err := r.serviceRefusal(ctx, s, kc); err != nil || refused != "" {
+	refused, ownership, err := r.serviceRefusal(ctx, s, kc)
+	if err != nil || refused != "" {
 		if err != nil {
 			return s.Failed(step, endpointFailed, err)
 		}
 		s.Round.Apply(step, registration.NotAllowedVerdict(refused))
 		return ctrl.Result{}, nil
 	}
+	var known map[string]string
+	if takesKnown(ownership) {
+		known = knownIDs(ep, s.service.Status.ServiceID)
+	}
 	ids, changed, err := kc.EnsureEndpoints(ctx, identity.EndpointSet{
-		ServiceID: s.service.Status.ServiceID, Region: region, Owner: r.owner(ep), URLs: ep.Spec.Endpoints,
-		Known: knownIDs(ep, s.service.Status.ServiceID),
+		ServiceID: s.service.Status.ServiceID, Region: region, Owner: r.owner(ep), URLs: ep.Spec.Endpoints, Known: known,
 	})
 	if err != nil {
 		return s.Failed(step, endpointFailed, err)
@@ -72,13 +70,58 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 // hand) and the KeystoneAPI does not list it in spec.registrationPolicy
 // .adoptedServiceEndpoints; or it is another's. "" when endpoints may go there, or the
 // service is gone (the write says so).
-func (r *Reconciler) serviceRefusal(ctx context.Context, s *scope, kc *identity.Client) (string, error) {
+func (r *Reconciler) serviceRefusal(ctx context.Context, s *scope, kc *identity.Client) (string, identity.Ownership, error) {
 	svc, ownership, err := kc.ServiceOwnership(ctx, s.service.Status.ServiceID,
 		identity.OwnerMark(keystoneservice.Kind, s.service, r.ClusterID))
 	if err != nil || svc == nil {
-		return "", err
+		return "", ownership, err
 	}
-	return endpointServiceRefusal(s.API, s.service.Name, svc, ownership), nil
+	return endpointServiceRefusal(s.API, s.service.Name, svc, ownership), ownership, nil
+}
+
+// leavePrevious removes this KeystoneEndpoint's endpoints of the service its status
+// names when its KeystoneService registered another since (a new type or name), unless
+// they went with it; left tells that it did.
+func (r *Reconciler) leavePrevious(ctx context.Context, s *scope, kc *identity.Client) (left bool, err error) {
+	ep := s.endpoint
+	previous := ep.Status.ServiceID
+	if previous == "" || previous == s.service.Status.ServiceID {
+		return false, nil
+	}
+	known, err := r.knownUnder(ctx, kc, s.service, previous, ep.Status.EndpointIDs)
+	if err == nil {
+		err = kc.DeleteEndpoints(ctx, identity.EndpointSet{ServiceID: previous, Owner: r.owner(ep), Known: known})
+	}
+	return err == nil, err
+}
+
+// takesKnown tells whether a KeystoneEndpoint takes as its own the unmarked endpoints
+// its status records under a service its KeystoneService relates to as ownership says:
+// only under one that KeystoneService's namespace registered or claimed (Owned), or
+// shares with its other regions (Joined). keystone-operator recorded the endpoints it
+// found and used (lib-common's CreateEndpoint takes any of the service's in the region
+// for an interface: Keystone's own identity endpoints among them) as those it created,
+// so under a service the namespace adopted, even one its KeystoneAPI lets endpoints go
+// under, they stay whoever's they are: never rewritten, never removed. Those carrying
+// the KeystoneEndpoint's mark are its own wherever they are.
+func takesKnown(ownership identity.Ownership) bool {
+	return ownership == identity.Owned || ownership == identity.Joined
+}
+
+// knownUnder is known, the endpoint IDs recorded under the service of ID serviceID,
+// when the KeystoneEndpoint takes them (takesKnown) as the mark of its KeystoneService
+// svc relates to that service; nil otherwise, and when svc or the service is gone (its
+// endpoints went with it).
+func (r *Reconciler) knownUnder(ctx context.Context, kc *identity.Client, svc *keystonev1.KeystoneService,
+	serviceID string, known map[string]string) (map[string]string, error) {
+	if len(known) == 0 || svc == nil {
+		return nil, nil
+	}
+	service, ownership, err := kc.ServiceOwnership(ctx, serviceID, identity.OwnerMark(keystoneservice.Kind, svc, r.ClusterID))
+	if err != nil || service == nil || !takesKnown(ownership) {
+		return nil, err
+	}
+	return known, nil
 }
 
 // inputs is everything a finding of reconcileEndpoints depends on (registration.Recent):

@@ -102,7 +102,7 @@ func endpointServiceRefusal(api *keystonev1.KeystoneAPI, ksName string, svc *ide
 		if p := api.Policy(); !p.AllowsAdoptedEndpoints(svc.Type, svc.Name) {
 			return fmt.Sprintf("service %s/%s (%s) existed in Keystone before KeystoneService %s adopted it: endpoints go only "+
 				"under a service this namespace registered, or one KeystoneAPI %s lists (%s); its endpoints of earlier "+
-				"versions stay until this KeystoneEndpoint is deleted", svc.Type, svc.Name, svc.ID, ksName, api.Name,
+				"versions stay, never rewritten nor removed", svc.Type, svc.Name, svc.ID, ksName, api.Name,
 				p.Setting("adoptedServiceEndpoints"))
 		}
 		return ""

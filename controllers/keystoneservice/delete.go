@@ -105,8 +105,8 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	// predecessor's of the same namespace and name, which a recycled namespace would
 	// inherit, claims nothing there. The admin user is never removed.
 	service := identity.ServiceSpec{Type: spec.ServiceType, Name: spec.ServiceName, Owner: r.owner(svc),
-		ClaimUnmarked: s.claimsService(svc.Status.ServiceID),
-		OwnMarkOnly:   registration.ServiceRefusal(api, spec.ServiceType, spec.ServiceName) != ""}
+		Claim:       s.claimsService(api, svc.Status.ServiceID),
+		OwnMarkOnly: registration.ServiceRefusal(api, spec.ServiceType, spec.ServiceName) != ""}
 	user := identity.UserSpec{Name: spec.ServiceUser, DomainID: defaultDomainID, Owner: r.owner(svc),
 		ClaimUnmarked: s.claimsUser(api, spec.ServiceUser),
 		OwnMarkOnly:   registration.UserRefusal(api, "spec.serviceUser", spec.ServiceUser) != ""}
@@ -131,7 +131,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	}
 	// The service keystone-operator recorded, if the round that moved to another did not remove it.
 	if proven := s.provenService(); err == nil && proven != svc.Status.ServiceID {
-		err = kc.DeleteService(ctx, proven, r.owner(svc), s.claimsService(proven))
+		err = kc.DeleteService(ctx, proven, r.owner(svc), s.claimsService(api, proven))
 	}
 	if err == nil {
 		err = kc.DeleteRegistration(ctx, svc.Status.ServiceID, service, userID, user)

@@ -4,6 +4,7 @@ import (
 	"regexp"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
@@ -117,15 +118,26 @@ func (s *scope) provenUser() string {
 	return upstreamProof(s.service, upstreamUserReady)
 }
 
-// claimsService tells whether the unmarked service of ID id is this KeystoneService's:
-// keystone-operator registered it (provenService).
-func (s *scope) claimsService(id string) bool { return id != "" && id == s.provenService() }
+// claimsService is the claim (identity.ServiceClaim) of the unmarked service of ID id,
+// nil when id is not the one keystone-operator recorded (provenService): that service
+// is this KeystoneService's when api lets the namespace register its type and name as
+// Keystone has them. keystone-operator recorded the ID of a service it found and used
+// as it did one it created (Keystone's own identity service, another namespace's), and
+// a namespace may have been narrowed since; what it may not name stays whoever's it is.
+func (s *scope) claimsService(api *keystonev1.KeystoneAPI, id string) identity.ServiceClaim {
+	if id == "" || id != s.provenService() {
+		return nil
+	}
+	return func(svc *identity.Service) bool {
+		return svc.ID == id && registration.ServiceRefusal(api, svc.Type, svc.Name) == ""
+	}
+}
 
 // claimsUser tells whether an unmarked user named name is this KeystoneService's:
-// keystone-operator registered it (provenUser), and it is not the admin user of api,
-// whatever keystone-operator did.
+// keystone-operator registered it (provenUser), and api lets the namespace name it (never
+// its admin user, whatever keystone-operator did).
 func (s *scope) claimsUser(api *keystonev1.KeystoneAPI, name string) bool {
-	return name != "" && name == s.provenUser() && name != api.Spec.AdminUser
+	return name != "" && name == s.provenUser() && registration.UserRefusal(api, "", name) == ""
 }
 
 // claimed drops keystone-operator's proof of t, naming name, once name is settled:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	. "github.com/onsi/gomega"
 	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
@@ -65,8 +66,13 @@ func TestUpstreamProof(t *testing.T) {
 			s := takenOver(svc)
 			api := &keystonev1.KeystoneAPI{Spec: keystonev1.KeystoneAPISpec{AdminUser: "admin"}}
 			g.Expect(s.provenService()).To(Equal(c.claimsID))
-			g.Expect(s.claimsService(c.claimsID)).To(Equal(c.claimsID != ""))
-			g.Expect(s.claimsService("other")).To(BeFalse())
+			claim := s.claimsService(api, c.claimsID)
+			g.Expect(claim != nil).To(Equal(c.claimsID != ""))
+			if claim != nil {
+				g.Expect(claim(&identity.Service{ID: c.claimsID, Type: "placement", Name: "placement"})).To(BeTrue())
+				g.Expect(claim(&identity.Service{ID: "other", Type: "placement", Name: "placement"})).To(BeFalse())
+			}
+			g.Expect(s.claimsService(api, "other")).To(BeNil())
 			g.Expect(s.claimsUser(api, c.claimsU)).To(Equal(c.claimsU != ""), "the user keystone-operator named, whatever the spec says now")
 			g.Expect(s.claimsUser(api, "renamed")).To(BeFalse(), "the spec's serviceUser is not what keystone-operator registered")
 		})
@@ -78,6 +84,32 @@ func TestUpstreamProofNeverTheAdmin(t *testing.T) {
 	s := takenOver(&keystonev1.KeystoneService{Status: keystonev1.KeystoneServiceStatus{Conditions: upstreamConditions("x", "1", "admin")}})
 	api := &keystonev1.KeystoneAPI{Spec: keystonev1.KeystoneAPISpec{AdminUser: "admin"}}
 	g.Expect(s.claimsUser(api, "admin")).To(BeFalse())
+}
+
+// TestUpstreamProofClaimsOnlyWhatThePolicyAllows: keystone-operator's proof names an ID,
+// which it also wrote for a service it found and used (Keystone's own identity service,
+// another namespace's). A namespace whose KeystoneAPI was narrowed since claims, and so
+// deletes, only what it may register now, judged on the service as Keystone has it.
+func TestUpstreamProofClaimsOnlyWhatThePolicyAllows(t *testing.T) {
+	g := NewWithT(t)
+	s := takenOver(&keystonev1.KeystoneService{Status: keystonev1.KeystoneServiceStatus{
+		Conditions: upstreamConditions("keystone", "4a7f", "tenant-a-glance")}})
+	api := &keystonev1.KeystoneAPI{Spec: keystonev1.KeystoneAPISpec{AdminUser: "tenant-a-operator",
+		RegistrationPolicy: &keystonev1.RegistrationPolicy{Services: []string{"*/tenant-a-*"}, Users: []string{"tenant-a-*"}}}}
+	claim := s.claimsService(api, "4a7f")
+	g.Expect(claim).NotTo(BeNil())
+	g.Expect(claim(&identity.Service{ID: "4a7f", Type: "identity", Name: "keystone"})).To(BeFalse(),
+		"Keystone's identity service, which the proof names, is not the namespace's to claim")
+	g.Expect(claim(&identity.Service{ID: "4a7f", Type: "image", Name: "tenant-a-glance"})).To(BeTrue())
+	g.Expect(s.claimsUser(api, "tenant-a-glance")).To(BeTrue())
+
+	t.Log("a user the namespace may not name, or its admin in any case, is never claimed")
+	s = takenOver(&keystonev1.KeystoneService{Status: keystonev1.KeystoneServiceStatus{
+		Conditions: upstreamConditions("tenant-a-glance", "4a7f", "nova")}})
+	g.Expect(s.claimsUser(api, "nova")).To(BeFalse())
+	s = takenOver(&keystonev1.KeystoneService{Status: keystonev1.KeystoneServiceStatus{
+		Conditions: upstreamConditions("tenant-a-glance", "4a7f", "Tenant-A-Operator")}})
+	g.Expect(s.claimsUser(api, "Tenant-A-Operator")).To(BeFalse())
 }
 
 func TestClaimedDropsOnlyWhatItNames(t *testing.T) {

@@ -25,7 +25,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 	spec := svc.Spec
 	reg, changed, err := kc.EnsureService(ctx, svc.Status.ServiceID, identity.ServiceSpec{
 		Type: spec.ServiceType, Name: spec.ServiceName, Description: spec.ServiceDescription, Enabled: ptr.Deref(spec.Enabled, true),
-		Owner: r.owner(svc), ClaimUnmarked: s.claimsService(svc.Status.ServiceID),
+		Owner: r.owner(svc), Claim: s.claimsService(s.API, svc.Status.ServiceID),
 	})
 	var foreign *identity.ForeignError
 	var differs *identity.DefinitionConflictError
@@ -40,7 +40,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (ctrl.Resul
 	// Its first service, created now: its first registration (newUser).
 	s.firstService = reg.Created && svc.Status.ServiceID == ""
 	if previous := svc.Status.ServiceID; previous != "" && previous != reg.ID {
-		if err := kc.DeleteService(ctx, previous, r.owner(svc), s.claimsService(previous)); err != nil {
+		if err := kc.DeleteService(ctx, previous, r.owner(svc), s.claimsService(s.API, previous)); err != nil {
 			return r.failed(s, step, err)
 		}
 		s.claimed(upstreamServiceReady, previous, true)

@@ -40,9 +40,10 @@ func (c *Client) deleteEndpointUnchecked(ctx context.Context, id string) error {
 }
 
 // DeleteService deletes the service with ID id if it is owner's (marked, or unmarked
-// and claimUnmarked: see classify); Keystone deletes its endpoints with it. A service
+// and claim allows it as Keystone has it: see classify); Keystone deletes its endpoints
+// with it. A service
 // that is gone, or not the owner's, is left alone.
-func (c *Client) DeleteService(ctx context.Context, id, owner string, claimUnmarked bool) error {
+func (c *Client) DeleteService(ctx context.Context, id, owner string, claim ServiceClaim) error {
 	if id == "" {
 		return nil
 	}
@@ -50,7 +51,7 @@ func (c *Client) DeleteService(ctx context.Context, id, owner string, claimUnmar
 	if err != nil || svc == nil {
 		return err
 	}
-	ownership, _ := c.classify(svc.Owner, owner, claimUnmarked)
+	ownership, _ := c.classify(svc.Owner, owner, claim.allows(svc))
 	return c.giveUpEntity(ctx, "services", svc.ID, svc.Owner, owner, ownership, func() error {
 		return c.deleteServiceUnchecked(ctx, id)
 	})
@@ -139,7 +140,11 @@ func (c *Client) deleteServices(ctx context.Context, knownID string, want Servic
 		if i > 0 && id == knownID {
 			continue
 		}
-		if err := c.DeleteService(ctx, id, want.Owner, want.ClaimUnmarked && id == knownID); err != nil {
+		var claim ServiceClaim
+		if id == knownID {
+			claim = want.Claim
+		}
+		if err := c.DeleteService(ctx, id, want.Owner, claim); err != nil {
 			return err
 		}
 	}

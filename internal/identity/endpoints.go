@@ -48,7 +48,8 @@ type EndpointSet struct {
 	// URLs by interface (public, internal, admin).
 	URLs map[string]string
 	// Known are the IDs recorded earlier, by interface: the owner's endpoints even when
-	// they carry no mark (registered by keystone-operator before this suite took over).
+	// they carry no mark (registered by keystone-operator before this suite took over),
+	// never when they carry another's.
 	Known map[string]string
 }
 
@@ -88,8 +89,9 @@ func (c *Client) ServiceOwnership(ctx context.Context, id, owner string) (*Servi
 func registeredKey(id, owner string) string { return id + "\x00" + owner }
 
 // ownedEndpoints lists the endpoints of the service (in full: listed) that belong to the
-// set's owner: marked with it, or recorded by ID. A truncated list read as complete would
-// make an endpoint it left out be registered again.
+// set's owner: marked with it, or unmarked and recorded by ID (one another owner marked
+// since is that owner's). A truncated list read as complete would make an endpoint it
+// left out be registered again.
 func (c *Client) ownedEndpoints(ctx context.Context, want EndpointSet) ([]Endpoint, error) {
 	var all []Endpoint
 	if err := c.listed(ctx, "endpoints", url.Values{"service_id": {want.ServiceID}}, &all); err != nil {
@@ -105,7 +107,7 @@ func (c *Client) ownedEndpoints(ctx context.Context, want EndpointSet) ([]Endpoi
 		if e.ServiceID != want.ServiceID {
 			continue
 		}
-		if sameOwner(e.Owner, want.Owner) || known[e.ID] {
+		if sameOwner(e.Owner, want.Owner) || (known[e.ID] && e.Owner == "") {
 			owned = append(owned, e)
 		}
 	}

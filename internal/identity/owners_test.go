@@ -56,11 +56,11 @@ func TestRegionsShareAService(t *testing.T) {
 	_, _, err = kc.EnsureService(ctx, "", spec(regionTwo))
 	g.Expect(err).NotTo(HaveOccurred())
 
-	g.Expect(kc.DeleteService(ctx, one.ID, regionOne, false)).To(Succeed())
+	g.Expect(kc.DeleteService(ctx, one.ID, regionOne, nil)).To(Succeed())
 	svc := keystone.List(fakekeystone.Services, nil)[0]
 	g.Expect(svc[identity.OwnerAttribute]).To(Equal(regionTwo), "handed to the other region")
 	g.Expect(svc[identity.OwnersAttribute]).NotTo(HaveKey(regionOne))
-	g.Expect(kc.DeleteService(ctx, one.ID, regionTwo, false)).To(Succeed())
+	g.Expect(kc.DeleteService(ctx, one.ID, regionTwo, nil)).To(Succeed())
 	g.Expect(keystone.List(fakekeystone.Services, nil)).To(BeEmpty(), "its last owner deletes it")
 }
 
@@ -138,8 +138,11 @@ func TestAdoptersRecorded(t *testing.T) {
 		"description": "Placement", "enabled": true})
 	user := keystone.Create(fakekeystone.Users, map[string]any{"name": "placement", "domain_id": "default", "password": "pw"})
 	placement := func(owner string, claim bool) identity.ServiceSpec {
-		return identity.ServiceSpec{Type: "placement", Name: "placement", Description: "Placement", Enabled: true, Owner: owner,
-			ClaimUnmarked: claim}
+		spec := identity.ServiceSpec{Type: "placement", Name: "placement", Description: "Placement", Enabled: true, Owner: owner}
+		if claim {
+			spec.Claim = claimAny
+		}
+		return spec
 	}
 	userOf := func(owner string, claim bool) identity.UserSpec {
 		return identity.UserSpec{Name: "placement", DomainID: "default", Password: "pw", PasswordFrom: owner, Owner: owner,
@@ -170,7 +173,7 @@ func TestAdoptersRecorded(t *testing.T) {
 	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"id": user})[0][identity.OwnersAttribute]).NotTo(HaveKey(tenant))
 
 	t.Log("regionOne goes: regionTwo, on the record since it adopted them, keeps them")
-	g.Expect(kc.DeleteService(ctx, service, regionOne, true)).To(Succeed())
+	g.Expect(kc.DeleteService(ctx, service, regionOne, claimAny)).To(Succeed())
 	g.Expect(kc.DeleteUserNamed(ctx, "default", "placement", regionOne, true)).To(Succeed())
 	g.Expect(keystone.List(fakekeystone.Services, nil)[0][identity.OwnerAttribute]).To(Equal(regionTwo))
 	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"id": user})[0][identity.OwnerAttribute]).To(Equal(regionTwo))
@@ -180,17 +183,17 @@ func TestAdoptersRecorded(t *testing.T) {
 	novaSpec := identity.ServiceSpec{Type: "compute", Name: "nova", Description: "Nova", Enabled: true, Owner: tenant}
 	_, _, err = kc.EnsureService(ctx, "", novaSpec)
 	g.Expect(err).NotTo(HaveOccurred())
-	novaSpec.Owner, novaSpec.ClaimUnmarked = regionOne, true
+	novaSpec.Owner, novaSpec.Claim = regionOne, claimAny
 	_, _, err = kc.EnsureService(ctx, nova, novaSpec)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(kc.DeleteService(ctx, nova, regionOne, true)).To(Succeed())
+	g.Expect(kc.DeleteService(ctx, nova, regionOne, claimAny)).To(Succeed())
 	g.Expect(keystone.List(fakekeystone.Services, map[string]any{"type": "compute"})).To(BeEmpty(), "no region left to keep it")
 
 	t.Log("an adopter going takes only its record away")
 	unmarked := keystone.Create(fakekeystone.Services, map[string]any{"type": "image", "name": "glance", "description": "Glance", "enabled": true})
 	_, _, err = kc.EnsureService(ctx, "", identity.ServiceSpec{Type: "image", Name: "glance", Description: "Glance", Enabled: true, Owner: regionTwo})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(kc.DeleteService(ctx, unmarked, regionTwo, false)).To(Succeed())
+	g.Expect(kc.DeleteService(ctx, unmarked, regionTwo, nil)).To(Succeed())
 	glance := keystone.List(fakekeystone.Services, map[string]any{"type": "image"})
 	g.Expect(glance).To(HaveLen(1), "adopted: never deleted")
 	g.Expect(glance[0]).To(HaveKeyWithValue(identity.OwnersAttribute, BeNil()), "only its record goes: the last, so the "+

@@ -19,14 +19,23 @@ type ServiceSpec struct {
 	Enabled                 bool
 	// Owner marks the service when it is created (OwnerAttribute).
 	Owner string
-	// ClaimUnmarked takes an unmarked service found by KnownID as the owner's: it was
-	// registered for the owner before marks existed (by keystone-operator).
-	ClaimUnmarked bool
+	// Claim takes an unmarked service found by KnownID as the owner's when it allows it
+	// (ServiceClaim).
+	Claim ServiceClaim
 	// OwnMarkOnly, in a deletion, removes the service found by type and name only when it
 	// carries the owner's very mark (no predecessor's, none unmarked): for a name the
 	// owner's KeystoneAPI no longer lets it use.
 	OwnMarkOnly bool
 }
+
+// ServiceClaim tells whether an unmarked service, as Keystone has it, is the owner's to
+// claim: registered for the owner before marks existed (by keystone-operator, whose
+// proof names only an ID, as it names a service it found and used), under a type and
+// name the owner may register. A nil ServiceClaim claims none.
+type ServiceClaim func(svc *Service) bool
+
+// allows tells whether c claims svc.
+func (c ServiceClaim) allows(svc *Service) bool { return c != nil && svc != nil && c(svc) }
 
 // Service is a catalog service as Keystone lists it, with the owner mark.
 type Service struct {
@@ -55,7 +64,7 @@ func (c *Client) EnsureService(ctx context.Context, knownID string, want Service
 		c.registered.Store(registeredKey(createdID, want.Owner), Owned)
 		return Registered{ID: createdID, Ownership: Owned, Created: true}, true, nil
 	}
-	ownership, claim := c.classify(svc.Owner, want.Owner, want.ClaimUnmarked && svc.ID == knownID)
+	ownership, claim := c.classify(svc.Owner, want.Owner, svc.ID == knownID && want.Claim.allows(svc))
 	switch ownership {
 	case Foreign:
 		return Registered{}, false, c.refuseService(ctx, svc, want)

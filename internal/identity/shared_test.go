@@ -223,6 +223,74 @@ func TestDeleteRegistrationClaimsByName(t *testing.T) {
 	g.Expect(keystone.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty(), "the user the proof names goes")
 }
 
+// claimAny claims every unmarked service it is asked about (identity.ServiceClaim).
+func claimAny(*identity.Service) bool { return true }
+
+// TestServiceClaimJudgesTheServiceAsKeystoneHasIt (docs/security.md, a narrowed
+// KeystoneAPI): keystone-operator's proof names a service's ID, which it wrote for a
+// service it found and used too (Keystone's own identity service). The claim is judged
+// on the service read by that ID, in a deletion by the known ID, a deletion of another,
+// and a look-up: one it refuses is neither deleted nor marked.
+func TestServiceClaimJudgesTheServiceAsKeystoneHasIt(t *testing.T) {
+	g := NewWithT(t)
+	keystone, _, kc := adminOfFake(t)
+	ctx := context.Background()
+	identityID := keystone.Create(fakekeystone.Services, map[string]any{"type": "identity", "name": "keystone", "enabled": true})
+	endpoint := keystone.Create(fakekeystone.Endpoints, map[string]any{"service_id": identityID, "interface": "public",
+		"url": "http://keystone:5000", "region_id": "regionOne"})
+	owner := "KeystoneService/tenant-a/sleeper/uid-1@cluster"
+	var asked []string
+	onlyImage := func(svc *identity.Service) bool {
+		asked = append(asked, svc.ID+" "+svc.Type+"/"+svc.Name)
+		return svc.Type == "image"
+	}
+	err := kc.DeleteRegistration(ctx, identityID, identity.ServiceSpec{Type: "identity", Name: "keystone", Owner: owner,
+		Claim: onlyImage}, "", identity.UserSpec{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(kc.DeleteService(ctx, identityID, owner, onlyImage)).To(Succeed())
+	_, _, err = kc.EnsureService(ctx, identityID, identity.ServiceSpec{Type: "identity", Name: "keystone", Owner: owner,
+		Enabled: true, Claim: onlyImage})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(asked).To(ConsistOf(Equal(identityID+" identity/keystone"), Equal(identityID+" identity/keystone"),
+		Equal(identityID+" identity/keystone")), "asked about the service as Keystone has it, each time")
+	services := keystone.List(fakekeystone.Services, map[string]any{"id": identityID})
+	g.Expect(services).To(HaveLen(1), "Keystone's identity service stays")
+	g.Expect(services[0]).NotTo(HaveKey(identity.OwnerAttribute), "never marked")
+	g.Expect(keystone.List(fakekeystone.Endpoints, map[string]any{"id": endpoint})).To(HaveLen(1), "and its endpoints")
+
+	t.Log("the same calls with a claim that allows it: claimed and deleted")
+	g.Expect(kc.DeleteService(ctx, identityID, owner, claimAny)).To(Succeed())
+	g.Expect(keystone.List(fakekeystone.Services, map[string]any{"id": identityID})).To(BeEmpty())
+}
+
+// TestKnownEndpointMarkedSinceIsNotTaken (docs/security.md, a namespace narrowed after
+// keystone-operator): an endpoint ID recorded by keystone-operator (EndpointSet.Known)
+// is the owner's while it carries no mark; once another owner marked it, it is that
+// owner's, neither rewritten nor removed, and the owner's own is made beside it.
+func TestKnownEndpointMarkedSinceIsNotTaken(t *testing.T) {
+	g := NewWithT(t)
+	keystone, _, kc := adminOfFake(t)
+	ctx := context.Background()
+	service := keystone.Create(fakekeystone.Services, map[string]any{"type": "image", "name": "glance", "enabled": true})
+	other := "KeystoneEndpoint/openstack/glance/uid-2@cluster"
+	theirs := keystone.Create(fakekeystone.Endpoints, map[string]any{"service_id": service, "interface": "public",
+		"url": "http://theirs:9292", "region_id": "regionOne", identity.OwnerAttribute: other})
+	unmarked := keystone.Create(fakekeystone.Endpoints, map[string]any{"service_id": service, "interface": "internal",
+		"url": "http://old:9292", "region_id": "regionOne"})
+	want := identity.EndpointSet{ServiceID: service, Region: "regionOne", Owner: "KeystoneEndpoint/tenant-a/glance/uid-1@cluster",
+		URLs:  map[string]string{"public": "http://mine:9292", "internal": "http://mine-internal:9292"},
+		Known: map[string]string{"public": theirs, "internal": unmarked}}
+	ids, _, err := kc.EnsureEndpoints(ctx, want)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ids["internal"]).To(Equal(unmarked), "the unmarked one recorded is taken")
+	g.Expect(ids["public"]).NotTo(Equal(theirs), "another's is not")
+	g.Expect(keystone.List(fakekeystone.Endpoints, map[string]any{"id": theirs})).To(ConsistOf(
+		HaveKeyWithValue("url", "http://theirs:9292")), "never rewritten")
+	g.Expect(kc.DeleteEndpoints(ctx, want)).To(Succeed())
+	g.Expect(keystone.List(fakekeystone.Endpoints, map[string]any{"service_id": service})).To(ConsistOf(
+		HaveKeyWithValue("id", theirs)), "never removed; the owner's went")
+}
+
 // TestRefusedCheckNotMadeAgain (docs/security.md, spec.serviceUser): a password check
 // Keystone refused, against a user the owner does not set it on (here adopted), is not
 // made again until what decides it changes: the Secret's version, the user's password,

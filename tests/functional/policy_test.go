@@ -109,8 +109,8 @@ var _ = Describe("A KeystoneAPI's registration policy", func() {
 		Expect(getEndpoint(epKey)(Default).Status.Conditions.Get("KeystoneServiceOSEndpointsReady").Message).To(Equal(
 			"service identity/keystone (" + identityID + ") existed in Keystone before KeystoneService keystone adopted it: " +
 				"endpoints go only under a service this namespace registered, or one KeystoneAPI keystone lists " +
-				"(spec.registrationPolicy.adoptedServiceEndpoints: none); its endpoints of earlier versions stay until this " +
-				"KeystoneEndpoint is deleted; nothing is written to Keystone"))
+				"(spec.registrationPolicy.adoptedServiceEndpoints: none); its endpoints of earlier versions stay, never " +
+				"rewritten nor removed; nothing is written to Keystone"))
 		Expect(endpointsIn(ks, identityID)).To(BeEmpty())
 
 		By("listed: the endpoint goes there")

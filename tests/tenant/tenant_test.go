@@ -14,6 +14,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/tests/support/keystoneadmin"
+	"github.com/keystone-stepwise/keystone-operator/tests/support/upstream"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -643,4 +644,93 @@ func TestOtherClusters(t *testing.T) {
 	deleted(t, w.bob, nova)
 	g.Expect(w.entity(t, "services", w.people.novaServiceID)).NotTo(BeNil())
 	g.Expect(w.entity(t, "users", w.people.novaUserID)).NotTo(BeNil())
+}
+
+// TestNarrowedClaimsNothingOutside (docs/security.md, a namespace narrowed after
+// keystone-operator): keystone-operator registered, for objects of tenant-a, the service
+// designate and its endpoint, which it found and used (it takes a service of the type
+// and name asked for, and any endpoint of the service's interface in the region:
+// lib-common's CreateEndpoint), recording their IDs in its proofs and statuses as it
+// records what it creates. The namespace was then handed to alice by the recipe, which
+// does not let it name designate. Neither her change of a KeystoneService to a name of
+// her own (whose round removes the service it had) nor her deletion of a
+// KeystoneService and its KeystoneEndpoint removes or rewrites designate or its
+// endpoint: a proof claims only what the KeystoneAPI lets the namespace name now, and a
+// recorded endpoint only under a service the namespace registered.
+func TestNarrowedClaimsNothingOutside(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	ctx := context.Background()
+	designate := w.entities(t, "endpoints", "service_id="+w.people.designateID)
+	g.Expect(designate).To(HaveLen(1))
+	designateEndpoint := designate[0]["id"].(string)
+	w.password(t, w.alice, tenantA, "sleeper", "tenant-a-sleeper-pw")
+
+	t.Log("what keystone-operator left, laid out with the operator stopped, as at the switch")
+	stop := w.operator
+	w.operator = func() {} // until the new one runs: the suite's stop must not wait for the old one again
+	stop()
+	api := &keystonev1.KeystoneAPI{}
+	g.Expect(w.cluster.Get(ctx, types.NamespacedName{Namespace: tenantA, Name: "keystone"}, api)).To(Succeed())
+	var pairs [2]struct {
+		svc *keystonev1.KeystoneService
+		ep  *keystonev1.KeystoneEndpoint
+	}
+	for i := range pairs {
+		name := fmt.Sprintf("sleeper-%d", i+1)
+		svc := service(tenantA, "dns", "designate", "tenant-a-sleeper", "sleeper", "service")
+		svc.Name, svc.Spec.ServiceDescription = name, "Designate DNS"
+		svc.Finalizers = []string{"openstack.org/keystoneservice", "openstack.org/keystoneendpoint-" + name}
+		ep := &keystonev1.KeystoneEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: name,
+			Finalizers: []string{"openstack.org/keystoneendpoint"}},
+			Spec: keystonev1.KeystoneEndpointSpec{ServiceName: name, Endpoints: map[string]string{"public": "https://dns.example.com"}}}
+		create(t, w.cluster, svc)
+		create(t, w.cluster, ep)
+		svc.Status = upstream.ServiceStatus(svc, w.people.designateID)
+		g.Expect(w.cluster.Status().Update(ctx, svc)).To(Succeed())
+		ep.Status = upstream.EndpointStatus(ep, w.people.designateID, map[string]string{"public": designateEndpoint})
+		g.Expect(w.cluster.Status().Update(ctx, ep)).To(Succeed())
+		api.Finalizers = append(api.Finalizers, "openstack.org/keystoneservice-"+name, "openstack.org/keystoneendpoint-"+name)
+		pairs[i].svc, pairs[i].ep = svc, ep
+	}
+	g.Expect(w.cluster.Update(ctx, api)).To(Succeed())
+	if err := w.startOperator(); err != nil {
+		t.Fatalf("starting the operator again: %v", err)
+	}
+	for _, p := range pairs {
+		g.Expect(expectCondition(t, w.alice, p.svc, keystonev1.KeystoneServiceInputReady, isFalse, "NotAllowed")).To(ContainSubstring(
+			"dns/designate is not among the services KeystoneAPI keystone allows"))
+	}
+	unchanged := func(when string) {
+		t.Helper()
+		svc := w.entity(t, "services", w.people.designateID)
+		g.Expect(svc).NotTo(BeNil(), "designate stays %s", when)
+		g.Expect(svc).NotTo(HaveKey(identity.OwnerAttribute), "never claimed %s", when)
+		g.Expect(w.urls(t, w.people.designateID)).To(Equal([]string{"https://dns.example.com"}), "its endpoint as it was %s", when)
+		g.Expect(w.entity(t, "endpoints", designateEndpoint)).NotTo(HaveKey(identity.OwnerAttribute))
+	}
+
+	t.Log("alice moves sleeper-1 to a name of her own: its round removes the service it had, if the namespace's")
+	first := pairs[0]
+	change(t, w.alice, first.svc, func(s *keystonev1.KeystoneService) {
+		s.Spec.ServiceType, s.Spec.ServiceName = "tenant-a-sleeper", "tenant-a-sleeper"
+	})
+	expectReady(t, w.alice, first.svc)
+	expectReady(t, w.alice, first.ep)
+	g.Expect(first.ep.Status.ServiceID).To(Equal(first.svc.Status.ServiceID))
+	g.Expect(w.urls(t, first.svc.Status.ServiceID)).To(Equal([]string{"https://dns.example.com"}), "hers, under her service")
+	unchanged("after the move")
+
+	t.Log("alice deletes sleeper-2's KeystoneEndpoint and KeystoneService, and sleeper-1's")
+	for _, p := range []struct {
+		svc *keystonev1.KeystoneService
+		ep  *keystonev1.KeystoneEndpoint
+	}{pairs[1], first} {
+		deleted(t, w.alice, p.ep)
+		deleted(t, w.alice, p.svc)
+	}
+	unchanged("after the deletions")
+	g.Expect(w.entities(t, "services", "type=tenant-a-sleeper")).To(BeEmpty(), "her own service goes")
+	g.Expect(w.entities(t, "users", "name=tenant-a-sleeper")).To(BeEmpty(), "and her user")
+	g.Expect(w.cluster.Get(ctx, client.ObjectKeyFromObject(api), api)).To(Succeed())
+	g.Expect(api.Finalizers).NotTo(ContainElement(ContainSubstring("sleeper")), "keystone-operator's finalizers released")
 }

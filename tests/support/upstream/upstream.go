@@ -9,6 +9,8 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
@@ -83,6 +85,39 @@ func ServiceStatus(svc *keystonev1.KeystoneService, serviceID string) keystonev1
 			ready("KeystoneServiceOSUserReady", fmt.Sprintf("Keystone Service user %s ready", svc.Spec.ServiceUser)),
 		},
 	}
+}
+
+// EndpointStatus is the status keystone-operator writes on a KeystoneEndpoint whose
+// endpoints it registered under the service of ID serviceID
+// (internal/controller/keystoneendpoint_controller.go: Reconcile, reconcileNormal and
+// reconcileEndpoints): the endpoints' IDs by interface, each with its spec URL and no
+// region, the generation observed, and every condition True, the endpoints' with the
+// spec's interfaces and URLs sorted. ids may name endpoints keystone-operator found and
+// used (lib-common's CreateEndpoint takes any of the service's in the region for an
+// interface), as it records those it created.
+func EndpointStatus(ep *keystonev1.KeystoneEndpoint, serviceID string, ids map[string]string) keystonev1.KeystoneEndpointStatus {
+	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+	ready := func(t lc.Type, msg string) lc.Condition {
+		return lc.Condition{Type: t, Status: corev1.ConditionTrue, Reason: lc.ReadyReason, Message: msg, LastTransitionTime: now}
+	}
+	status := keystonev1.KeystoneEndpointStatus{ServiceID: serviceID, EndpointIDs: map[string]string{},
+		ObservedGeneration: ep.Generation}
+	var urls []string
+	for _, iface := range slices.Sorted(maps.Keys(ep.Spec.Endpoints)) {
+		urls = append(urls, iface+":"+ep.Spec.Endpoints[iface])
+		if id := ids[iface]; id != "" {
+			status.EndpointIDs[iface] = id
+			status.Endpoints = append(status.Endpoints, keystonev1.Endpoint{Interface: iface, URL: ep.Spec.Endpoints[iface], ID: id})
+		}
+	}
+	status.Conditions = lc.Conditions{
+		ready(lc.ReadyCondition, lc.ReadyMessage),
+		ready("AdminServiceClientReady", "Admin client ready"),
+		ready("KeystoneAPIReady", "KeystoneAPI ready"),
+		ready("KeystoneServiceOSEndpointsReady", fmt.Sprintf("Keystone Endpoints ready: %+v", urls)),
+		ready("KeystoneServiceReady", lc.ReadyMessage), // its KeystoneService's Ready, mirrored
+	}
+	return status
 }
 
 // KeystoneManageKey is a key as Keystone's own tools make it (keystone-manage
