@@ -25,6 +25,12 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 			return ctrl.Result{}, nil
 		}
 	}
+	if why, err := registration.OtherAdminRefusal(ctx, r.Client, s.API, "spec.userName", spec.UserName); err != nil || why != "" {
+		if why != "" {
+			s.Round.Apply(step, registration.NotAllowedVerdict(why))
+		}
+		return ctrl.Result{}, err
+	}
 	secret, err := s.Password(ctx, r.Client, step, s.ac.Namespace, spec.Secret, spec.PasswordSelector)
 	if err != nil || secret == nil {
 		return ctrl.Result{}, err

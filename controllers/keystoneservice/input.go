@@ -4,6 +4,7 @@ import (
 	"context"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
+	"github.com/keystone-stepwise/keystone-operator/controllers/registration"
 	"github.com/keystone-stepwise/keystone-operator/internal/access"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -19,6 +20,12 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 	if v := inputVerdict(s.service, s.API); !v.True {
 		s.Round.Apply(step, v)
 		return ctrl.Result{}, nil
+	}
+	if why, err := registration.OtherAdminRefusal(ctx, r.Client, s.API, "spec.serviceUser", spec.ServiceUser); err != nil || why != "" {
+		if why != "" {
+			s.Round.Apply(step, registration.NotAllowedVerdict(why))
+		}
+		return ctrl.Result{}, err
 	}
 	secret, err := s.Password(ctx, r.Client, step, s.service.Namespace, spec.Secret, spec.PasswordSelector)
 	if err != nil || secret == nil {

@@ -1,6 +1,7 @@
 package registration
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // What a registration may ask of Keystone is what the namespace's KeystoneAPI allows
@@ -33,6 +35,29 @@ func UserRefusal(api *keystonev1.KeystoneAPI, field, user string) string {
 		return fmt.Sprintf("%s %s is not among the users KeystoneAPI %s allows (%s)", field, user, api.Name, p.Setting("users"))
 	}
 	return ""
+}
+
+// OtherAdminRefusal says why field (spec.serviceUser, spec.userName) may not name user
+// in api's namespace: the admin user (spec.adminUser, compared without case) of a
+// KeystoneAPI of another namespace, as which the operator acts for that namespace. A
+// password checked on it, or a login as it, that Keystone refuses counts towards its
+// lockout, which would stop that namespace; two namespaces' policies may both allow a
+// name (tenant-a-* allows tenant-a-2-operator). The KeystoneAPIs are read from c (every
+// namespace the operator watches); the message does not name the other namespace. ""
+// when it may.
+func OtherAdminRefusal(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI, field, user string) (string, error) {
+	var apis keystonev1.KeystoneAPIList
+	if err := c.List(ctx, &apis); err != nil {
+		return "", fmt.Errorf("listing the KeystoneAPIs: %w", err)
+	}
+	for i := range apis.Items {
+		other := &apis.Items[i]
+		if other.Namespace != api.Namespace && strings.EqualFold(user, other.Spec.AdminUser) {
+			return fmt.Sprintf("%s %s is the admin user of another namespace's KeystoneAPI, as which the operator acts "+
+				"for that namespace: no other namespace uses it", field, user), nil
+		}
+	}
+	return "", nil
 }
 
 // PasswordRefusal says why field (spec.secret) may not name, with key, where a user's

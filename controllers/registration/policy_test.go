@@ -1,12 +1,15 @@
 package registration
 
 import (
+	"context"
 	"testing"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 // TestPasswordRefusal (docs/security.md, spec.secret of a registration): a user's
@@ -63,5 +66,32 @@ func TestControlledSecretRefusal(t *testing.T) {
 		"KeystoneAPI keystone and holds its secrets: no user of a registration is given them"))
 	for _, s := range []*corev1.Secret{secret(), secret(notController), secret(otherGroup)} {
 		g.Expect(ControlledSecretRefusal("spec.secret", s)).To(BeEmpty())
+	}
+}
+
+// TestOtherAdminRefusal (docs/security.md, policies that overlap): a name that is the
+// admin user of another namespace's KeystoneAPI, in any case, is refused without naming
+// that namespace; its own namespace's admin is UserRefusal's, and other names pass.
+func TestOtherAdminRefusal(t *testing.T) {
+	g := NewWithT(t)
+	api := func(ns, admin string) *keystonev1.KeystoneAPI {
+		return &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns},
+			Spec: keystonev1.KeystoneAPISpec{AdminUser: admin}}
+	}
+	mine := api("tenant-a", "tenant-a-operator")
+	scheme := runtime.NewScheme()
+	g.Expect(keystonev1.AddToScheme(scheme)).To(Succeed())
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(mine, api("tenant-a-2", "tenant-a-2-operator")).Build()
+	for user, refused := range map[string]bool{"tenant-a-2-operator": true, "Tenant-A-2-Operator": true,
+		"tenant-a-operator": false, "tenant-a-glance": false} {
+		why, err := OtherAdminRefusal(context.Background(), c, mine, "spec.userName", user)
+		g.Expect(err).NotTo(HaveOccurred())
+		if refused {
+			g.Expect(why).To(Equal("spec.userName " + user + " is the admin user of another namespace's KeystoneAPI, " +
+				"as which the operator acts for that namespace: no other namespace uses it"))
+			g.Expect(why).NotTo(ContainSubstring("tenant-a-2 "), "the other namespace is not named")
+		} else {
+			g.Expect(why).To(BeEmpty(), user)
+		}
 	}
 }

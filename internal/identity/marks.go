@@ -175,6 +175,9 @@ type ForeignError struct {
 	// Predecessor: Owner is an earlier object of the same kind, namespace and name, by
 	// an earlier version's mark (no cluster).
 	Predecessor bool
+	// Adopter: the entity carries no mark, and Owner is on its record as one using it
+	// (Owners).
+	Adopter bool
 }
 
 // foreign is the ForeignError of an entity marked mark, refused to owner.
@@ -185,7 +188,11 @@ func foreign(kind, name, mark, owner string) *ForeignError {
 }
 
 func (e *ForeignError) Error() string {
-	msg := fmt.Sprintf("%s %s is registered by %s", e.Kind, e.Name, strings.Join(ownerName(e.Owner), "/"))
+	verb := "registered"
+	if e.Adopter {
+		verb = "used (unmarked, adopted)"
+	}
+	msg := fmt.Sprintf("%s %s is %s by %s", e.Kind, e.Name, verb, strings.Join(ownerName(e.Owner), "/"))
 	if _, cluster := splitMark(e.Owner); cluster != "" {
 		msg += " of the cluster " + cluster
 	} else if e.Predecessor {

@@ -291,6 +291,42 @@ func TestKnownEndpointMarkedSinceIsNotTaken(t *testing.T) {
 		HaveKeyWithValue("id", theirs)), "never removed; the owner's went")
 }
 
+// TestOtherNamespaceUser (docs/security.md, policies that overlap): a user an object of
+// namespace tenant-a would log in as is refused when another namespace registered it, or,
+// unmarked, only other namespaces use it; a region's same namespace is this one.
+func TestOtherNamespaceUser(t *testing.T) {
+	g := NewWithT(t)
+	const ns = "tenant-a"
+	cases := []struct {
+		name    string
+		user    identity.User
+		refused string
+	}{
+		{"marked by this namespace", identity.User{Owner: "KeystoneService/tenant-a/glance/u1@c1"}, ""},
+		{"marked by this namespace of another cluster", identity.User{Owner: "KeystoneService/tenant-a/glance/u9@c2"}, ""},
+		{"marked by another namespace", identity.User{Owner: "KeystoneService/openstack/glance/u2@c1"},
+			"user glance is registered by KeystoneService/openstack/glance of the cluster c1"},
+		{"a mark of no form of this suite's", identity.User{Owner: "someone"}, "user glance is registered by someone"},
+		{"unmarked, used by nobody", identity.User{}, ""},
+		{"unmarked, used by this namespace too", identity.User{Owners: identity.Owners{
+			"KeystoneService/openstack/glance/u2@c1": nil, "KeystoneService/tenant-a/glance/u1@c1": nil}}, ""},
+		{"unmarked, used by other namespaces alone", identity.User{Owners: identity.Owners{
+			"KeystoneService/tenant-b/glance/u3@c1": nil, "KeystoneService/openstack/glance/u2@c1": nil}},
+			"user glance is used (unmarked, adopted) by KeystoneService/openstack/glance of the cluster c1"},
+	}
+	for _, c := range cases {
+		c.user.Name = "glance"
+		err := identity.OtherNamespaceUser(&c.user, ns)
+		if c.refused == "" {
+			g.Expect(err).NotTo(HaveOccurred(), c.name)
+			continue
+		}
+		var foreign *identity.ForeignError
+		g.Expect(errors.As(err, &foreign)).To(BeTrue(), c.name)
+		g.Expect(err.Error()).To(Equal(c.refused), c.name)
+	}
+}
+
 // TestRefusedCheckNotMadeAgain (docs/security.md, spec.serviceUser): a password check
 // Keystone refused, against a user the owner does not set it on (here adopted), is not
 // made again until what decides it changes: the Secret's version, the user's password,

@@ -423,6 +423,35 @@ func (c *Client) refuseUser(u *User, name string) error {
 	return nil
 }
 
+// OtherNamespaceUser refuses u, a user an object of namespace ns is about to log in as,
+// when it is another namespace's: its mark names an object of another namespace (of
+// any cluster: a region's same namespace is this one), or, unmarked, objects of other
+// namespaces alone are on its record as using it (Owners). A password its owner keeps
+// is not this namespace's to try: each refusal would count towards Keystone's lockout
+// of that user. A ForeignError naming that owner (the first by mark of those on
+// record); nil when it is this namespace's, or nobody's.
+func OtherNamespaceUser(u *User, ns string) error {
+	if u.Owner != "" {
+		if m, ok := ParseMark(u.Owner); ok && m.Namespace == ns {
+			return nil
+		}
+		return &ForeignError{Kind: "user", Name: u.Name, Owner: u.Owner}
+	}
+	var other string
+	for mark := range u.Owners {
+		if m, ok := ParseMark(mark); ok && m.Namespace == ns {
+			return nil
+		}
+		if other == "" || mark < other {
+			other = mark
+		}
+	}
+	if other == "" {
+		return nil
+	}
+	return &ForeignError{Kind: "user", Name: u.Name, Owner: other, Adopter: true}
+}
+
 // classifyUser is classify for user u, which is never the owner's when it is the client's
 // own user (the admin): whatever proof claims it, it is never marked, handed over or
 // deleted.

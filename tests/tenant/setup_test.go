@@ -373,31 +373,7 @@ func (w *world) makeNamespaces(ctx context.Context) error {
 			CreateRoles: &no, Services: []string{"*/tenant-a-*"}, Users: []string{"tenant-a-*"}}},
 		{tenantB, "bob", "admin", adminPassword, nil},
 	} {
-		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.name}}
-		if ns.user != "" { // handed to a tenant: the recipe's step 6
-			namespace.Labels = map[string]string{"keystone.openstack.org/tenant": "true"}
-		}
-		if err := w.cluster.Create(ctx, namespace); err != nil {
-			return err
-		}
-		if err := w.cluster.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.name, Name: "keystone-admin"},
-			StringData: map[string]string{"AdminPassword": ns.password}}); err != nil {
-			return err
-		}
-		if err := w.cluster.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.name, Name: "keystone-ca"},
-			Data: map[string][]byte{"tls-ca-bundle.pem": w.ca}}); err != nil {
-			return err
-		}
-		api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: ns.name, Name: "keystone"},
-			Spec: keystonev1.KeystoneAPISpec{ExternalKeystoneAPI: true, ContainerImage: "unused", Secret: "keystone-admin",
-				Region: "regionOne", AdminUser: ns.adminUser, AdminProject: "admin",
-				PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"}, RegistrationPolicy: ns.policy}}
-		api.Spec.TLS.CaBundleSecretName = "keystone-ca"
-		api.Spec.Override.Service = &keystonev1.ServiceOverrides{
-			Public:   &keystonev1.EndpointOverride{EndpointURL: ptr.To(w.url)},
-			Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To(w.url)},
-		}
-		if err := w.cluster.Create(ctx, api); err != nil {
+		if err := w.makeNamespace(ctx, ns.name, ns.adminUser, ns.password, ns.policy, ns.user != ""); err != nil {
 			return err
 		}
 		if ns.user != "" {
@@ -412,6 +388,38 @@ func (w *world) makeNamespaces(ctx context.Context) error {
 		return err
 	}
 	return w.deployGlance(ctx)
+}
+
+// makeNamespace makes namespace name with its external KeystoneAPI keystone at the real
+// Keystone, acting as adminUser with password, under policy; labelled as the recipe's
+// step 6 says when it is handed to a tenant.
+func (w *world) makeNamespace(ctx context.Context, name, adminUser, password string, policy *keystonev1.RegistrationPolicy,
+	tenant bool) error {
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if tenant {
+		namespace.Labels = map[string]string{"keystone.openstack.org/tenant": "true"}
+	}
+	if err := w.cluster.Create(ctx, namespace); err != nil {
+		return err
+	}
+	if err := w.cluster.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "keystone-admin"},
+		StringData: map[string]string{"AdminPassword": password}}); err != nil {
+		return err
+	}
+	if err := w.cluster.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "keystone-ca"},
+		Data: map[string][]byte{"tls-ca-bundle.pem": w.ca}}); err != nil {
+		return err
+	}
+	api := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "keystone"},
+		Spec: keystonev1.KeystoneAPISpec{ExternalKeystoneAPI: true, ContainerImage: "unused", Secret: "keystone-admin",
+			Region: "regionOne", AdminUser: adminUser, AdminProject: "admin",
+			PasswordSelectors: keystonev1.PasswordSelector{Admin: "AdminPassword"}, RegistrationPolicy: policy}}
+	api.Spec.TLS.CaBundleSecretName = "keystone-ca"
+	api.Spec.Override.Service = &keystonev1.ServiceOverrides{
+		Public:   &keystonev1.EndpointOverride{EndpointURL: ptr.To(w.url)},
+		Internal: &keystonev1.EndpointOverride{EndpointURL: ptr.To(w.url)},
+	}
+	return w.cluster.Create(ctx, api)
 }
 
 // keepFinalizers installs the recipe's step 6 (config/samples/tenant/keep-finalizers.yaml):

@@ -734,3 +734,57 @@ func TestNarrowedClaimsNothingOutside(t *testing.T) {
 	g.Expect(w.cluster.Get(ctx, client.ObjectKeyFromObject(api), api)).To(Succeed())
 	g.Expect(api.Finalizers).NotTo(ContainElement(ContainSubstring("sleeper")), "keystone-operator's finalizers released")
 }
+
+// TestOverlappingPoliciesLockNobodyOut (docs/security.md, policies that overlap):
+// tenant-a's policy allows tenant-a-*, which also names other namespaces' users: the
+// KeystoneAPI of a namespace tenant-a-2 acts as tenant-a-2-operator, and the admin's
+// namespace registers tenant-a-shared for a KeystoneService of its own. Alice names both,
+// with a password she changes more often than Keystone's lockout allows refusals: the
+// other namespace's admin user is refused at InputReady (a KeystoneService's and a
+// credential's), the other namespace's service user at the credential's look-up before
+// its login; no password is tried, and both still log in.
+func TestOverlappingPoliciesLockNobodyOut(t *testing.T) {
+	w, g := env(t), NewWithT(t)
+	ctx := context.Background()
+	const other, otherAdmin = "tenant-a-2", "tenant-a-2-operator"
+	adminProject, err := projectID(ctx, w.admin, "admin")
+	g.Expect(err).NotTo(HaveOccurred())
+	adminRole, err := roleID(ctx, w.admin, "admin")
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = w.newUser(ctx, otherAdmin, "tenant-a-2-operator-pw", adminProject, adminRole, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(w.makeNamespace(ctx, other, otherAdmin, "tenant-a-2-operator-pw", nil, false)).To(Succeed())
+	otherAPI := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "keystone"}}
+	expectReady(t, w.cluster, otherAPI)
+	t.Cleanup(func() { _ = w.cluster.Delete(context.Background(), otherAPI) })
+	w.password(t, w.cluster, victim, "shared", "tenant-a-shared-pw")
+	shared := service(victim, "tenant-a-shared", "tenant-a-shared", "tenant-a-shared", "shared", "service")
+	create(t, w.cluster, shared)
+	expectReady(t, w.cluster, shared)
+
+	w.password(t, w.alice, tenantA, "overlap", "guess-0")
+	adminCredential := credential(tenantA, "ac-other-admin", otherAdmin, "overlap")
+	adminService := service(tenantA, "tenant-a-other-admin", "tenant-a-other-admin", otherAdmin, "overlap", "service")
+	sharedCredential := credential(tenantA, "ac-shared", "tenant-a-shared", "overlap")
+	for _, obj := range []client.Object{adminCredential, adminService, sharedCredential} {
+		create(t, w.alice, obj)
+	}
+	const refusal = "tenant-a-2-operator is the admin user of another namespace's KeystoneAPI, as which the operator acts for that namespace"
+	g.Expect(expectCondition(t, w.alice, adminCredential, keystonev1.KeystoneApplicationCredentialInputReady, isFalse,
+		"NotAllowed")).To(ContainSubstring(refusal))
+	g.Expect(expectCondition(t, w.alice, adminService, keystonev1.KeystoneServiceInputReady, isFalse,
+		"NotAllowed")).To(ContainSubstring(refusal))
+	g.Expect(expectCondition(t, w.alice, sharedCredential, keystonev1.KeystoneApplicationCredentialCredentialReady, isFalse,
+		"InvalidInput")).To(ContainSubstring("user tenant-a-shared is registered by KeystoneService/openstack/tenant-a-shared"))
+	for i := 1; i <= 3; i++ {
+		w.password(t, w.alice, tenantA, "overlap", fmt.Sprintf("guess-%d", i))
+		touch(t, w.alice, adminService, 1)
+	}
+	w.mustLogIn(t, otherAdmin, "tenant-a-2-operator-pw")
+	w.mustLogIn(t, "tenant-a-shared", "tenant-a-shared-pw")
+	expectReady(t, w.cluster, otherAPI)
+	for _, obj := range []client.Object{adminCredential, adminService, sharedCredential} {
+		deleted(t, w.alice, obj)
+	}
+	deleted(t, w.cluster, shared)
+}
