@@ -47,7 +47,8 @@ func UserRefusal(api *keystonev1.KeystoneAPI, field, user string) string {
 // when it may.
 func OtherAdminRefusal(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI, field, user string) (string, error) {
 	var apis keystonev1.KeystoneAPIList
-	if err := c.List(ctx, &apis); err != nil {
+	// Read only: the cache's objects, not copies of every KeystoneAPI at every round.
+	if err := c.List(ctx, &apis, client.UnsafeDisableDeepCopy); err != nil {
 		return "", fmt.Errorf("listing the KeystoneAPIs: %w", err)
 	}
 	for i := range apis.Items {
