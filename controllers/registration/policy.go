@@ -39,13 +39,20 @@ func UserRefusal(api *keystonev1.KeystoneAPI, field, user string) string {
 
 // OtherAdminRefusal says why field (spec.serviceUser, spec.userName) may not name user
 // in api's namespace: the admin user (spec.adminUser, compared without case) of a
-// KeystoneAPI of another namespace, as which the operator acts for that namespace. A
-// password checked on it, or a login as it, that Keystone refuses counts towards its
-// lockout, which would stop that namespace; two namespaces' policies may both allow a
-// name (tenant-a-* allows tenant-a-2-operator). The KeystoneAPIs are read from c (every
-// namespace the operator watches); the message does not name the other namespace. ""
-// when it may.
+// KeystoneAPI of another namespace at the same Keystone (the same internal endpoint, as
+// the operator reaches it) that is Ready, so whose admin login works: the operator acts
+// as it for that namespace. A password checked on it, or a login as it, that Keystone
+// refuses counts towards its lockout, which would stop that namespace; two namespaces'
+// policies may both allow a name (tenant-a-* allows tenant-a-2-operator). A KeystoneAPI
+// that is not Ready, or of another Keystone, refuses nothing: whoever may create one
+// must not be able to bar other namespaces' users by naming them its admin. The
+// KeystoneAPIs are read from c (every namespace the operator watches); the message does
+// not name the other namespace. "" when it may.
 func OtherAdminRefusal(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI, field, user string) (string, error) {
+	url := api.Status.APIEndpoints[keystonev1.EndpointInternal]
+	if url == "" {
+		return "", nil
+	}
 	var apis keystonev1.KeystoneAPIList
 	// Read only: the cache's objects, not copies of every KeystoneAPI at every round.
 	if err := c.List(ctx, &apis, client.UnsafeDisableDeepCopy); err != nil {
@@ -53,7 +60,8 @@ func OtherAdminRefusal(ctx context.Context, c client.Reader, api *keystonev1.Key
 	}
 	for i := range apis.Items {
 		other := &apis.Items[i]
-		if other.Namespace != api.Namespace && strings.EqualFold(user, other.Spec.AdminUser) {
+		if other.Namespace != api.Namespace && strings.EqualFold(user, other.Spec.AdminUser) &&
+			other.Status.APIEndpoints[keystonev1.EndpointInternal] == url && other.IsReady() {
 			return fmt.Sprintf("%s %s is the admin user of another namespace's KeystoneAPI, as which the operator acts "+
 				"for that namespace: no other namespace uses it", field, user), nil
 		}

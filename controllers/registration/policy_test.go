@@ -6,6 +6,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	. "github.com/onsi/gomega"
+	lc "github.com/openstack-k8s-operators/lib-common/modules/common/condition"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -70,26 +71,35 @@ func TestControlledSecretRefusal(t *testing.T) {
 }
 
 // TestOtherAdminRefusal (docs/security.md, policies that overlap): a name that is the
-// admin user of another namespace's KeystoneAPI, in any case, is refused without naming
-// that namespace; its own namespace's admin is UserRefusal's, and other names pass.
+// admin user of another namespace's Ready KeystoneAPI at the same Keystone, in any
+// case, is refused without naming that namespace; the namespace's own admin is
+// UserRefusal's; the admin of a KeystoneAPI that is not Ready (whose login never worked:
+// anyone may name anyone there) or of another Keystone refuses nothing.
 func TestOtherAdminRefusal(t *testing.T) {
 	g := NewWithT(t)
-	api := func(ns, admin string) *keystonev1.KeystoneAPI {
-		return &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns},
+	api := func(ns, admin, url string, ready bool) *keystonev1.KeystoneAPI {
+		a := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns, Generation: 1},
 			Spec: keystonev1.KeystoneAPISpec{AdminUser: admin}}
+		a.Status.APIEndpoints = map[string]string{keystonev1.EndpointInternal: url}
+		a.Status.ObservedGeneration = 1
+		if ready {
+			a.Status.Conditions = lc.Conditions{{Type: lc.ReadyCondition, Status: corev1.ConditionTrue}}
+		}
+		return a
 	}
-	mine := api("tenant-a", "tenant-a-operator")
+	const shared = "https://keystone.example.com"
+	mine := api("tenant-a", "tenant-a-operator", shared, true)
 	scheme := runtime.NewScheme()
 	g.Expect(keystonev1.AddToScheme(scheme)).To(Succeed())
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(mine, api("tenant-a-2", "tenant-a-2-operator")).Build()
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(mine, api("tenant-a-2", "tenant-a-2-operator", shared, true),
+		api("pretender", "glance", shared, false), api("elsewhere", "nova", "https://another-keystone.example.com", true)).Build()
 	for user, refused := range map[string]bool{"tenant-a-2-operator": true, "Tenant-A-2-Operator": true,
-		"tenant-a-operator": false, "tenant-a-glance": false} {
+		"tenant-a-operator": false, "tenant-a-glance": false, "glance": false, "nova": false} {
 		why, err := OtherAdminRefusal(context.Background(), c, mine, "spec.userName", user)
 		g.Expect(err).NotTo(HaveOccurred())
 		if refused {
 			g.Expect(why).To(Equal("spec.userName " + user + " is the admin user of another namespace's KeystoneAPI, " +
 				"as which the operator acts for that namespace: no other namespace uses it"))
-			g.Expect(why).NotTo(ContainSubstring("tenant-a-2 "), "the other namespace is not named")
 		} else {
 			g.Expect(why).To(BeEmpty(), user)
 		}
