@@ -54,7 +54,7 @@ func (r *Reconciler) deregister(ctx context.Context, s *scope, api *keystonev1.K
 	kc, err := r.Keystone.Get(ctx, admin)
 	var known map[string]string
 	if err == nil {
-		known, err = r.knownUnder(ctx, kc, svc, serviceID, ep.Status.EndpointIDs)
+		known, err = r.knownUnder(ctx, kc, api, svc, serviceID, ep.Status.EndpointIDs)
 	}
 	if err == nil {
 		err = kc.DeleteEndpoints(ctx, identity.EndpointSet{ServiceID: serviceID, Owner: r.owner(ep), Known: known})

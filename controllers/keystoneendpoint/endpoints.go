@@ -34,7 +34,7 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 	if err != nil {
 		return s.Failed(step, endpointFailed, err)
 	}
-	refused, ownership, err := r.serviceRefusal(ctx, s, kc)
+	refused, takes, err := r.serviceRefusal(ctx, s, kc)
 	if err != nil || refused != "" {
 		if err != nil {
 			return s.Failed(step, endpointFailed, err)
@@ -43,7 +43,7 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 		return ctrl.Result{}, nil
 	}
 	var known map[string]string
-	if takesKnown(ownership) {
+	if takes {
 		known = knownIDs(ep, s.service.Status.ServiceID)
 	}
 	ids, changed, err := kc.EnsureEndpoints(ctx, identity.EndpointSet{
@@ -69,14 +69,16 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 // existed, unmarked: keystone-manage bootstrap's identity service, a service made by
 // hand) and the KeystoneAPI does not list it in spec.registrationPolicy
 // .adoptedServiceEndpoints; or it is another's. "" when endpoints may go there, or the
-// service is gone (the write says so).
-func (r *Reconciler) serviceRefusal(ctx context.Context, s *scope, kc *identity.Client) (string, identity.Ownership, error) {
+// service is gone (the write says so). takes tells whether the unmarked endpoints its
+// status records there are its own (takesKnown).
+func (r *Reconciler) serviceRefusal(ctx context.Context, s *scope, kc *identity.Client) (refused string, takes bool, err error) {
 	svc, ownership, err := kc.ServiceOwnership(ctx, s.service.Status.ServiceID,
 		identity.OwnerMark(keystoneservice.Kind, s.service, r.ClusterID))
 	if err != nil || svc == nil {
-		return "", ownership, err
+		return "", false, err
 	}
-	return endpointServiceRefusal(s.API, s.service.Name, svc, ownership), ownership, nil
+	return endpointServiceRefusal(s.API, s.service.Name, svc, ownership),
+		takesKnown(s.API, s.endpoint.Namespace, s.service, svc, ownership), nil
 }
 
 // leavePrevious removes this KeystoneEndpoint's endpoints of the service its status
@@ -88,37 +90,49 @@ func (r *Reconciler) leavePrevious(ctx context.Context, s *scope, kc *identity.C
 	if previous == "" || previous == s.service.Status.ServiceID {
 		return false, nil
 	}
-	known, err := r.knownUnder(ctx, kc, s.service, previous, ep.Status.EndpointIDs)
+	known, err := r.knownUnder(ctx, kc, s.API, s.service, previous, ep.Status.EndpointIDs)
 	if err == nil {
 		err = kc.DeleteEndpoints(ctx, identity.EndpointSet{ServiceID: previous, Owner: r.owner(ep), Known: known})
 	}
 	return err == nil, err
 }
 
-// takesKnown tells whether a KeystoneEndpoint takes as its own the unmarked endpoints
-// its status records under a service its KeystoneService relates to as ownership says:
-// only under one that KeystoneService's namespace registered or claimed (Owned), or
-// shares with its other regions (Joined). keystone-operator recorded the endpoints it
-// found and used (lib-common's CreateEndpoint takes any of the service's in the region
-// for an interface: Keystone's own identity endpoints among them) as those it created,
-// so under a service the namespace adopted, even one its KeystoneAPI lets endpoints go
-// under, they stay whoever's they are: never rewritten, never removed. Those carrying
-// the KeystoneEndpoint's mark are its own wherever they are.
-func takesKnown(ownership identity.Ownership) bool {
-	return ownership == identity.Owned || ownership == identity.Joined
+// takesKnown tells whether a KeystoneEndpoint of namespace ns takes as its own the
+// unmarked endpoints its status records under service, which the mark of its
+// KeystoneService ks relates to as ownership says: only under a service of its
+// namespace, that is one ks registered or claimed (Owned) or shares with its other
+// regions (Joined), one another KeystoneService of the namespace registered (its
+// serviceName changed), or an unmarked one ks claims once its round comes
+// (keystoneservice.ClaimsProven: at the switch from keystone-operator, before that
+// round). keystone-operator recorded the endpoints it found and used (lib-common's
+// CreateEndpoint takes any of the service's in the region for an interface: Keystone's
+// own identity endpoints among them) as those it created, so under a service the
+// namespace adopted, even one its KeystoneAPI lets endpoints go under, or another's,
+// they stay whoever's they are: never rewritten, never removed. Those carrying the
+// KeystoneEndpoint's mark are its own wherever they are.
+func takesKnown(api *keystonev1.KeystoneAPI, ns string, ks *keystonev1.KeystoneService, service *identity.Service,
+	ownership identity.Ownership) bool {
+	switch ownership {
+	case identity.Owned, identity.Joined:
+		return true
+	case identity.Adopted:
+		return keystoneservice.ClaimsProven(ks, api, service)
+	}
+	m, ok := identity.ParseMark(service.Owner)
+	return ok && m.Kind == keystoneservice.Kind && m.Namespace == ns
 }
 
 // knownUnder is known, the endpoint IDs recorded under the service of ID serviceID,
 // when the KeystoneEndpoint takes them (takesKnown) as the mark of its KeystoneService
 // svc relates to that service; nil otherwise, and when svc or the service is gone (its
 // endpoints went with it).
-func (r *Reconciler) knownUnder(ctx context.Context, kc *identity.Client, svc *keystonev1.KeystoneService,
-	serviceID string, known map[string]string) (map[string]string, error) {
+func (r *Reconciler) knownUnder(ctx context.Context, kc *identity.Client, api *keystonev1.KeystoneAPI,
+	svc *keystonev1.KeystoneService, serviceID string, known map[string]string) (map[string]string, error) {
 	if len(known) == 0 || svc == nil {
 		return nil, nil
 	}
 	service, ownership, err := kc.ServiceOwnership(ctx, serviceID, identity.OwnerMark(keystoneservice.Kind, svc, r.ClusterID))
-	if err != nil || service == nil || !takesKnown(ownership) {
+	if err != nil || service == nil || !takesKnown(api, svc.Namespace, svc, service, ownership) {
 		return nil, err
 	}
 	return known, nil

@@ -118,6 +118,20 @@ func (s *scope) provenUser() string {
 	return upstreamProof(s.service, upstreamUserReady)
 }
 
+// ClaimsProven tells whether KeystoneService ks claims (or has claimed) the unmarked
+// service as Keystone has it: keystone-operator's proof in ks's status names its ID, and
+// api lets the namespace register its type and name (claimsService). A KeystoneEndpoint
+// that comes to the service before ks's round marked it takes it as ks's.
+func ClaimsProven(ks *keystonev1.KeystoneService, api *keystonev1.KeystoneAPI, service *identity.Service) bool {
+	return service.ID != "" && upstreamProof(ks, upstreamServiceReady) == service.ID && allowsService(api, service)
+}
+
+// allowsService tells whether api lets its namespace register the service as Keystone
+// has it, type and name.
+func allowsService(api *keystonev1.KeystoneAPI, service *identity.Service) bool {
+	return registration.ServiceRefusal(api, service.Type, service.Name) == ""
+}
+
 // claimsService is the claim (identity.ServiceClaim) of the unmarked service of ID id,
 // nil when id is not the one keystone-operator recorded (provenService): that service
 // is this KeystoneService's when api lets the namespace register its type and name as
@@ -128,9 +142,7 @@ func (s *scope) claimsService(api *keystonev1.KeystoneAPI, id string) identity.S
 	if id == "" || id != s.provenService() {
 		return nil
 	}
-	return func(svc *identity.Service) bool {
-		return svc.ID == id && registration.ServiceRefusal(api, svc.Type, svc.Name) == ""
-	}
+	return func(svc *identity.Service) bool { return svc.ID == id && allowsService(api, svc) }
 }
 
 // claimsUser tells whether an unmarked user named name is this KeystoneService's:

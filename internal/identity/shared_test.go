@@ -263,11 +263,12 @@ func TestServiceClaimJudgesTheServiceAsKeystoneHasIt(t *testing.T) {
 	g.Expect(keystone.List(fakekeystone.Services, map[string]any{"id": identityID})).To(BeEmpty())
 }
 
-// TestKnownEndpointMarkedSinceIsNotTaken (docs/security.md, a namespace narrowed after
-// keystone-operator): an endpoint ID recorded by keystone-operator (EndpointSet.Known)
-// is the owner's while it carries no mark; once another owner marked it, it is that
-// owner's, neither rewritten nor removed, and the owner's own is made beside it.
-func TestKnownEndpointMarkedSinceIsNotTaken(t *testing.T) {
+// TestKnownEndpointMarkedByAnotherIsNotTaken (docs/security.md, a namespace narrowed
+// after keystone-operator): an endpoint ID recorded by keystone-operator
+// (EndpointSet.Known) is the owner's while it carries no mark; one another owner's mark
+// is on (created so: an ID of its own a status recorded), that owner's, neither
+// rewritten nor removed, and the owner's own is made beside it.
+func TestKnownEndpointMarkedByAnotherIsNotTaken(t *testing.T) {
 	g := NewWithT(t)
 	keystone, _, kc := adminOfFake(t)
 	ctx := context.Background()

@@ -672,6 +672,41 @@ var _ = Describe("KeystoneService", func() {
 			Expect(ks.List(fakekeystone.Users, map[string]any{"name": "glance"})).To(BeEmpty(), "keystone-operator's user removed")
 		})
 
+		It("its KeystoneEndpoint takes keystone-operator's endpoints once the service is claimed: the same ones, updated in place, and removed at its deletion", func() {
+			id, _ := pending()
+			old := map[string]string{}
+			for iface, url := range map[string]string{"public": "http://old-public:9292", "internal": "http://old-internal:9292"} {
+				old[iface] = ks.Create(fakekeystone.Endpoints, map[string]any{"service_id": id, "interface": iface, "url": url,
+					"region_id": "regionOne"})
+			}
+			ep := keystoneEndpoint(ns)
+			ep.Finalizers = []string{"openstack.org/keystoneendpoint"} // keystone-operator's own
+			Expect(k8sClient.Create(ctx, ep)).To(Succeed())
+			epKey := client.ObjectKeyFromObject(ep)
+			// Written as keystone-operator left it, while the KeystoneService (not Ready)
+			// holds the KeystoneEndpoint back: a write of the operator's own meanwhile keeps
+			// what it does not decide.
+			Eventually(func(g Gomega) {
+				current := getEndpoint(epKey)(g)
+				g.Expect(current.Status.Conditions).NotTo(BeEmpty(), "the operator's first status")
+				if current.Status.EndpointIDs == nil {
+					current.Status = upstream.EndpointStatus(current, id, old)
+					g.Expect(k8sClient.Status().Update(ctx, current)).To(Succeed())
+				}
+				g.Expect(getEndpoint(epKey)(g).Status.EndpointIDs).To(Equal(old))
+			}).Should(Succeed())
+			setSecretKey(ns, "osp-secret", "PendingPassword", "glance-1")
+			expectServiceConditions(key, condition{"Ready", "True", "Ready", ""})
+			expectEndpointConditions(epKey, condition{"Ready", "True", "Ready", ""})
+			Expect(getEndpoint(epKey)(Default).Status.EndpointIDs).To(Equal(old), "the same endpoints")
+			Expect(endpointsIn(ks, id)).To(Equal(map[string]string{old["public"]: "public " + glanceEndpoints["public"],
+				old["internal"]: "internal " + glanceEndpoints["internal"]}), "updated in place, no second set")
+			Expect(k8sClient.Delete(ctx, getEndpoint(epKey)(Default))).To(Succeed())
+			Eventually(gone(epKey, &keystonev1.KeystoneEndpoint{})).Should(BeTrue())
+			Expect(endpointsIn(ks, id)).To(BeEmpty(), "removed with the KeystoneEndpoint, the service staying")
+			Expect(ks.List(fakekeystone.Services, map[string]any{"id": id})).To(HaveLen(1))
+		})
+
 		It("its serviceUser changed before the claim: keystone-operator's user goes, the new one is this suite's", func() {
 			id, _ := pending()
 			updateService(key, func(s *keystonev1.KeystoneService) { s.Spec.ServiceUser = "glance-renamed" })

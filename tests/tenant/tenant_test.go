@@ -714,10 +714,14 @@ func TestNarrowedClaimsNothingOutside(t *testing.T) {
 	change(t, w.alice, first.svc, func(s *keystonev1.KeystoneService) {
 		s.Spec.ServiceType, s.Spec.ServiceName = "tenant-a-sleeper", "tenant-a-sleeper"
 	})
+	change(t, w.alice, first.ep, func(e *keystonev1.KeystoneEndpoint) {
+		e.Spec.Endpoints = map[string]string{"public": "https://tenant-a-sleeper.example.com"}
+	})
 	expectReady(t, w.alice, first.svc)
 	expectReady(t, w.alice, first.ep)
 	g.Expect(first.ep.Status.ServiceID).To(Equal(first.svc.Status.ServiceID))
-	g.Expect(w.urls(t, first.svc.Status.ServiceID)).To(Equal([]string{"https://dns.example.com"}), "hers, under her service")
+	g.Expect(w.urls(t, first.svc.Status.ServiceID)).To(Equal([]string{"https://tenant-a-sleeper.example.com"}),
+		"hers, under her service")
 	unchanged("after the move")
 
 	t.Log("alice deletes sleeper-2's KeystoneEndpoint and KeystoneService, and sleeper-1's")
