@@ -94,13 +94,16 @@ func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (c
 // and reads the region the KeystoneAPI registers endpoints in: a
 // *missingRegionError when Keystone has none of that name (its registrations would get a
 // 400 for each endpoint). A login that works clears the refusals of that password, so
-// the registrations log in again too.
+// the registrations log in again too, and records the admin user's ID
+// (status.adminUserID).
 func (r *Reconciler) checkExternal(ctx context.Context, s *scope, url string) error {
 	api := s.api
 	kc, err := r.Keystone.Check(ctx, access.AdminAt(api, url, s.adminPassword, access.AdminSource(api, s.adminSource), s.caBundle))
 	if err != nil {
 		return err
 	}
+	// Barred to every other namespace's registrations (registration.OtherAdmins).
+	api.Status.AdminUserID = kc.UserID()
 	found, err := kc.RegionExists(ctx, api.Spec.Region)
 	if err == nil && !found {
 		return &missingRegionError{region: api.Spec.Region}

@@ -52,6 +52,9 @@ type scope struct {
 	userClient *identity.Client
 	// created tells whether this round made the current credential and its Secret.
 	created bool
+	// otherAdmins are the IDs of other namespaces' admin users (InputReady read them),
+	// never logged in as.
+	otherAdmins map[string]bool
 }
 
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneapplicationcredentials,verbs=get;list;watch;create;update;patch;delete

@@ -171,9 +171,10 @@ func (r *Reconciler) createCredential(ctx context.Context, s *scope, why string)
 }
 
 // beforeLogin looks up, as the admin, the user a login is about to send a password for:
-// Keystone's admin, whatever name reached it, is refused (NotAllowed), as are a user
-// Keystone finds under another name and one another namespace registered or uses
-// (identity.OtherNamespaceUser: InvalidInput); one that does not exist is not logged in as
+// Keystone's admin, whatever name reached it, and another namespace's admin
+// (registration.OtherAdmins) are refused (NotAllowed), as are a user Keystone finds under
+// another name and one another namespace registered or uses (identity.OtherNamespaceUser:
+// InvalidInput); one that does not exist is not logged in as
 // (authenticationVerdict: a refusal would be remembered for a user that may yet be
 // created). The user's record of its password's source joins the login's source, so
 // that a password its KeystoneService sets anew is tried again, a refused one never
@@ -206,6 +207,11 @@ func (r *Reconciler) beforeLogin(ctx context.Context, s *scope) (done bool, err 
 	case u == nil:
 		s.Round.Apply(step, authenticationVerdict(s.ac.Spec, true))
 		return true, fmt.Errorf("user %s does not exist in Keystone (yet)", s.ac.Spec.UserName)
+	}
+	if s.otherAdmins[u.ID] {
+		s.Round.Apply(step, registration.NotAllowedVerdict(fmt.Sprintf("spec.userName: %v",
+			&identity.AdminUserError{Asked: s.ac.Spec.UserName, Name: u.Name, Other: true})))
+		return true, nil
 	}
 	if err := identity.OtherNamespaceUser(u, s.ac.Namespace); err != nil {
 		s.Round.Apply(step, condition.FalseVerdict(condition.InvalidInput,

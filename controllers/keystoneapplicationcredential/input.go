@@ -25,12 +25,15 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 			return ctrl.Result{}, nil
 		}
 	}
-	if why, err := registration.OtherAdminRefusal(ctx, r.Client, s.API, "spec.userName", spec.UserName); err != nil || why != "" {
-		if why != "" {
-			s.Round.Apply(step, registration.NotAllowedVerdict(why))
-		}
+	others, err := registration.ReadOtherAdmins(ctx, r.Client, s.API)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if why := others.Refusal("spec.userName", spec.UserName); why != "" {
+		s.Round.Apply(step, registration.NotAllowedVerdict(why))
+		return ctrl.Result{}, nil
+	}
+	s.otherAdmins = others.IDs
 	secret, err := s.Password(ctx, r.Client, step, s.ac.Namespace, spec.Secret, spec.PasswordSelector)
 	if err != nil || secret == nil {
 		return ctrl.Result{}, err

@@ -64,6 +64,9 @@ type scope struct {
 	// firstService tells that this round created the KeystoneService's first service
 	// (its status named none before).
 	firstService bool
+	// otherAdmins are the IDs of other namespaces' admin users (InputReady read them),
+	// never taken as the service user.
+	otherAdmins map[string]bool
 }
 
 // +kubebuilder:rbac:groups=keystone.openstack.org,resources=keystoneservices,verbs=get;list;watch;create;update;patch;delete

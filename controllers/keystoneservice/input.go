@@ -21,12 +21,15 @@ func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result,
 		s.Round.Apply(step, v)
 		return ctrl.Result{}, nil
 	}
-	if why, err := registration.OtherAdminRefusal(ctx, r.Client, s.API, "spec.serviceUser", spec.ServiceUser); err != nil || why != "" {
-		if why != "" {
-			s.Round.Apply(step, registration.NotAllowedVerdict(why))
-		}
+	others, err := registration.ReadOtherAdmins(ctx, r.Client, s.API)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if why := others.Refusal("spec.serviceUser", spec.ServiceUser); why != "" {
+		s.Round.Apply(step, registration.NotAllowedVerdict(why))
+		return ctrl.Result{}, nil
+	}
+	s.otherAdmins = others.IDs
 	secret, err := s.Password(ctx, r.Client, step, s.service.Namespace, spec.Secret, spec.PasswordSelector)
 	if err != nil || secret == nil {
 		return ctrl.Result{}, err

@@ -95,6 +95,7 @@ func (r *Reconciler) reconcileUser(ctx context.Context, s *scope) (ctrl.Result, 
 		// Another KeystoneService of this namespace registered it: shared (shared.go).
 		Sharing: func(ctx context.Context, mark string) (bool, bool, error) { return r.sharing(ctx, svc, mark) },
 		New:     fresh,
+		Barred:  s.otherAdmins,
 	})
 	var foreign *identity.ForeignError
 	var admin *identity.AdminUserError

@@ -37,36 +37,63 @@ func UserRefusal(api *keystonev1.KeystoneAPI, field, user string) string {
 	return ""
 }
 
-// OtherAdminRefusal says why field (spec.serviceUser, spec.userName) may not name user
-// in api's namespace: the admin user (spec.adminUser, compared without case) of a
-// KeystoneAPI of another namespace at the same Keystone (the same internal endpoint, as
-// the operator reaches it) that is Ready, so whose admin login works: the operator acts
-// as it for that namespace. A password checked on it, or a login as it, that Keystone
-// refuses counts towards its lockout, which would stop that namespace; two namespaces'
-// policies may both allow a name (tenant-a-* allows tenant-a-2-operator). A KeystoneAPI
-// that is not Ready, or of another Keystone, refuses nothing: whoever may create one
-// must not be able to bar other namespaces' users by naming them its admin. The
-// KeystoneAPIs are read from c (every namespace the operator watches); the message does
-// not name the other namespace. "" when it may.
-func OtherAdminRefusal(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI, field, user string) (string, error) {
-	url := api.Status.APIEndpoints[keystonev1.EndpointInternal]
-	if url == "" {
-		return "", nil
-	}
+// OtherAdmins are the admin users of other namespaces' KeystoneAPIs, which a
+// namespace never uses whatever its policy lets it name: the operator acts as each for
+// its namespace, and a password checked on it, or a login as it, that Keystone refuses
+// counts towards its lockout, which would stop that namespace (two namespaces' policies
+// may both allow a name: tenant-a-* allows tenant-a-2-operator).
+type OtherAdmins struct {
+	// IDs are their Keystone IDs, recorded once their logins worked
+	// (status.adminUserID, which only the operator writes): barred whatever name finds
+	// them, and whether or not their KeystoneAPIs are Ready now.
+	IDs map[string]bool
+	// names are those of the KeystoneAPIs Ready at the same Keystone (the same internal
+	// endpoint) as the namespace's: where status.adminUserID is pruned
+	// (keystone-operator's CRD), refused by name. A KeystoneAPI that is not Ready, or of
+	// another Keystone, bars no name: whoever may create one must not bar other
+	// namespaces' users by naming them its admin.
+	names []string
+}
+
+// ReadOtherAdmins reads the OtherAdmins of api's namespace from c (every namespace the
+// operator watches).
+func ReadOtherAdmins(ctx context.Context, c client.Reader, api *keystonev1.KeystoneAPI) (OtherAdmins, error) {
 	var apis keystonev1.KeystoneAPIList
 	// Read only: the cache's objects, not copies of every KeystoneAPI at every round.
 	if err := c.List(ctx, &apis, client.UnsafeDisableDeepCopy); err != nil {
-		return "", fmt.Errorf("listing the KeystoneAPIs: %w", err)
+		return OtherAdmins{}, fmt.Errorf("listing the KeystoneAPIs: %w", err)
 	}
+	url := api.Status.APIEndpoints[keystonev1.EndpointInternal]
+	var others OtherAdmins
 	for i := range apis.Items {
 		other := &apis.Items[i]
-		if other.Namespace != api.Namespace && strings.EqualFold(user, other.Spec.AdminUser) &&
-			other.Status.APIEndpoints[keystonev1.EndpointInternal] == url && other.IsReady() {
-			return fmt.Sprintf("%s %s is the admin user of another namespace's KeystoneAPI, as which the operator acts "+
-				"for that namespace: no other namespace uses it", field, user), nil
+		if other.Namespace == api.Namespace {
+			continue
+		}
+		if id := other.Status.AdminUserID; id != "" {
+			if others.IDs == nil {
+				others.IDs = map[string]bool{}
+			}
+			others.IDs[id] = true
+		}
+		if url != "" && other.Status.APIEndpoints[keystonev1.EndpointInternal] == url && other.IsReady() {
+			others.names = append(others.names, other.Spec.AdminUser)
 		}
 	}
-	return "", nil
+	return others, nil
+}
+
+// Refusal says why field (spec.serviceUser, spec.userName) may not name user: the name,
+// compared without case, of another namespace's admin (names); the message does not
+// name that namespace. "" when it may (the user Keystone finds is checked against IDs).
+func (o OtherAdmins) Refusal(field, user string) string {
+	for _, name := range o.names {
+		if strings.EqualFold(user, name) {
+			return fmt.Sprintf("%s %s is the admin user of another namespace's KeystoneAPI, as which the operator acts "+
+				"for that namespace: no other namespace uses it", field, user)
+		}
+	}
+	return ""
 }
 
 // PasswordRefusal says why field (spec.secret) may not name, with key, where a user's

@@ -70,33 +70,37 @@ func TestControlledSecretRefusal(t *testing.T) {
 	}
 }
 
-// TestOtherAdminRefusal (docs/security.md, policies that overlap): a name that is the
-// admin user of another namespace's Ready KeystoneAPI at the same Keystone, in any
-// case, is refused without naming that namespace; the namespace's own admin is
-// UserRefusal's; the admin of a KeystoneAPI that is not Ready (whose login never worked:
-// anyone may name anyone there) or of another Keystone refuses nothing.
-func TestOtherAdminRefusal(t *testing.T) {
+// TestOtherAdmins (docs/security.md, policies that overlap): a name that is the admin
+// user of another namespace's Ready KeystoneAPI at the same Keystone, in any case, is
+// refused without naming that namespace; the namespace's own admin is UserRefusal's; the
+// admin of a KeystoneAPI that is not Ready (whose login never worked: anyone may name
+// anyone there) or of another Keystone bars no name. The IDs other namespaces'
+// KeystoneAPIs recorded are barred whatever their state.
+func TestOtherAdmins(t *testing.T) {
 	g := NewWithT(t)
-	api := func(ns, admin, url string, ready bool) *keystonev1.KeystoneAPI {
+	api := func(ns, admin, url string, ready bool, id string) *keystonev1.KeystoneAPI {
 		a := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns, Generation: 1},
 			Spec: keystonev1.KeystoneAPISpec{AdminUser: admin}}
 		a.Status.APIEndpoints = map[string]string{keystonev1.EndpointInternal: url}
-		a.Status.ObservedGeneration = 1
+		a.Status.ObservedGeneration, a.Status.AdminUserID = 1, id
 		if ready {
 			a.Status.Conditions = lc.Conditions{{Type: lc.ReadyCondition, Status: corev1.ConditionTrue}}
 		}
 		return a
 	}
 	const shared = "https://keystone.example.com"
-	mine := api("tenant-a", "tenant-a-operator", shared, true)
+	mine := api("tenant-a", "tenant-a-operator", shared, true, "id-a")
 	scheme := runtime.NewScheme()
 	g.Expect(keystonev1.AddToScheme(scheme)).To(Succeed())
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(mine, api("tenant-a-2", "tenant-a-2-operator", shared, true),
-		api("pretender", "glance", shared, false), api("elsewhere", "nova", "https://another-keystone.example.com", true)).Build()
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(mine, api("tenant-a-2", "tenant-a-2-operator", shared, true, "id-a2"),
+		api("pretender", "glance", shared, false, ""), api("elsewhere", "nova", "https://another-keystone.example.com", true, ""),
+		api("blipped", "tenant-a-3-operator", shared, false, "id-a3")).Build()
+	others, err := ReadOtherAdmins(context.Background(), c, mine)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(others.IDs).To(Equal(map[string]bool{"id-a2": true, "id-a3": true}), "the namespace's own is not among them")
 	for user, refused := range map[string]bool{"tenant-a-2-operator": true, "Tenant-A-2-Operator": true,
-		"tenant-a-operator": false, "tenant-a-glance": false, "glance": false, "nova": false} {
-		why, err := OtherAdminRefusal(context.Background(), c, mine, "spec.userName", user)
-		g.Expect(err).NotTo(HaveOccurred())
+		"tenant-a-operator": false, "tenant-a-glance": false, "glance": false, "nova": false, "tenant-a-3-operator": false} {
+		why := others.Refusal("spec.userName", user)
 		if refused {
 			g.Expect(why).To(Equal("spec.userName " + user + " is the admin user of another namespace's KeystoneAPI, " +
 				"as which the operator acts for that namespace: no other namespace uses it"))

@@ -328,6 +328,32 @@ func TestOtherNamespaceUser(t *testing.T) {
 	}
 }
 
+// TestBarredUserNeverTried (docs/security.md, policies that overlap): a user the owner
+// is barred from (another namespace's admin, UserSpec.Barred) is refused as Keystone
+// finds it, by ID, before any password is tried on it, whether the look-up or the create
+// comes first; nothing of it changes.
+func TestBarredUserNeverTried(t *testing.T) {
+	g := NewWithT(t)
+	keystone, _, kc := adminOfFake(t)
+	ctx := context.Background()
+	id := keystone.Create(fakekeystone.Users, map[string]any{"name": "tenant-a-2-operator", "domain_id": "default", "password": "theirs"})
+	logins := func() int { return keystone.Requests()["POST /v3/auth"] }
+	before := logins()
+	for _, createFirst := range []bool{false, true} {
+		_, _, err := kc.EnsureUser(ctx, identity.UserSpec{Name: "tenant-a-2-operator", DomainID: "default", Password: "guess",
+			PasswordFrom: "s/1#k", Owner: "KeystoneService/tenant-a/x/u1@c1", New: createFirst, Barred: map[string]bool{id: true}})
+		var admin *identity.AdminUserError
+		g.Expect(errors.As(err, &admin)).To(BeTrue(), "%v", err)
+		g.Expect(admin.Other).To(BeTrue())
+		g.Expect(err.Error()).To(Equal("user tenant-a-2-operator is the admin user of another namespace's KeystoneAPI, as which " +
+			"the operator acts for that namespace: no other namespace uses it"))
+	}
+	g.Expect(logins()).To(Equal(before), "no password tried")
+	u := keystone.List(fakekeystone.Users, map[string]any{"id": id})[0]
+	g.Expect(u).NotTo(HaveKey(identity.OwnerAttribute))
+	g.Expect(u).NotTo(HaveKey(identity.OwnersAttribute))
+}
+
 // TestRefusedCheckNotMadeAgain (docs/security.md, spec.serviceUser): a password check
 // Keystone refused, against a user the owner does not set it on (here adopted), is not
 // made again until what decides it changes: the Secret's version, the user's password,

@@ -85,6 +85,10 @@ type UserSpec struct {
 	// object); never what the owner's own writes change, or each would be one more
 	// refused login towards Keystone's lockout.
 	Retry string
+	// Barred are the IDs of users the owner never uses (the admin users of other
+	// namespaces' KeystoneAPIs): one found is refused (an AdminUserError, Other) before
+	// anything is asked of it, a password check included.
+	Barred map[string]bool
 	// Refused is what the owner recorded of its last refused password check
 	// (PasswordConflictError.Tried): that very check is not made again, also after the
 	// operator restarts.
@@ -232,7 +236,7 @@ func (c *Client) findOrCreateUser(ctx context.Context, want UserSpec) (*User, st
 			return nil, "", err
 		}
 		if u != nil {
-			return u, "", c.refuseUser(u, want.Name)
+			return u, "", c.refuseUserOf(u, want)
 		}
 	}
 	created, err := c.createUser(ctx, want)
@@ -247,7 +251,7 @@ func (c *Client) findOrCreateUser(ctx context.Context, want UserSpec) (*User, st
 	u, passed, lookUp := c.findUserPassing(ctx, want.DomainID, want.Name)
 	switch {
 	case u != nil:
-		return u, "", c.refuseUser(u, want.Name)
+		return u, "", c.refuseUserOf(u, want)
 	case lookUp != nil:
 		return nil, "", fmt.Errorf("%w; looking it up: %w", err, lookUp)
 	case conflict(err) && passed > 0:
@@ -452,6 +456,15 @@ func OtherNamespaceUser(u *User, ns string) error {
 	return &ForeignError{Kind: "user", Name: u.Name, Owner: other, Adopter: true}
 }
 
+// refuseUserOf is refuseUser for the user want names, refusing also a user want.Barred
+// holds (the admin of another namespace's KeystoneAPI: AdminUserError, Other).
+func (c *Client) refuseUserOf(u *User, want UserSpec) error {
+	if want.Barred[u.ID] {
+		return &AdminUserError{Asked: want.Name, Name: u.Name, Other: true}
+	}
+	return c.refuseUser(u, want.Name)
+}
+
 // classifyUser is classify for user u, which is never the owner's when it is the client's
 // own user (the admin): whatever proof claims it, it is never marked, handed over or
 // deleted.
@@ -469,9 +482,16 @@ func (c *Client) classifyUser(u *User, owner string, claimUnmarked bool) (Owners
 type AdminUserError struct {
 	// Asked is the name asked for, Name the admin's as Keystone has it.
 	Asked, Name string
+	// Other: the admin of another namespace's KeystoneAPI (UserSpec.Barred), not the
+	// client's own.
+	Other bool
 }
 
 func (e *AdminUserError) Error() string {
+	if e.Other {
+		return fmt.Sprintf("user %s is the admin user of another namespace's KeystoneAPI, as which the operator acts for "+
+			"that namespace: no other namespace uses it", e.Name)
+	}
 	if e.Asked == e.Name {
 		return fmt.Sprintf("user %s is Keystone's admin, as which the operator acts; a namespace never uses it", e.Name)
 	}

@@ -780,14 +780,32 @@ func TestOverlappingPoliciesLockNobodyOut(t *testing.T) {
 		"NotAllowed")).To(ContainSubstring(refusal))
 	g.Expect(expectCondition(t, w.alice, sharedCredential, keystonev1.KeystoneApplicationCredentialCredentialReady, isFalse,
 		"InvalidInput")).To(ContainSubstring("user tenant-a-shared is registered by KeystoneService/openstack/tenant-a-shared"))
+
+	t.Log("tenant-a-2's KeystoneAPI not Ready (its Keystone unreachable at the URL it names now): its admin, " +
+		"by the ID it recorded, is still refused, before any password is tried")
+	g.Expect(w.cluster.Get(ctx, client.ObjectKeyFromObject(otherAPI), otherAPI)).To(Succeed())
+	g.Expect(otherAPI.Status.AdminUserID).NotTo(BeEmpty(), "recorded once its login worked")
+	change(t, w.cluster, otherAPI, func(a *keystonev1.KeystoneAPI) {
+		a.Spec.Override.Service.Internal.EndpointURL = ptr.To("https://127.0.0.1:9")
+	})
+	expectCondition(t, w.cluster, otherAPI, keystonev1.KeystoneAPIEndpointReady, isFalse, "ServiceUnavailable")
+	laterCredential := credential(tenantA, "ac-other-admin-later", otherAdmin, "overlap")
+	laterService := service(tenantA, "tenant-a-other-admin-later", "tenant-a-other-admin-later", otherAdmin, "overlap", "service")
+	for _, obj := range []client.Object{laterCredential, laterService} {
+		create(t, w.alice, obj)
+	}
+	g.Expect(expectCondition(t, w.alice, laterCredential, keystonev1.KeystoneApplicationCredentialCredentialReady, isFalse,
+		"NotAllowed")).To(ContainSubstring("user tenant-a-2-operator is the admin user of another namespace's KeystoneAPI"))
+	g.Expect(expectCondition(t, w.alice, laterService, keystonev1.KeystoneServiceUserReady, isFalse,
+		"NotAllowed")).To(ContainSubstring("user tenant-a-2-operator is the admin user of another namespace's KeystoneAPI"))
 	for i := 1; i <= 3; i++ {
 		w.password(t, w.alice, tenantA, "overlap", fmt.Sprintf("guess-%d", i))
 		touch(t, w.alice, adminService, 1)
+		touch(t, w.alice, laterService, 1)
 	}
 	w.mustLogIn(t, otherAdmin, "tenant-a-2-operator-pw")
 	w.mustLogIn(t, "tenant-a-shared", "tenant-a-shared-pw")
-	expectReady(t, w.cluster, otherAPI)
-	for _, obj := range []client.Object{adminCredential, adminService, sharedCredential} {
+	for _, obj := range []client.Object{adminCredential, adminService, sharedCredential, laterCredential, laterService} {
 		deleted(t, w.alice, obj)
 	}
 	deleted(t, w.cluster, shared)

@@ -342,6 +342,14 @@ type KeystoneAPIStatus struct {
 	// +optional
 	APIEndpoints map[string]string `json:"apiEndpoints,omitempty"`
 
+	// AdminUserID is the ID in Keystone of spec.adminUser, recorded once the operator's
+	// login as it worked (external mode): the registrations of other namespaces never
+	// use that user, whatever their policies let them name, while this KeystoneAPI
+	// exists. This suite's field: on keystone-operator's CRD it is pruned, and only the
+	// name of a Ready KeystoneAPI's admin is refused.
+	// +optional
+	AdminUserID string `json:"adminUserID,omitempty"`
+
 	// DatabaseHostname is the host Keystone's database is reached at.
 	// +optional
 	DatabaseHostname string `json:"databaseHostname,omitempty"`
