@@ -94,16 +94,19 @@ func (r *Reconciler) reconcileExternalEndpoint(ctx context.Context, s *scope) (c
 // and reads the region the KeystoneAPI registers endpoints in: a
 // *missingRegionError when Keystone has none of that name (its registrations would get a
 // 400 for each endpoint). A login that works clears the refusals of that password, so
-// the registrations log in again too, and records the admin user's ID
-// (status.adminUserID).
+// the registrations log in again too, and records the admin user's ID with url
+// (status.verifiedAdmin).
 func (r *Reconciler) checkExternal(ctx context.Context, s *scope, url string) error {
 	api := s.api
 	kc, err := r.Keystone.Check(ctx, access.AdminAt(api, url, s.adminPassword, access.AdminSource(api, s.adminSource), s.caBundle))
 	if err != nil {
 		return err
 	}
-	// Barred to every other namespace's registrations (registration.OtherAdmins).
-	api.Status.AdminUserID = kc.UserID()
+	// Barred to every other namespace's registrations at this Keystone
+	// (registration.OtherAdmins).
+	if id := kc.UserID(); id != "" {
+		api.Status.VerifiedAdmin = &keystonev1.VerifiedAdmin{ID: id, Endpoint: url}
+	}
 	found, err := kc.RegionExists(ctx, api.Spec.Region)
 	if err == nil && !found {
 		return &missingRegionError{region: api.Spec.Region}

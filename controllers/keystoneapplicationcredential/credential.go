@@ -73,6 +73,11 @@ func (r *Reconciler) reconcileCredential(ctx context.Context, s *scope) (ctrl.Re
 	if err != nil {
 		return r.userFailed(s, step, err)
 	}
+	if s.otherAdmins[kc.UserID()] {
+		// A session held from before another namespace recorded its admin.
+		s.Round.Apply(step, otherAdminVerdict(s.ac.Spec.UserName, s.ac.Spec.UserName))
+		return ctrl.Result{}, nil
+	}
 	s.userClient = kc
 	why, err := r.replacementReason(ctx, s)
 	if err != nil {
@@ -209,8 +214,7 @@ func (r *Reconciler) beforeLogin(ctx context.Context, s *scope) (done bool, err 
 		return true, fmt.Errorf("user %s does not exist in Keystone (yet)", s.ac.Spec.UserName)
 	}
 	if s.otherAdmins[u.ID] {
-		s.Round.Apply(step, registration.NotAllowedVerdict(fmt.Sprintf("spec.userName: %v",
-			&identity.AdminUserError{Asked: s.ac.Spec.UserName, Name: u.Name, Other: true})))
+		s.Round.Apply(step, otherAdminVerdict(s.ac.Spec.UserName, u.Name))
 		return true, nil
 	}
 	if err := identity.OtherNamespaceUser(u, s.ac.Namespace); err != nil {
@@ -220,6 +224,13 @@ func (r *Reconciler) beforeLogin(ctx context.Context, s *scope) (done bool, err 
 	}
 	s.user.Source += " user " + u.ID + " " + u.PasswordFrom
 	return false, nil
+}
+
+// otherAdminVerdict refuses the user spec.userName found as name: the admin of another
+// namespace's KeystoneAPI (registration.OtherAdmins), never logged in as.
+func otherAdminVerdict(asked, name string) condition.Verdict {
+	return registration.NotAllowedVerdict(fmt.Sprintf("spec.userName: %v",
+		&identity.AdminUserError{Asked: asked, Name: name, Other: true}))
 }
 
 // userFailed reports a failure to authenticate as the service user

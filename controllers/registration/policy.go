@@ -43,12 +43,13 @@ func UserRefusal(api *keystonev1.KeystoneAPI, field, user string) string {
 // counts towards its lockout, which would stop that namespace (two namespaces' policies
 // may both allow a name: tenant-a-* allows tenant-a-2-operator).
 type OtherAdmins struct {
-	// IDs are their Keystone IDs, recorded once their logins worked
-	// (status.adminUserID, which only the operator writes): barred whatever name finds
-	// them, and whether or not their KeystoneAPIs are Ready now.
+	// IDs are their Keystone IDs, recorded once their logins worked at the namespace's
+	// Keystone (status.verifiedAdmin, which only the operator writes, with the internal
+	// endpoint of the login: an ID another Keystone answered bars nothing here): barred
+	// whatever name finds them, and whether or not their KeystoneAPIs are Ready now.
 	IDs map[string]bool
 	// names are those of the KeystoneAPIs Ready at the same Keystone (the same internal
-	// endpoint) as the namespace's: where status.adminUserID is pruned
+	// endpoint) as the namespace's: where status.verifiedAdmin is pruned
 	// (keystone-operator's CRD), refused by name. A KeystoneAPI that is not Ready, or of
 	// another Keystone, bars no name: whoever may create one must not bar other
 	// namespaces' users by naming them its admin.
@@ -70,11 +71,11 @@ func ReadOtherAdmins(ctx context.Context, c client.Reader, api *keystonev1.Keyst
 		if other.Namespace == api.Namespace {
 			continue
 		}
-		if id := other.Status.AdminUserID; id != "" {
+		if v := other.Status.VerifiedAdmin; v != nil && v.ID != "" && url != "" && v.Endpoint == url {
 			if others.IDs == nil {
 				others.IDs = map[string]bool{}
 			}
-			others.IDs[id] = true
+			others.IDs[v.ID] = true
 		}
 		if url != "" && other.Status.APIEndpoints[keystonev1.EndpointInternal] == url && other.IsReady() {
 			others.names = append(others.names, other.Spec.AdminUser)

@@ -75,14 +75,18 @@ func TestControlledSecretRefusal(t *testing.T) {
 // refused without naming that namespace; the namespace's own admin is UserRefusal's; the
 // admin of a KeystoneAPI that is not Ready (whose login never worked: anyone may name
 // anyone there) or of another Keystone bars no name. The IDs other namespaces'
-// KeystoneAPIs recorded are barred whatever their state.
+// KeystoneAPIs recorded at the same Keystone are barred whatever their state; one a
+// login elsewhere answered (a Keystone of whoever made that KeystoneAPI) bars nothing.
 func TestOtherAdmins(t *testing.T) {
 	g := NewWithT(t)
 	api := func(ns, admin, url string, ready bool, id string) *keystonev1.KeystoneAPI {
 		a := &keystonev1.KeystoneAPI{ObjectMeta: metav1.ObjectMeta{Name: "keystone", Namespace: ns, Generation: 1},
 			Spec: keystonev1.KeystoneAPISpec{AdminUser: admin}}
 		a.Status.APIEndpoints = map[string]string{keystonev1.EndpointInternal: url}
-		a.Status.ObservedGeneration, a.Status.AdminUserID = 1, id
+		a.Status.ObservedGeneration = 1
+		if id != "" {
+			a.Status.VerifiedAdmin = &keystonev1.VerifiedAdmin{ID: id, Endpoint: url}
+		}
 		if ready {
 			a.Status.Conditions = lc.Conditions{{Type: lc.ReadyCondition, Status: corev1.ConditionTrue}}
 		}
@@ -93,11 +97,12 @@ func TestOtherAdmins(t *testing.T) {
 	scheme := runtime.NewScheme()
 	g.Expect(keystonev1.AddToScheme(scheme)).To(Succeed())
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(mine, api("tenant-a-2", "tenant-a-2-operator", shared, true, "id-a2"),
-		api("pretender", "glance", shared, false, ""), api("elsewhere", "nova", "https://another-keystone.example.com", true, ""),
+		api("pretender", "glance", shared, false, ""), api("elsewhere", "nova", "https://another-keystone.example.com", true, "id-victims-glance"),
 		api("blipped", "tenant-a-3-operator", shared, false, "id-a3")).Build()
 	others, err := ReadOtherAdmins(context.Background(), c, mine)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(others.IDs).To(Equal(map[string]bool{"id-a2": true, "id-a3": true}), "the namespace's own is not among them")
+	g.Expect(others.IDs).To(Equal(map[string]bool{"id-a2": true, "id-a3": true}), "the namespace's own is not among them, "+
+		"nor an ID another Keystone answered")
 	for user, refused := range map[string]bool{"tenant-a-2-operator": true, "Tenant-A-2-Operator": true,
 		"tenant-a-operator": false, "tenant-a-glance": false, "glance": false, "nova": false, "tenant-a-3-operator": false} {
 		why := others.Refusal("spec.userName", user)

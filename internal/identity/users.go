@@ -457,12 +457,16 @@ func OtherNamespaceUser(u *User, ns string) error {
 }
 
 // refuseUserOf is refuseUser for the user want names, refusing also a user want.Barred
-// holds (the admin of another namespace's KeystoneAPI: AdminUserError, Other).
+// holds (the admin of another namespace's KeystoneAPI: AdminUserError, Other); the
+// client's own admin is refused as such first, whoever else it is the admin of.
 func (c *Client) refuseUserOf(u *User, want UserSpec) error {
+	if err := c.refuseUser(u, want.Name); err != nil {
+		return err
+	}
 	if want.Barred[u.ID] {
 		return &AdminUserError{Asked: want.Name, Name: u.Name, Other: true}
 	}
-	return c.refuseUser(u, want.Name)
+	return nil
 }
 
 // classifyUser is classify for user u, which is never the owner's when it is the client's

@@ -784,7 +784,8 @@ func TestOverlappingPoliciesLockNobodyOut(t *testing.T) {
 	t.Log("tenant-a-2's KeystoneAPI not Ready (its Keystone unreachable at the URL it names now): its admin, " +
 		"by the ID it recorded, is still refused, before any password is tried")
 	g.Expect(w.cluster.Get(ctx, client.ObjectKeyFromObject(otherAPI), otherAPI)).To(Succeed())
-	g.Expect(otherAPI.Status.AdminUserID).NotTo(BeEmpty(), "recorded once its login worked")
+	g.Expect(otherAPI.Status.VerifiedAdmin).NotTo(BeNil(), "recorded once its login worked")
+	g.Expect(otherAPI.Status.VerifiedAdmin.Endpoint).To(Equal(w.url))
 	change(t, w.cluster, otherAPI, func(a *keystonev1.KeystoneAPI) {
 		a.Spec.Override.Service.Internal.EndpointURL = ptr.To("https://127.0.0.1:9")
 	})

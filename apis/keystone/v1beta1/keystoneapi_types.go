@@ -342,13 +342,13 @@ type KeystoneAPIStatus struct {
 	// +optional
 	APIEndpoints map[string]string `json:"apiEndpoints,omitempty"`
 
-	// AdminUserID is the ID in Keystone of spec.adminUser, recorded once the operator's
-	// login as it worked (external mode): the registrations of other namespaces never
-	// use that user, whatever their policies let them name, while this KeystoneAPI
-	// exists. This suite's field: on keystone-operator's CRD it is pruned, and only the
-	// name of a Ready KeystoneAPI's admin is refused.
+	// VerifiedAdmin is spec.adminUser as Keystone knows it, recorded once the operator's
+	// login as it worked (external mode): the registrations of other namespaces at that
+	// Keystone never use that user, whatever their policies let them name, while this
+	// KeystoneAPI exists. This suite's field: on keystone-operator's CRD it is pruned,
+	// and only the name of a Ready KeystoneAPI's admin is refused.
 	// +optional
-	AdminUserID string `json:"adminUserID,omitempty"`
+	VerifiedAdmin *VerifiedAdmin `json:"verifiedAdmin,omitempty"`
 
 	// DatabaseHostname is the host Keystone's database is reached at.
 	// +optional
@@ -424,6 +424,14 @@ type KeystoneAPI struct {
 
 	Spec   KeystoneAPISpec   `json:"spec,omitempty"`
 	Status KeystoneAPIStatus `json:"status,omitempty"`
+}
+
+// VerifiedAdmin is a KeystoneAPI's admin user as a login at Endpoint showed it.
+type VerifiedAdmin struct {
+	// ID is the user's ID in the Keystone at Endpoint.
+	ID string `json:"id"`
+	// Endpoint is the URL the login was made at (status.apiEndpoints.internal then).
+	Endpoint string `json:"endpoint"`
 }
 
 // KeystoneAPIList is a list of KeystoneAPI.
