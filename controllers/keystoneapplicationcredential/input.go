@@ -16,22 +16,19 @@ import (
 func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneApplicationCredentialInputReady
 	spec := s.ac.Spec
+	others, err := registration.ReadOtherAdmins(ctx, r.Client, s.API)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	for _, why := range []string{
 		registration.UserRefusal(s.API, "spec.userName", spec.UserName),
 		registration.PasswordRefusal(s.API, "spec.secret", spec.Secret, spec.PasswordSelector),
+		others.Refusal("spec.userName", spec.UserName),
 	} {
 		if why != "" {
 			s.Round.Apply(step, registration.NotAllowedVerdict(why))
 			return ctrl.Result{}, nil
 		}
-	}
-	others, err := registration.ReadOtherAdmins(ctx, r.Client, s.API)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if why := others.Refusal("spec.userName", spec.UserName); why != "" {
-		s.Round.Apply(step, registration.NotAllowedVerdict(why))
-		return ctrl.Result{}, nil
 	}
 	s.otherAdmins = others.IDs
 	secret, err := s.Password(ctx, r.Client, step, s.ac.Namespace, spec.Secret, spec.PasswordSelector)

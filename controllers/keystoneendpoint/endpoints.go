@@ -78,7 +78,7 @@ func (r *Reconciler) serviceRefusal(ctx context.Context, s *scope, kc *identity.
 		return "", false, err
 	}
 	return endpointServiceRefusal(s.API, s.service.Name, svc, ownership),
-		takesKnown(s.API, s.endpoint.Namespace, s.service, svc, ownership), nil
+		takesKnown(s.API, s.service, svc, ownership), nil
 }
 
 // leavePrevious removes this KeystoneEndpoint's endpoints of the service its status
@@ -97,10 +97,9 @@ func (r *Reconciler) leavePrevious(ctx context.Context, s *scope, kc *identity.C
 	return err == nil, err
 }
 
-// takesKnown tells whether a KeystoneEndpoint of namespace ns takes as its own the
-// unmarked endpoints its status records under service, which the mark of its
-// KeystoneService ks relates to as ownership says: only under a service of its
-// namespace, that is one ks registered or claimed (Owned) or shares with its other
+// takesKnown tells whether a KeystoneEndpoint takes as its own the unmarked endpoints
+// its status records under service, which the mark of its KeystoneService ks relates to
+// as ownership says: only under a service of their namespace, that is one ks registered or claimed (Owned) or shares with its other
 // regions (Joined), one another KeystoneService of the namespace registered (its
 // serviceName changed), or an unmarked one ks claims once its round comes
 // (keystoneservice.ClaimsProven: at the switch from keystone-operator, before that
@@ -110,7 +109,7 @@ func (r *Reconciler) leavePrevious(ctx context.Context, s *scope, kc *identity.C
 // namespace adopted, even one its KeystoneAPI lets endpoints go under, or another's,
 // they stay whoever's they are: never rewritten, never removed. Those carrying the
 // KeystoneEndpoint's mark are its own wherever they are.
-func takesKnown(api *keystonev1.KeystoneAPI, ns string, ks *keystonev1.KeystoneService, service *identity.Service,
+func takesKnown(api *keystonev1.KeystoneAPI, ks *keystonev1.KeystoneService, service *identity.Service,
 	ownership identity.Ownership) bool {
 	switch ownership {
 	case identity.Owned, identity.Joined:
@@ -119,7 +118,7 @@ func takesKnown(api *keystonev1.KeystoneAPI, ns string, ks *keystonev1.KeystoneS
 		return keystoneservice.ClaimsProven(ks, api, service)
 	}
 	m, ok := identity.ParseMark(service.Owner)
-	return ok && m.Kind == keystoneservice.Kind && m.Namespace == ns
+	return ok && m.Kind == keystoneservice.Kind && m.Namespace == ks.Namespace
 }
 
 // knownUnder is known, the endpoint IDs recorded under the service of ID serviceID,
@@ -132,7 +131,7 @@ func (r *Reconciler) knownUnder(ctx context.Context, kc *identity.Client, api *k
 		return nil, nil
 	}
 	service, ownership, err := kc.ServiceOwnership(ctx, serviceID, identity.OwnerMark(keystoneservice.Kind, svc, r.ClusterID))
-	if err != nil || service == nil || !takesKnown(api, svc.Namespace, svc, service, ownership) {
+	if err != nil || service == nil || !takesKnown(api, svc, service, ownership) {
 		return nil, err
 	}
 	return known, nil

@@ -43,6 +43,6 @@ func TestTakesKnown(t *testing.T) {
 		{"a mark of another kind", open, &identity.Service{ID: "s5", Owner: "Other/tenant-a/glance/u4@c1"}, identity.Foreign, false},
 	}
 	for _, c := range cases {
-		g.Expect(takesKnown(c.api, "tenant-a", ks, c.service, c.ownership)).To(Equal(c.takes), c.name)
+		g.Expect(takesKnown(c.api, ks, c.service, c.ownership)).To(Equal(c.takes), c.name)
 	}
 }

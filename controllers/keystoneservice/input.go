@@ -17,16 +17,12 @@ import (
 func (r *Reconciler) reconcileInput(ctx context.Context, s *scope) (ctrl.Result, error) {
 	step := keystonev1.KeystoneServiceInputReady
 	spec := s.service.Spec
-	if v := inputVerdict(s.service, s.API); !v.True {
-		s.Round.Apply(step, v)
-		return ctrl.Result{}, nil
-	}
 	others, err := registration.ReadOtherAdmins(ctx, r.Client, s.API)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if why := others.Refusal("spec.serviceUser", spec.ServiceUser); why != "" {
-		s.Round.Apply(step, registration.NotAllowedVerdict(why))
+	if v := inputVerdict(s.service, s.API, others); !v.True {
+		s.Round.Apply(step, v)
 		return ctrl.Result{}, nil
 	}
 	s.otherAdmins = others.IDs

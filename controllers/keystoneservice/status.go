@@ -18,15 +18,17 @@ import (
 
 // inputVerdict is InputReady's refusal of what svc asks for that its namespace's
 // KeystoneAPI, api, does not allow (NotAllowed, Error): the admin's user, a user,
-// service or role outside api's registration policy. True when it asks for nothing
-// refused (the passwords are read next).
-func inputVerdict(svc *keystonev1.KeystoneService, api *keystonev1.KeystoneAPI) condition.Verdict {
+// service or role outside api's registration policy, the admin user of another
+// namespace's (others). True when it asks for nothing refused (the passwords are read
+// next).
+func inputVerdict(svc *keystonev1.KeystoneService, api *keystonev1.KeystoneAPI, others registration.OtherAdmins) condition.Verdict {
 	spec := svc.Spec
 	for _, why := range []string{
 		registration.UserRefusal(api, "spec.serviceUser", spec.ServiceUser),
 		registration.ServiceRefusal(api, spec.ServiceType, spec.ServiceName),
 		registration.RolesRefusal(api, spec.ServiceRoles()),
 		registration.PasswordRefusal(api, "spec.secret", spec.Secret, spec.PasswordSelector),
+		others.Refusal("spec.serviceUser", spec.ServiceUser),
 	} {
 		if why != "" {
 			return registration.NotAllowedVerdict(why)

@@ -43,6 +43,7 @@ func TestVerdicts(t *testing.T) {
 		s.Spec.Roles = roles
 		return s
 	}
+	none := registration.OtherAdmins{} // no other namespace's admin in the way
 	foreign := &identity.ForeignError{Kind: "service", Name: "glance (image)", Owner: "KeystoneService/other/glance/u1@c1"}
 	owned := identity.Registered{ID: "s1", Ownership: identity.Owned}
 	adopted := identity.Registered{ID: "s1", Ownership: identity.Adopted}
@@ -51,27 +52,27 @@ func TestVerdicts(t *testing.T) {
 		got  condition.Verdict
 		want verdictOf
 	}{
-		{"input: the admin's user as a service's", inputVerdict(svc("admin"), api), verdictOf{false, "NotAllowed", lc.SeverityError,
+		{"input: the admin's user as a service's", inputVerdict(svc("admin"), api, none), verdictOf{false, "NotAllowed", lc.SeverityError,
 			"spec.serviceUser admin is the admin user of KeystoneAPI keystone, as which the operator acts: a namespace never uses it; " +
 				"nothing is written to Keystone"}},
-		{"input: the admin's user under another case, as Keystone on MariaDB finds it", inputVerdict(svc("Admin"), api),
+		{"input: the admin's user under another case, as Keystone on MariaDB finds it", inputVerdict(svc("Admin"), api, none),
 			verdictOf{false, "NotAllowed", lc.SeverityError, "spec.serviceUser Admin is the admin user of KeystoneAPI keystone, as " +
 				"which the operator acts: a namespace never uses it; nothing is written to Keystone"}},
-		{"input: a user the KeystoneAPI does not allow", inputVerdict(svc("glance"), tenantAPI), verdictOf{false, "NotAllowed",
+		{"input: a user the KeystoneAPI does not allow", inputVerdict(svc("glance"), tenantAPI, none), verdictOf{false, "NotAllowed",
 			lc.SeverityError, "spec.serviceUser glance is not among the users KeystoneAPI keystone allows " +
 				"(spec.registrationPolicy.users: [tenant-a-*]); nothing is written to Keystone"}},
-		{"input: a service the KeystoneAPI does not allow", inputVerdict(tenantSvc("glance", "tenant-a-glance"), tenantAPI),
+		{"input: a service the KeystoneAPI does not allow", inputVerdict(tenantSvc("glance", "tenant-a-glance"), tenantAPI, none),
 			verdictOf{false, "NotAllowed", lc.SeverityError, "spec.serviceType/spec.serviceName image/glance is not among the " +
 				"services KeystoneAPI keystone allows (spec.registrationPolicy.services: [image/tenant-a-*]); nothing is written to Keystone"}},
 		{"input: a role the KeystoneAPI does not allow (keystone-operator's default roles)", inputVerdict(tenantSvc("tenant-a-glance",
-			"tenant-a-glance"), tenantAPI), verdictOf{false, "NotAllowed", lc.SeverityError, "spec.roles asks for role admin, which " +
+			"tenant-a-glance"), tenantAPI, none), verdictOf{false, "NotAllowed", lc.SeverityError, "spec.roles asks for role admin, which " +
 			"KeystoneAPI keystone does not allow (spec.registrationPolicy.roles: [service]); nothing is written to Keystone"}},
-		{"input: a role the default policy does not allow", inputVerdict(withRoles(svc("glance"), "service", "reader"), api),
+		{"input: a role the default policy does not allow", inputVerdict(withRoles(svc("glance"), "service", "reader"), api, none),
 			verdictOf{false, "NotAllowed", lc.SeverityError, "spec.roles asks for role reader, which KeystoneAPI keystone does not " +
 				"allow (spec.registrationPolicy.roles: [admin service]); nothing is written to Keystone"}},
-		{"input: allowed", inputVerdict(withRoles(tenantSvc("tenant-a-glance", "tenant-a-glance"), "service"), tenantAPI),
+		{"input: allowed", inputVerdict(withRoles(tenantSvc("tenant-a-glance", "tenant-a-glance"), "service"), tenantAPI, none),
 			verdictOf{true, "", "", "KeystoneAPI keystone allows user tenant-a-glance, service image/tenant-a-glance and roles [service]"}},
-		{"input: allowed by default", inputVerdict(svc("glance"), api), verdictOf{true, "", "",
+		{"input: allowed by default", inputVerdict(svc("glance"), api, none), verdictOf{true, "", "",
 			"KeystoneAPI keystone allows user glance, service image/glance and roles [admin service]"}},
 		{"input: missing roles that may not be created", registration.NotAllowedVerdict(registration.MissingRolesRefusal(tenantAPI,
 			[]string{"observer"})), verdictOf{false, "NotAllowed", lc.SeverityError, "spec.roles asks for observer, which Keystone " +

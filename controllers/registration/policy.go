@@ -8,6 +8,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
+	"github.com/keystone-stepwise/keystone-operator/internal/identity"
 	"github.com/keystone-stepwise/keystone-operator/internal/reasons"
 	"github.com/keystone-stepwise/keystone-operator/pkg/condition"
 	corev1 "k8s.io/api/core/v1"
@@ -90,8 +91,7 @@ func ReadOtherAdmins(ctx context.Context, c client.Reader, api *keystonev1.Keyst
 func (o OtherAdmins) Refusal(field, user string) string {
 	for _, name := range o.names {
 		if strings.EqualFold(user, name) {
-			return fmt.Sprintf("%s %s is the admin user of another namespace's KeystoneAPI, as which the operator acts "+
-				"for that namespace: no other namespace uses it", field, user)
+			return fmt.Sprintf("%s %s %s", field, user, identity.OtherAdminRefusal)
 		}
 	}
 	return ""

@@ -41,8 +41,7 @@ func (c *Client) deleteEndpointUnchecked(ctx context.Context, id string) error {
 
 // DeleteService deletes the service with ID id if it is owner's (marked, or unmarked
 // and claim allows it as Keystone has it: see classify); Keystone deletes its endpoints
-// with it. A service
-// that is gone, or not the owner's, is left alone.
+// with it. A service that is gone, or not the owner's, is left alone.
 func (c *Client) DeleteService(ctx context.Context, id, owner string, claim ServiceClaim) error {
 	if id == "" {
 		return nil

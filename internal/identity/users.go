@@ -491,10 +491,14 @@ type AdminUserError struct {
 	Other bool
 }
 
+// OtherAdminRefusal is why a namespace never uses the admin user of another
+// namespace's KeystoneAPI, after "<what> <name> ".
+const OtherAdminRefusal = "is the admin user of another namespace's KeystoneAPI, as which the operator acts for that " +
+	"namespace: no other namespace uses it"
+
 func (e *AdminUserError) Error() string {
 	if e.Other {
-		return fmt.Sprintf("user %s is the admin user of another namespace's KeystoneAPI, as which the operator acts for "+
-			"that namespace: no other namespace uses it", e.Name)
+		return "user " + e.Name + " " + OtherAdminRefusal
 	}
 	if e.Asked == e.Name {
 		return fmt.Sprintf("user %s is Keystone's admin, as which the operator acts; a namespace never uses it", e.Name)
