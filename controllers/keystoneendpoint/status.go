@@ -91,7 +91,7 @@ func invalidEndpoints(urls map[string]string) (problem string, pending bool, not
 
 // endpointServiceRefusal says why no endpoint may go under svc, the service of
 // KeystoneService ksName, which relates to it as ownership: adopted (existed unmarked)
-// and not allowed by api's spec.registrationPolicy.adoptedServiceEndpoints, or
+// and not allowed by api (KeystoneAPI.AllowsAdoptedEndpoints), or
 // another's; "" when endpoints may go there (created or claimed by the namespace,
 // shared with its other regions).
 func endpointServiceRefusal(api *keystonev1.KeystoneAPI, ksName string, svc *identity.Service, ownership identity.Ownership) string {
@@ -99,11 +99,11 @@ func endpointServiceRefusal(api *keystonev1.KeystoneAPI, ksName string, svc *ide
 	case identity.Owned, identity.Joined:
 		return ""
 	case identity.Adopted:
-		if p := api.Policy(); !p.AllowsAdoptedEndpoints(svc.Type, svc.Name) {
+		if !api.AllowsAdoptedEndpoints(svc.Type, svc.Name) {
 			return fmt.Sprintf("service %s/%s (%s) existed in Keystone before KeystoneService %s adopted it: endpoints go only "+
 				"under a service this namespace registered, or one KeystoneAPI %s lists (%s); its endpoints of earlier "+
 				"versions stay, never rewritten nor removed", svc.Type, svc.Name, svc.ID, ksName, api.Name,
-				p.Setting("adoptedServiceEndpoints"))
+				api.AdoptedEndpointsSetting())
 		}
 		return ""
 	}

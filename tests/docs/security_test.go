@@ -28,7 +28,7 @@ func TestSecurityRowsNameTests(t *testing.T) {
 }
 
 var (
-	testFile = regexp.MustCompile("`((?:tests|internal|controllers|cmd|pkg)/[^`]+_test\\.go)`")
+	testFile = regexp.MustCompile("`((?:tests|internal|controllers|cmd|pkg|apis)/[^`]+_test\\.go)`")
 	goTest   = regexp.MustCompile("`(Test[A-Za-z0-9_]+)`")
 	specName = regexp.MustCompile(`"([^"]+)"`)
 )

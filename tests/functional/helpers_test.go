@@ -58,15 +58,31 @@ func allowRoles(ns string, roles ...string) {
 // waits until the KeystoneAPI is Ready for that generation.
 func setPolicy(ns string, change func(*keystonev1.RegistrationPolicy)) {
 	GinkgoHelper()
+	changePolicy(ns, func(api *keystonev1.KeystoneAPI) {
+		if api.Spec.RegistrationPolicy == nil {
+			api.Spec.RegistrationPolicy = &keystonev1.RegistrationPolicy{}
+		}
+		change(api.Spec.RegistrationPolicy)
+	})
+}
+
+// dropPolicy removes spec.registrationPolicy from namespace ns's KeystoneAPI keystone,
+// as keystone-operator's schema prunes it, and waits as setPolicy does.
+func dropPolicy(ns string) {
+	GinkgoHelper()
+	changePolicy(ns, func(api *keystonev1.KeystoneAPI) { api.Spec.RegistrationPolicy = nil })
+}
+
+// changePolicy updates namespace ns's KeystoneAPI keystone with change and waits until
+// the KeystoneAPI is Ready for that generation.
+func changePolicy(ns string, change func(*keystonev1.KeystoneAPI)) {
+	GinkgoHelper()
 	key := types.NamespacedName{Namespace: ns, Name: "keystone"}
 	var generation int64
 	Eventually(func(g Gomega) {
 		api := &keystonev1.KeystoneAPI{}
 		g.Expect(k8sClient.Get(context.Background(), key, api)).To(Succeed())
-		if api.Spec.RegistrationPolicy == nil {
-			api.Spec.RegistrationPolicy = &keystonev1.RegistrationPolicy{}
-		}
-		change(api.Spec.RegistrationPolicy)
+		change(api)
 		g.Expect(k8sClient.Update(context.Background(), api)).To(Succeed())
 		generation = api.Generation
 	}).Should(Succeed())

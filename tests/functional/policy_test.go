@@ -93,11 +93,14 @@ var _ = Describe("A KeystoneAPI's registration policy", func() {
 		Expect(ks.Requests()["POST /v3/auth"]).To(Equal(logins), "no password of glance tried")
 	})
 
-	It("lets endpoints go under a service the namespace adopted only where spec.registrationPolicy.adoptedServiceEndpoints lists it", func() {
-		setPolicy(ns, func(p *keystonev1.RegistrationPolicy) { *p = keystonev1.RegistrationPolicy{} })
-		identityID := ks.Create(fakekeystone.Services, map[string]any{"type": "identity", "name": "keystone", "enabled": true})
+	// plantIdentityEndpoint has KeystoneService keystone (its user user) adopt the identity
+	// service keystone, and KeystoneEndpoint keystone ask for an endpoint of an attacker's
+	// under it, which is refused (NotAllowed); it returns the KeystoneEndpoint's key and
+	// the refusal's message.
+	plantIdentityEndpoint := func(user string) (types.NamespacedName, string) {
+		GinkgoHelper()
 		svc := keystoneService(ns)
-		svc.Name, svc.Spec.ServiceType, svc.Spec.ServiceName, svc.Spec.ServiceUser = "keystone", "identity", "keystone", "tenant-a"
+		svc.Name, svc.Spec.ServiceType, svc.Spec.ServiceName, svc.Spec.ServiceUser = "keystone", "identity", "keystone", user
 		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
 		expectServiceConditions(client.ObjectKeyFromObject(svc), condition{"Ready", "True", "Ready", ""})
 		ep := keystoneEndpoint(ns)
@@ -106,7 +109,14 @@ var _ = Describe("A KeystoneAPI's registration policy", func() {
 		Expect(k8sClient.Create(ctx, ep)).To(Succeed())
 		epKey := client.ObjectKeyFromObject(ep)
 		expectEndpointConditions(epKey, condition{"KeystoneServiceOSEndpointsReady", "False", "NotAllowed", "Error"})
-		Expect(getEndpoint(epKey)(Default).Status.Conditions.Get("KeystoneServiceOSEndpointsReady").Message).To(Equal(
+		return epKey, getEndpoint(epKey)(Default).Status.Conditions.Get("KeystoneServiceOSEndpointsReady").Message
+	}
+
+	It("lets endpoints go under a service the namespace adopted only where spec.registrationPolicy.adoptedServiceEndpoints lists it", func() {
+		setPolicy(ns, func(p *keystonev1.RegistrationPolicy) { *p = keystonev1.RegistrationPolicy{} })
+		identityID := ks.Create(fakekeystone.Services, map[string]any{"type": "identity", "name": "keystone", "enabled": true})
+		epKey, refusal := plantIdentityEndpoint("tenant-a")
+		Expect(refusal).To(Equal(
 			"service identity/keystone (" + identityID + ") existed in Keystone before KeystoneService keystone adopted it: " +
 				"endpoints go only under a service this namespace registered, or one KeystoneAPI keystone lists " +
 				"(spec.registrationPolicy.adoptedServiceEndpoints: none); its endpoints of earlier versions stay, never " +
@@ -117,5 +127,25 @@ var _ = Describe("A KeystoneAPI's registration policy", func() {
 		setPolicy(ns, func(p *keystonev1.RegistrationPolicy) { p.AdoptedServiceEndpoints = []string{"identity/keystone"} })
 		expectEndpointConditions(epKey, condition{"Ready", "True", "Ready", ""})
 		Expect(endpointsIn(ks, identityID)).To(ConsistOf("public http://attacker.example:5000"))
+	})
+
+	It("with no registrationPolicy (keystone-operator's schema prunes it), lets endpoints go under an adopted service, as keystone-operator does, but not under an identity service", func() {
+		dropPolicy(ns)
+		// Another region on keystone-operator registered image/glance (docs/multiregion.md):
+		// unmarked, as lib-common creates it.
+		glanceID := ks.Create(fakekeystone.Services, map[string]any{"type": "image", "name": "glance", "enabled": true})
+		identityID := ks.Create(fakekeystone.Services, map[string]any{"type": "identity", "name": "keystone", "enabled": true})
+		glance := keystoneService(ns)
+		Expect(k8sClient.Create(ctx, glance)).To(Succeed())
+		expectServiceConditions(client.ObjectKeyFromObject(glance), condition{"Ready", "True", "Ready", ""})
+		Expect(k8sClient.Create(ctx, keystoneEndpoint(ns))).To(Succeed())
+		expectEndpointConditions(types.NamespacedName{Namespace: ns, Name: "glance"}, condition{"Ready", "True", "Ready", ""})
+		Expect(endpointsIn(ks, glanceID)).To(HaveLen(len(glanceEndpoints)), "its endpoints under the adopted service")
+
+		By("an identity service: refused, saying what the KeystoneAPI allows")
+		_, refusal := plantIdentityEndpoint("keystone-user")
+		Expect(refusal).To(ContainSubstring(
+			"or one KeystoneAPI keystone lists (no spec.registrationPolicy: every service but an identity service)"))
+		Expect(endpointsIn(ks, identityID)).To(BeEmpty())
 	})
 })

@@ -482,10 +482,11 @@ func TestTwoRegionsShareOneKeystone(t *testing.T) {
 
 // TestKeystoneOperatorRegionJoined: a region keystone-operator registered (its
 // service, user and endpoints unmarked, as lib-common's helpers create them) is joined by
-// a region on this suite, which adopts them, adds its endpoints (its KeystoneAPI lists the
-// service in spec.registrationPolicy.adoptedServiceEndpoints) and leaves them as they
-// were; once that region switches to this suite too (claiming on keystone-operator's
-// proof), the two share them as any two regions do.
+// a region on this suite, which adopts them, adds its endpoints (its KeystoneAPI has no
+// spec.registrationPolicy, as openstack-operator's, with keystone-operator's schema,
+// leaves it: endpoints go under every adopted service but an identity service) and
+// leaves them as they were; once that region switches to this suite too (claiming on
+// keystone-operator's proof), the two share them as any two regions do.
 func TestKeystoneOperatorRegionJoined(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -504,9 +505,8 @@ func TestKeystoneOperatorRegionJoined(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 	}
 
-	t.Log("regionTwo on this suite: uses them as they are, adds its endpoints under the service its KeystoneAPI lists")
+	t.Log("regionTwo on this suite, its KeystoneAPI as openstack-operator writes it: uses them as they are, adds its endpoints")
 	two := startRegion(t, "regionTwo", "cluster-two", url, "placement-pw")
-	two.setPolicy(t, func(p *keystonev1.RegistrationPolicy) { p.AdoptedServiceEndpoints = []string{"placement/placement"} })
 	two.register(t)
 	two.ready(t, svc())
 	two.ready(t, ep())

@@ -58,7 +58,10 @@ type RegistrationPolicy struct {
 	// keystone-manage bootstrap) under which its KeystoneEndpoints may still add
 	// endpoints. By default none: endpoints go only under a service the namespace
 	// registered (created, claimed from keystone-operator, or shared with its other
-	// regions).
+	// regions). Where the KeystoneAPI has no registrationPolicy at all
+	// (keystone-operator's schema prunes it), under every adopted service but an
+	// identity service, as keystone-operator adds endpoints under any service it finds
+	// (KeystoneAPI.AllowsAdoptedEndpoints).
 	// +kubebuilder:validation:items:MinLength=1
 	// +listType=set
 	// +optional
@@ -133,10 +136,33 @@ func matchService(patterns []string, serviceType, name string) bool {
 // the user name (the admin user aside, which is never allowed).
 func (p RegistrationPolicy) AllowsUser(name string) bool { return matchAny(p.Users, name) }
 
-// AllowsAdoptedEndpoints tells whether KeystoneEndpoints may add endpoints under an
-// adopted service of serviceType and name.
-func (p RegistrationPolicy) AllowsAdoptedEndpoints(serviceType, name string) bool {
-	return matchService(p.AdoptedServiceEndpoints, serviceType, name)
+// AllowsAdoptedEndpoints tells whether the namespace's KeystoneEndpoints may add
+// endpoints under an adopted service of serviceType and name: one
+// spec.registrationPolicy.adoptedServiceEndpoints lists; where the KeystoneAPI has no
+// registrationPolicy (keystone-operator's schema prunes it; openstack-operator installs
+// that schema), every one but an identity service. keystone-operator adds endpoints
+// under any service of the type and name it finds: a region still on keystone-operator
+// registered the services a region on this suite joins (docs/multiregion.md), and the
+// namespace's writers are Keystone's admin under the default policy anyway. Keystone's
+// own identity service (keystone-manage bootstrap's, whose endpoints every login
+// follows) is the exception: no service operator registers one, and an endpoint added
+// there reaches every user's catalog.
+func (k *KeystoneAPI) AllowsAdoptedEndpoints(serviceType, name string) bool {
+	if k.Spec.RegistrationPolicy == nil {
+		return !strings.EqualFold(serviceType, IdentityServiceType)
+	}
+	return matchService(k.Spec.RegistrationPolicy.AdoptedServiceEndpoints, serviceType, name)
+}
+
+// IdentityServiceType is Keystone's own service type in its catalog.
+const IdentityServiceType = "identity"
+
+// AdoptedEndpointsSetting says what AllowsAdoptedEndpoints follows, for a message.
+func (k *KeystoneAPI) AdoptedEndpointsSetting() string {
+	if k.Spec.RegistrationPolicy == nil {
+		return "no spec.registrationPolicy: every service but an identity service"
+	}
+	return k.Policy().Setting("adoptedServiceEndpoints")
 }
 
 // Setting says a field of the policy as a message names it: its path and value.

@@ -54,11 +54,36 @@ func TestPolicyDefaults(t *testing.T) {
 	if !p.MayCreateRoles() || !p.AllowsService("Ceilometer", "ceilometer") || !p.AllowsUser("ironic-inspector") {
 		t.Error("the default policy refuses what keystone-operator does")
 	}
-	if p.AllowsAdoptedEndpoints("image", "glance") {
-		t.Error("the default policy lets endpoints go under an adopted service")
-	}
 	if got := p.Setting("adoptedServiceEndpoints"); got != "spec.registrationPolicy.adoptedServiceEndpoints: none" {
 		t.Errorf("Setting: %q", got)
+	}
+}
+
+// TestAdoptedEndpoints: with no registrationPolicy (keystone-operator's schema), endpoints
+// go under every adopted service but an identity service, as keystone-operator's go under
+// any service it finds; a policy written, even empty, lists the services itself.
+func TestAdoptedEndpoints(t *testing.T) {
+	absent := &KeystoneAPI{}
+	if !absent.AllowsAdoptedEndpoints("placement", "placement") || !absent.AllowsAdoptedEndpoints("image", "glance") {
+		t.Error("no policy: endpoints refused under an adopted service, which keystone-operator takes")
+	}
+	if absent.AllowsAdoptedEndpoints("identity", "keystone") || absent.AllowsAdoptedEndpoints("Identity", "other") {
+		t.Error("no policy: endpoints allowed under an identity service")
+	}
+	if got := absent.AdoptedEndpointsSetting(); got != "no spec.registrationPolicy: every service but an identity service" {
+		t.Errorf("AdoptedEndpointsSetting: %q", got)
+	}
+	empty := &KeystoneAPI{Spec: KeystoneAPISpec{RegistrationPolicy: &RegistrationPolicy{}}}
+	if empty.AllowsAdoptedEndpoints("placement", "placement") {
+		t.Error("a policy written without adoptedServiceEndpoints lets endpoints go under an adopted service")
+	}
+	if got := empty.AdoptedEndpointsSetting(); got != "spec.registrationPolicy.adoptedServiceEndpoints: none" {
+		t.Errorf("AdoptedEndpointsSetting: %q", got)
+	}
+	listed := &KeystoneAPI{Spec: KeystoneAPISpec{RegistrationPolicy: &RegistrationPolicy{
+		AdoptedServiceEndpoints: []string{"identity/keystone"}}}}
+	if !listed.AllowsAdoptedEndpoints("identity", "keystone") || listed.AllowsAdoptedEndpoints("placement", "placement") {
+		t.Error("a policy's list is not what it allows")
 	}
 }
 
@@ -77,7 +102,7 @@ func TestPolicyGiven(t *testing.T) {
 		t.Error("services")
 	case p.AllowsUser("glance"), !p.AllowsUser("tenant-a-glance"):
 		t.Error("users")
-	case !p.AllowsAdoptedEndpoints("image", "glance"):
+	case !api.AllowsAdoptedEndpoints("image", "glance"):
 		t.Error("adoptedServiceEndpoints")
 	}
 	tenant := RegistrationPolicy{Services: []string{"*/tenant-a-*"}}
