@@ -24,10 +24,9 @@ func (r *Reconciler) reconcileCleanup(ctx context.Context, s *scope) (ctrl.Resul
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	dataPlaneWhy, err := r.dataPlaneLag(ctx, ac)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
+	// The data plane is asked once, at the first credential it could keep: a round with
+	// nothing to revoke reads no NodeSet.
+	dataPlaneWhy, dataPlaneRead := "", false
 	var kept, revoked []string
 	previousFound := false
 	for i := range secrets {
@@ -39,6 +38,12 @@ func (r *Reconciler) reconcileCleanup(ctx context.Context, s *scope) (ctrl.Resul
 		if holders := consumers(secret); len(holders) > 0 {
 			kept = append(kept, fmt.Sprintf("secret %s is used by %s", secret.Name, strings.Join(holders, ", ")))
 			continue
+		}
+		if !dataPlaneRead {
+			if dataPlaneWhy, err = r.dataPlaneLag(ctx, ac); err != nil {
+				return ctrl.Result{}, err
+			}
+			dataPlaneRead = true
 		}
 		if dataPlaneWhy != "" {
 			kept = append(kept, fmt.Sprintf("secret %s: %s", secret.Name, dataPlaneWhy))
@@ -58,18 +63,29 @@ func (r *Reconciler) reconcileCleanup(ctx context.Context, s *scope) (ctrl.Resul
 	if !previousFound {
 		ac.Status.PreviousSecretName, ac.Status.PreviousACID = "", ""
 	}
-	var result ctrl.Result
-	if wait := r.reportHeld(s, kept); wait > 0 {
-		result.RequeueAfter = wait
-	}
+	result := r.heldResult(s, kept, dataPlaneWhy != "")
 	s.Round.Apply(step, cleanupVerdict(revoked, kept))
 	return result, nil
 }
 
+// heldResult reports the credentials kept (reportHeld) and asks for the round that
+// looks at them again: when the held ones turn Warning, and, while the data plane lags
+// (dataPlane) without a watch on its NodeSets, after DataPlaneRecheckInterval.
+func (r *Reconciler) heldResult(s *scope, kept []string, dataPlane bool) ctrl.Result {
+	wait := r.reportHeld(s, kept)
+	if dataPlane && !r.NodeSets {
+		// The NodeSet kind came after the set-up, which watches it only if it was there.
+		wait = minWait(wait, DataPlaneRecheckInterval)
+	}
+	return ctrl.Result{RequeueAfter: wait}
+}
+
 // dataPlaneLag says why earlier credentials must wait for the data plane; "" when they
-// need not (not a data plane service, no NodeSet kind, every NodeSet in sync).
+// need not (not a data plane service, no NodeSet kind, every NodeSet in sync). The kind
+// is looked for at each call, as keystone-operator does: one installed after the
+// operator started is waited for too (without a watch: DataPlaneRecheckInterval).
 func (r *Reconciler) dataPlaneLag(ctx context.Context, ac *keystonev1.KeystoneApplicationCredential) (string, error) {
-	if !ac.IsEDPMService() || !r.NodeSets {
+	if !ac.IsEDPMService() {
 		return "", nil
 	}
 	inSync, why, err := nodeSetsInSync(ctx, r.Client, ac.Namespace)
@@ -156,3 +172,11 @@ func (r *Reconciler) reportHeld(s *scope, kept []string) time.Duration {
 // by their consumers before PreviousCredentialReleased turns Warning; at most half the
 // grace period, so that the Warning comes well before they expire.
 const HeldWarningAfter = 24 * time.Hour
+
+// minWait is the shorter of two requeue delays, 0 standing for none.
+func minWait(a, b time.Duration) time.Duration {
+	if a == 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
+}

@@ -31,9 +31,11 @@ func nodeSetsInstalled(mapper apimeta.RESTMapper) bool {
 // it lists as they are now; when not, why says which NodeSet and Secret lag. Every
 // Secret a NodeSet lists counts, not only the credential's own: the nodes receive the
 // credential inside the services' configuration Secrets (nova's compute configuration,
-// for example), as keystone-operator also judges. A Secret that no longer exists is not
-// lag (nothing of it is left to deploy: a namespace being deleted takes its Secrets
-// first), and neither is a NodeSet being deleted.
+// for example), as keystone-operator also judges (lib-common's AreSecretHashesInSync).
+// A Secret it deployed that no longer exists lags too, as there: its nodes still run
+// what it held (a configuration Secret replaced by one of another name) until the
+// NodeSet deploys again. A NodeSet being deleted is not waited for: in a namespace being
+// deleted its Secrets may go first, and its nodes are no longer deployed to.
 func nodeSetsInSync(ctx context.Context, c client.Reader, ns string) (inSync bool, why string, err error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(nodeSetGVK.GroupVersion().WithKind(nodeSetGVK.Kind + "List"))
@@ -43,7 +45,7 @@ func nodeSetsInSync(ctx context.Context, c client.Reader, ns string) (inSync boo
 		}
 		return false, "", fmt.Errorf("listing OpenStackDataPlaneNodeSets: %w", err)
 	}
-	hashes, missing := map[string]string{}, map[string]bool{}
+	hashes := map[string]string{}
 	for _, nodeSet := range list.Items {
 		if nodeSet.GetDeletionTimestamp() != nil {
 			continue
@@ -58,16 +60,13 @@ func nodeSetsInSync(ctx context.Context, c client.Reader, ns string) (inSync boo
 		}
 		sort.Strings(names)
 		for _, name := range names {
-			if missing[name] {
-				continue
-			}
 			current, ok := hashes[name]
 			if !ok {
 				secret := &corev1.Secret{}
 				if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret); err != nil {
 					if apierrors.IsNotFound(err) {
-						missing[name] = true
-						continue
+						return false, fmt.Sprintf("NodeSet %s deployed secret %s, which no longer exists, and has not "+
+							"deployed since", nodeSet.GetName(), name), nil
 					}
 					return false, "", fmt.Errorf("reading secret %s: %w", name, err)
 				}

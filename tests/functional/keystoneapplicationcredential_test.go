@@ -428,9 +428,17 @@ var _ = Describe("KeystoneApplicationCredential", func() {
 			g.Expect(c.Message).To(HavePrefix("deleting: waiting for the data plane"))
 		}).Should(Succeed())
 		Expect(ks.AppCredIDs("glance")).To(Equal([]string{second.ACID}))
-		By("deployed, and a Secret the NodeSet lists that no longer exists is no lag (a namespace teardown)")
+		By("deployed, but a Secret the NodeSet deployed no longer exists: its nodes still run what it held, as keystone-operator judges")
 		setNodeSetHashes(ns, map[string]string{second.SecretName: secretHash(acSecret(ns, second.SecretName)),
 			"nova-compute-config-deleted": "deployed-before-its-secret-went"})
+		Eventually(func(g Gomega) {
+			c := getAppCred(key)(g).Status.Conditions.Get("ApplicationCredentialCleanupReady")
+			g.Expect(c.Message).To(ContainSubstring("NodeSet compute deployed secret nova-compute-config-deleted, which no longer exists"))
+		}).Should(Succeed())
+		Consistently(func() []string { return ks.AppCredIDs("glance") }, time.Second).Should(Equal([]string{second.ACID}))
+
+		By("the NodeSet being deleted (a namespace teardown, whose Secrets may go first): not waited for")
+		deleteNodeSet(ns)
 		Eventually(gone(key, &keystonev1.KeystoneApplicationCredential{})).Should(BeTrue())
 		Expect(ks.AppCredIDs("glance")).To(BeEmpty())
 	})
@@ -455,6 +463,31 @@ var _ = Describe("KeystoneApplicationCredential", func() {
 		Expect(ks.AppCredIDs("glance")).To(BeEmpty(), "revoked, not left valid")
 	})
 })
+
+// deleteNodeSet deletes the NodeSet compute and keeps it a while being deleted (a
+// finalizer, as the data plane's operator holds one), removed at the spec's end.
+func deleteNodeSet(ns string) {
+	GinkgoHelper()
+	nodeSet := &unstructured.Unstructured{}
+	nodeSet.SetGroupVersionKind(schema.GroupVersionKind{Group: "dataplane.openstack.org", Version: "v1beta1", Kind: "OpenStackDataPlaneNodeSet"})
+	key := types.NamespacedName{Namespace: ns, Name: "compute"}
+	const hold = "test.keystone.openstack.org/hold"
+	Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, key, nodeSet)).To(Succeed())
+		nodeSet.SetFinalizers([]string{hold})
+		g.Expect(k8sClient.Update(ctx, nodeSet)).To(Succeed())
+	}).Should(Succeed())
+	Expect(k8sClient.Delete(ctx, nodeSet)).To(Succeed())
+	DeferCleanup(func() {
+		Eventually(func(g Gomega) {
+			if err := k8sClient.Get(ctx, key, nodeSet); apierrors.IsNotFound(err) {
+				return
+			}
+			nodeSet.SetFinalizers(nil)
+			g.Expect(k8sClient.Update(ctx, nodeSet)).To(Succeed())
+		}).Should(Succeed())
+	})
+}
 
 // setNodeSetHashes plays the data plane: the NodeSet compute deployed the Secrets of
 // hashes (created when missing).
