@@ -70,11 +70,12 @@ func (r *Reconciler) reconcileCleanup(ctx context.Context, s *scope) (ctrl.Resul
 
 // heldResult reports the credentials kept (reportHeld) and asks for the round that
 // looks at them again: when the held ones turn Warning, and, while the data plane lags
-// (dataPlane) without a watch on its NodeSets, after DataPlaneRecheckInterval.
+// (dataPlane), after DataPlaneRecheckInterval, as keystone-operator looks again every
+// minute: what ends the lag need not change a NodeSet (a Secret it deployed made
+// again as it was), and a NodeSet kind installed after the set-up is not watched.
 func (r *Reconciler) heldResult(s *scope, kept []string, dataPlane bool) ctrl.Result {
 	wait := r.reportHeld(s, kept)
-	if dataPlane && !r.NodeSets {
-		// The NodeSet kind came after the set-up, which watches it only if it was there.
+	if dataPlane {
 		wait = minWait(wait, DataPlaneRecheckInterval)
 	}
 	return ctrl.Result{RequeueAfter: wait}

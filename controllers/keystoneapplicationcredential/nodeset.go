@@ -34,8 +34,10 @@ func nodeSetsInstalled(mapper apimeta.RESTMapper) bool {
 // for example), as keystone-operator also judges (lib-common's AreSecretHashesInSync).
 // A Secret it deployed that no longer exists lags too, as there: its nodes still run
 // what it held (a configuration Secret replaced by one of another name) until the
-// NodeSet deploys again. A NodeSet being deleted is not waited for: in a namespace being
-// deleted its Secrets may go first, and its nodes are no longer deployed to.
+// NodeSet deploys again. A NodeSet being deleted is waited for as well, as there: its
+// nodes run what it deployed until it is gone. (In a namespace being deleted, whose
+// Secrets may go first, the KeystoneAPI is being deleted too, and a deletion then asks
+// no NodeSet: leaveKeystone.)
 func nodeSetsInSync(ctx context.Context, c client.Reader, ns string) (inSync bool, why string, err error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(nodeSetGVK.GroupVersion().WithKind(nodeSetGVK.Kind + "List"))
@@ -47,9 +49,6 @@ func nodeSetsInSync(ctx context.Context, c client.Reader, ns string) (inSync boo
 	}
 	hashes := map[string]string{}
 	for _, nodeSet := range list.Items {
-		if nodeSet.GetDeletionTimestamp() != nil {
-			continue
-		}
 		deployed, _, err := unstructured.NestedStringMap(nodeSet.Object, "status", "secretHashes")
 		if err != nil {
 			return false, "", fmt.Errorf("reading status.secretHashes of NodeSet %s: %w", nodeSet.GetName(), err)

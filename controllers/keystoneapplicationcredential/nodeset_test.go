@@ -50,7 +50,7 @@ func dataPlane(t *testing.T, served bool, objs ...client.Object) client.Client {
 }
 
 // TestNodeSetsInSync: lib-common's judgement (AreSecretHashesInSync), a Secret a NodeSet
-// deployed that no longer exists included; a NodeSet being deleted is not waited for.
+// deployed that no longer exists included, a NodeSet being deleted too.
 func TestNodeSetsInSync(t *testing.T) {
 	ctx := context.Background()
 	config := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "nova-compute-config"},
@@ -75,7 +75,8 @@ func TestNodeSetsInSync(t *testing.T) {
 			"NodeSet compute has not deployed secret nova-compute-config as it is now"},
 		{"deployed, then gone", true, []client.Object{config, nodeSet("compute", map[string]string{"nova-compute-config": hash,
 			"nova-compute-config-old": "old"})}, "NodeSet compute deployed secret nova-compute-config-old, which no longer exists"},
-		{"a NodeSet being deleted", true, []client.Object{config, deleting}, ""},
+		{"a NodeSet being deleted", true, []client.Object{config, deleting},
+			"NodeSet leaving deployed secret gone, which no longer exists"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			inSync, why, err := nodeSetsInSync(ctx, dataPlane(t, c.served, c.objs...), "ns")

@@ -2,8 +2,10 @@ package keystoneendpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/controllers/keystoneservice"
@@ -46,9 +48,18 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 	if takes {
 		known = knownIDs(ep, s.service.Status.ServiceID)
 	}
+	// Under a service it does not take endpoints under (adopted), none goes beside another's.
 	ids, changed, err := kc.EnsureEndpoints(ctx, identity.EndpointSet{
 		ServiceID: s.service.Status.ServiceID, Region: region, Owner: r.owner(ep), URLs: ep.Spec.Endpoints, Known: known,
+		Alone: !takes,
 	})
+	var beside *identity.EndpointBesideError
+	if errors.As(err, &beside) {
+		s.Round.Apply(step, registration.NotAllowedVerdict(fmt.Sprintf("service %s of KeystoneService %s: %v",
+			s.service.Status.ServiceID, s.service.Name, beside)))
+		// Keystone cannot be watched: looked at again for the other endpoint's removal.
+		return ctrl.Result{RequeueAfter: BesideRecheckInterval}, nil
+	}
 	if err != nil {
 		return s.Failed(step, endpointFailed, err)
 	}
@@ -63,6 +74,10 @@ func (r *Reconciler) reconcileEndpoints(ctx context.Context, s *scope) (ctrl.Res
 	r.Recent.Record(ep.UID, r.inputs(s, region), r.Clock.Now())
 	return ctrl.Result{}, nil
 }
+
+// BesideRecheckInterval is how soon an endpoint refused beside another's of its
+// interface and region (identity.EndpointBesideError) is looked at again.
+const BesideRecheckInterval = time.Minute
 
 // serviceRefusal says why no endpoint may go under the service of the KeystoneService
 // (its status.serviceID): its namespace did not register it (it adopted a service that
@@ -139,7 +154,8 @@ func (r *Reconciler) knownUnder(ctx context.Context, kc *identity.Client, api *k
 
 // inputs is everything a finding of reconcileEndpoints depends on (registration.Recent):
 // the spec, the annotations (touching one forces a read of Keystone), the status it
-// was written to, the service, the region, the KeystoneAPI's readiness and its admin.
+// was written to, the service, the region, the KeystoneAPI's readiness, what it lets
+// endpoints go under, and its admin.
 func (r *Reconciler) inputs(s *scope, region string) string {
 	ep := s.endpoint
 	var readySince int64
@@ -147,7 +163,7 @@ func (r *Reconciler) inputs(s *scope, region string) string {
 		readySince = ready.LastTransitionTime.UnixNano()
 	}
 	return fmt.Sprint(ep.Generation, ep.Annotations, ep.Status.ServiceID, ep.Status.EndpointIDs, s.service.UID,
-		s.service.Status.ServiceID, region, s.API.UID, readySince, s.Admin.Fingerprint())
+		s.service.Status.ServiceID, region, s.API.UID, readySince, s.API.AdoptedEndpointsSetting(), s.Admin.Fingerprint())
 }
 
 // knownIDs are the endpoint IDs recorded for the current service: none when the

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/endpoints"
@@ -51,6 +52,28 @@ type EndpointSet struct {
 	// they carry no mark (registered by keystone-operator before this suite took over),
 	// never when they carry another's.
 	Known map[string]string
+	// Alone creates no endpoint of an interface where the service already has one of
+	// that interface in the region that is not the owner's (EndpointBesideError), so
+	// that a client never has two to take either of: under a service another registered
+	// (adopted), whose endpoints are never rewritten.
+	Alone bool
+}
+
+// EndpointBesideError is an endpoint EnsureEndpoints did not create (EndpointSet.Alone):
+// the service has one of that interface in the region already, another's.
+type EndpointBesideError struct {
+	Interface, Region string
+	Other             Endpoint
+}
+
+func (e *EndpointBesideError) Error() string {
+	owner := "no mark"
+	if e.Other.Owner != "" {
+		owner = "registered by " + OwnerName(e.Other.Owner)
+	}
+	return fmt.Sprintf("the service has a %s endpoint in %s already (%s, %s; %s), which is never rewritten: a second "+
+		"would leave clients to take either; remove it, or list this one there yourself", e.Interface, e.Region,
+		e.Other.ID, e.Other.URL, owner)
 }
 
 // RegionExists tells whether Keystone has the region id.
@@ -92,16 +115,14 @@ func registeredKey(id, owner string) string { return id + "\x00" + owner }
 // set's owner: marked with it, or unmarked and recorded by ID (one another owner marked
 // since is that owner's). A truncated list read as complete would make an endpoint it
 // left out be registered again.
-func (c *Client) ownedEndpoints(ctx context.Context, want EndpointSet) ([]Endpoint, error) {
-	var all []Endpoint
+func (c *Client) ownedEndpoints(ctx context.Context, want EndpointSet) (owned, all []Endpoint, err error) {
 	if err := c.listed(ctx, "endpoints", url.Values{"service_id": {want.ServiceID}}, &all); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	known := map[string]bool{}
 	for _, id := range want.Known {
 		known[id] = true
 	}
-	var owned []Endpoint
 	for _, e := range all {
 		// A list filtered by service can hold others' only if Keystone ignored the filter.
 		if e.ServiceID != want.ServiceID {
@@ -118,7 +139,31 @@ func (c *Client) ownedEndpoints(ctx context.Context, want EndpointSet) ([]Endpoi
 		}
 		return owned[i].ID < owned[j].ID
 	})
-	return owned, nil
+	return owned, all, nil
+}
+
+// besideError is, for a set that goes Alone, the EndpointBesideError of the first
+// interface (sorted) it wants and has no endpoint of among owned, where all holds one in
+// its region that is not among owned; nil when none.
+func besideError(all, owned []Endpoint, want EndpointSet) error {
+	if !want.Alone {
+		return nil
+	}
+	own, has := map[string]bool{}, map[string]bool{}
+	for _, e := range owned {
+		own[e.ID], has[e.Interface] = true, true
+	}
+	for _, iface := range sortedKeys(want.URLs) {
+		if has[iface] {
+			continue
+		}
+		for _, e := range all {
+			if !own[e.ID] && e.Interface == iface && strings.EqualFold(e.region(), want.Region) {
+				return &EndpointBesideError{Interface: iface, Region: want.Region, Other: e}
+			}
+		}
+	}
+	return nil
 }
 
 // EnsureEndpoints makes the owner's endpoints of the service exactly want.URLs in
@@ -127,8 +172,12 @@ func (c *Client) ownedEndpoints(ctx context.Context, want EndpointSet) ([]Endpoi
 // interface no longer wanted, a duplicate). Endpoints of anyone else are not touched.
 // It returns the endpoint IDs by interface.
 func (c *Client) EnsureEndpoints(ctx context.Context, want EndpointSet) (map[string]string, bool, error) {
-	owned, err := c.ownedEndpoints(ctx, want)
+	owned, all, err := c.ownedEndpoints(ctx, want)
 	if err != nil {
+		return nil, false, err
+	}
+	if err := besideError(all, owned, want); err != nil {
+		// Checked before any write: an interface refused leaves the others as they were.
 		return nil, false, err
 	}
 	ids := map[string]string{}

@@ -292,6 +292,43 @@ func TestKnownEndpointMarkedByAnotherIsNotTaken(t *testing.T) {
 		HaveKeyWithValue("id", theirs)), "never removed; the owner's went")
 }
 
+// TestEndpointNeverBesideAnother: under a service another registered
+// (EndpointSet.Alone), no endpoint goes beside one of its interface in the region that
+// is not the owner's (unmarked or another's): refused before any write, so no other
+// interface is created either; in another region, and once the other is gone, it goes.
+func TestEndpointNeverBesideAnother(t *testing.T) {
+	g := NewWithT(t)
+	keystone, _, kc := adminOfFake(t)
+	ctx := context.Background()
+	service := keystone.Create(fakekeystone.Services, map[string]any{"type": "placement", "name": "placement", "enabled": true})
+	byHand := keystone.Create(fakekeystone.Endpoints, map[string]any{"service_id": service, "interface": "public",
+		"url": "http://by-hand:8778", "region_id": "regionTwo"})
+	want := identity.EndpointSet{ServiceID: service, Region: "regionTwo", Owner: "KeystoneEndpoint/openstack/placement/uid-1@c2",
+		URLs: map[string]string{"public": "http://mine:8778", "internal": "http://mine-internal:8778"}, Alone: true}
+	_, _, err := kc.EnsureEndpoints(ctx, want)
+	var beside *identity.EndpointBesideError
+	g.Expect(errors.As(err, &beside)).To(BeTrue(), "%v", err)
+	g.Expect(err.Error()).To(Equal("the service has a public endpoint in regionTwo already (" + byHand +
+		", http://by-hand:8778; no mark), which is never rewritten: a second would leave clients to take either; " +
+		"remove it, or list this one there yourself"))
+	g.Expect(keystone.List(fakekeystone.Endpoints, map[string]any{"service_id": service})).To(ConsistOf(
+		HaveKeyWithValue("id", byHand)), "nothing created, the internal one neither; the other untouched")
+
+	// In another region: created.
+	other := want
+	other.Region = "regionThree"
+	_, _, err = kc.EnsureEndpoints(ctx, other)
+	g.Expect(err).NotTo(HaveOccurred())
+	// The other removed: created.
+	keystone.Delete(fakekeystone.Endpoints, byHand)
+	ids, _, err := kc.EnsureEndpoints(ctx, want)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ids).To(HaveLen(2))
+	// Its own found again: no refusal from another region's or its own.
+	_, _, err = kc.EnsureEndpoints(ctx, want)
+	g.Expect(err).NotTo(HaveOccurred())
+}
+
 // TestOtherNamespaceUser (docs/security.md, policies that overlap): a user an object of
 // namespace tenant-a would log in as is refused when another namespace registered it, or,
 // unmarked, only other namespaces use it; a region's same namespace is this one.

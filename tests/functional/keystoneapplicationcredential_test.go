@@ -437,8 +437,10 @@ var _ = Describe("KeystoneApplicationCredential", func() {
 		}).Should(Succeed())
 		Consistently(func() []string { return ks.AppCredIDs("glance") }, time.Second).Should(Equal([]string{second.ACID}))
 
-		By("the NodeSet being deleted (a namespace teardown, whose Secrets may go first): not waited for")
+		By("the NodeSet being deleted: its nodes still run what it deployed, so the deletion waits until it is gone")
 		deleteNodeSet(ns)
+		Consistently(func() []string { return ks.AppCredIDs("glance") }, time.Second).Should(Equal([]string{second.ACID}))
+		releaseNodeSet(ns)
 		Eventually(gone(key, &keystonev1.KeystoneApplicationCredential{})).Should(BeTrue())
 		Expect(ks.AppCredIDs("glance")).To(BeEmpty())
 	})
@@ -464,13 +466,18 @@ var _ = Describe("KeystoneApplicationCredential", func() {
 	})
 })
 
-// deleteNodeSet deletes the NodeSet compute and keeps it a while being deleted (a
-// finalizer, as the data plane's operator holds one), removed at the spec's end.
-func deleteNodeSet(ns string) {
-	GinkgoHelper()
+// computeNodeSet is an empty NodeSet object and the key of the NodeSet compute of ns.
+func computeNodeSet(ns string) (*unstructured.Unstructured, types.NamespacedName) {
 	nodeSet := &unstructured.Unstructured{}
 	nodeSet.SetGroupVersionKind(schema.GroupVersionKind{Group: "dataplane.openstack.org", Version: "v1beta1", Kind: "OpenStackDataPlaneNodeSet"})
-	key := types.NamespacedName{Namespace: ns, Name: "compute"}
+	return nodeSet, types.NamespacedName{Namespace: ns, Name: "compute"}
+}
+
+// deleteNodeSet deletes the NodeSet compute and keeps it being deleted (a finalizer, as
+// the data plane's operator holds one) until releaseNodeSet, or the spec's end.
+func deleteNodeSet(ns string) {
+	GinkgoHelper()
+	nodeSet, key := computeNodeSet(ns)
 	const hold = "test.keystone.openstack.org/hold"
 	Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(ctx, key, nodeSet)).To(Succeed())
@@ -478,24 +485,27 @@ func deleteNodeSet(ns string) {
 		g.Expect(k8sClient.Update(ctx, nodeSet)).To(Succeed())
 	}).Should(Succeed())
 	Expect(k8sClient.Delete(ctx, nodeSet)).To(Succeed())
-	DeferCleanup(func() {
-		Eventually(func(g Gomega) {
-			if err := k8sClient.Get(ctx, key, nodeSet); apierrors.IsNotFound(err) {
-				return
-			}
-			nodeSet.SetFinalizers(nil)
-			g.Expect(k8sClient.Update(ctx, nodeSet)).To(Succeed())
-		}).Should(Succeed())
-	})
+	DeferCleanup(func() { releaseNodeSet(ns) })
+}
+
+// releaseNodeSet removes deleteNodeSet's finalizer: the NodeSet compute goes.
+func releaseNodeSet(ns string) {
+	GinkgoHelper()
+	nodeSet, key := computeNodeSet(ns)
+	Eventually(func(g Gomega) {
+		if err := k8sClient.Get(ctx, key, nodeSet); apierrors.IsNotFound(err) {
+			return
+		}
+		nodeSet.SetFinalizers(nil)
+		g.Expect(k8sClient.Update(ctx, nodeSet)).To(Succeed())
+	}).Should(Succeed())
 }
 
 // setNodeSetHashes plays the data plane: the NodeSet compute deployed the Secrets of
 // hashes (created when missing).
 func setNodeSetHashes(ns string, hashes map[string]string) {
 	GinkgoHelper()
-	nodeSet := &unstructured.Unstructured{}
-	nodeSet.SetGroupVersionKind(schema.GroupVersionKind{Group: "dataplane.openstack.org", Version: "v1beta1", Kind: "OpenStackDataPlaneNodeSet"})
-	key := types.NamespacedName{Namespace: ns, Name: "compute"}
+	nodeSet, key := computeNodeSet(ns)
 	if err := k8sClient.Get(ctx, key, nodeSet); apierrors.IsNotFound(err) {
 		nodeSet.SetNamespace(ns)
 		nodeSet.SetName("compute")

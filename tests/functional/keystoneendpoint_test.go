@@ -29,8 +29,13 @@ func expectEndpointConditions(key types.NamespacedName, want ...condition) {
 
 // foreignEndpoint registers an endpoint of the service as another client of Keystone would.
 func foreignEndpoint(ks *fakekeystone.Server, serviceID, iface, url string) string {
+	return foreignEndpointIn(ks, "regionOne", serviceID, iface, url)
+}
+
+// foreignEndpointIn is foreignEndpoint in region.
+func foreignEndpointIn(ks *fakekeystone.Server, region, serviceID, iface, url string) string {
 	return ks.Create(fakekeystone.Endpoints, map[string]any{"service_id": serviceID, "interface": iface,
-		"region": "regionOne", "region_id": "regionOne", "url": url})
+		"region": region, "region_id": region, "url": url})
 }
 
 func updateEndpoint(key types.NamespacedName, mutate func(*keystonev1.KeystoneEndpoint)) {
@@ -320,7 +325,9 @@ var _ = Describe("KeystoneEndpoint", func() {
 		setPolicy(ns, func(p *keystonev1.RegistrationPolicy) { p.AdoptedServiceEndpoints = []string{"image/glance"} })
 		serviceID := ks.Create(fakekeystone.Services, map[string]any{"type": "image", "name": "glance", "enabled": true})
 		Expect(service()).To(Equal(serviceID))
-		foreign := foreignEndpoint(ks, serviceID, "public", "http://someone-else:9292")
+		// Another region's: under a service it adopted, none of its endpoints goes beside
+		// another's of the same interface and region.
+		foreign := foreignEndpointIn(ks, "regionTwo", serviceID, "public", "http://someone-else:9292")
 		Expect(k8sClient.Create(ctx, keystoneEndpoint(ns))).To(Succeed())
 		expectEndpointConditions(key, condition{"Ready", "True", "Ready", ""})
 		apiKey := types.NamespacedName{Namespace: ns, Name: "keystone"}

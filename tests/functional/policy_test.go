@@ -142,6 +142,31 @@ var _ = Describe("A KeystoneAPI's registration policy", func() {
 		expectEndpointConditions(types.NamespacedName{Namespace: ns, Name: "glance"}, condition{"Ready", "True", "Ready", ""})
 		Expect(endpointsIn(ks, glanceID)).To(HaveLen(len(glanceEndpoints)), "its endpoints under the adopted service")
 
+		By("beside an endpoint of its interface and region that is not its own (made by hand): refused, naming it, until it goes")
+		placementID := ks.Create(fakekeystone.Services, map[string]any{"type": "placement", "name": "placement", "enabled": true})
+		byHand := foreignEndpoint(ks, placementID, "public", "http://by-hand:8778")
+		placement := keystoneService(ns)
+		placement.Name, placement.Spec.ServiceType, placement.Spec.ServiceName, placement.Spec.ServiceUser = "placement",
+			"placement", "placement", "placement"
+		Expect(k8sClient.Create(ctx, placement)).To(Succeed())
+		expectServiceConditions(client.ObjectKeyFromObject(placement), condition{"Ready", "True", "Ready", ""})
+		placementEp := keystoneEndpoint(ns)
+		placementEp.Name, placementEp.Spec.ServiceName = "placement", "placement"
+		placementEp.Spec.Endpoints = map[string]string{"public": "http://placement:8778", "internal": "http://placement-internal:8778"}
+		Expect(k8sClient.Create(ctx, placementEp)).To(Succeed())
+		placementKey := client.ObjectKeyFromObject(placementEp)
+		expectEndpointConditions(placementKey, condition{"KeystoneServiceOSEndpointsReady", "False", "NotAllowed", "Error"})
+		Expect(getEndpoint(placementKey)(Default).Status.Conditions.Get("KeystoneServiceOSEndpointsReady").Message).To(Equal(
+			"service " + placementID + " of KeystoneService placement: the service has a public endpoint in regionOne already (" +
+				byHand + ", http://by-hand:8778; no mark), which is never rewritten: a second would leave clients to take " +
+				"either; remove it, or list this one there yourself; nothing is written to Keystone"))
+		Expect(endpointsIn(ks, placementID)).To(Equal(map[string]string{byHand: "public http://by-hand:8778"}),
+			"neither interface created, the other endpoint untouched")
+		ks.Delete(fakekeystone.Endpoints, byHand)
+		update(placementKey, &keystonev1.KeystoneEndpoint{}, touchAnnotation)
+		expectEndpointConditions(placementKey, condition{"Ready", "True", "Ready", ""})
+		Expect(endpointsIn(ks, placementID)).To(HaveLen(2))
+
 		By("an identity service: refused, saying what the KeystoneAPI allows")
 		_, refusal := plantIdentityEndpoint("keystone-user")
 		Expect(refusal).To(ContainSubstring(

@@ -507,8 +507,23 @@ func TestKeystoneOperatorRegionJoined(t *testing.T) {
 
 	t.Log("regionTwo on this suite, its KeystoneAPI as openstack-operator writes it: uses them as they are, adds its endpoints")
 	two := startRegion(t, "regionTwo", "cluster-two", url, "placement-pw")
+	// First beside a public endpoint made by hand in regionTwo: refused, naming it, until it goes.
+	byHand, err := endpoints.Create(ctx, kc, endpoints.CreateOpts{Availability: gophercloud.AvailabilityPublic,
+		Region: "regionTwo", URL: "https://by-hand.example.com", ServiceID: service.ID}).Extract()
+	g.Expect(err).NotTo(HaveOccurred())
 	two.register(t)
 	two.ready(t, svc())
+	g.Expect(two.expect(t, ep(), keystonev1.KeystoneEndpointEndpointsReady, corev1.ConditionFalse, "NotAllowed")).To(ContainSubstring(
+		"the service has a public endpoint in regionTwo already (" + byHand.ID + ", https://by-hand.example.com; no mark)"))
+	g.Expect(read(t, kc).endpoints).To(Equal(map[string]map[string]string{"regionOne": one.urls(),
+		"regionTwo": {"public": "https://by-hand.example.com"}}), "nothing of regionTwo's written")
+	g.Expect(endpoints.Delete(ctx, kc, byHand.ID).ExtractErr()).To(Succeed())
+	g.Eventually(func(gg Gomega) { // a touch has it looked at again at once
+		current := &keystonev1.KeystoneEndpoint{}
+		gg.Expect(two.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "placement"}, current)).To(Succeed())
+		current.Annotations = map[string]string{"test.keystone.openstack.org/poke": "1"}
+		gg.Expect(two.c.Update(ctx, current)).To(Succeed())
+	}, wait, poll).Should(Succeed())
 	two.ready(t, ep())
 	g.Expect(two.expect(t, svc(), keystonev1.KeystoneServiceUserReady, corev1.ConditionTrue, "Ready")).To(ContainSubstring("adopted"))
 	now := read(t, kc)

@@ -209,8 +209,9 @@ type KeystoneAPISpec struct {
 	// RegistrationPolicy says what the namespace's KeystoneServices, KeystoneEndpoints
 	// and KeystoneApplicationCredentials may obtain in Keystone: roles, role creation,
 	// services, users, endpoints under adopted services (docs/security.md). An extension
-	// of this suite; where it is absent, each field takes its default: what
-	// keystone-operator lets every namespace do.
+	// of this suite; where it is absent, what keystone-operator lets every namespace do:
+	// each field's default, and endpoints under every adopted service but an identity
+	// service.
 	// +optional
 	RegistrationPolicy *RegistrationPolicy `json:"registrationPolicy,omitempty"`
 }

@@ -11,9 +11,10 @@ import (
 // KeystoneApplicationCredentials of the KeystoneAPI's namespace may obtain in Keystone,
 // where the operator acts with the admin's credentials. Its writer is whoever may edit
 // the KeystoneAPI, who holds the admin password anyway. An extension of this suite:
-// absent (keystone-operator's schema prunes it), every field takes its default, which
-// lets the namespace do what keystone-operator lets it do, and so makes whoever writes
-// its KeystoneServices Keystone's admin (docs/security.md).
+// absent (keystone-operator's schema prunes it), the namespace may do what
+// keystone-operator lets it do (every field's default, and endpoints under every
+// adopted service but an identity service: KeystoneAPI.AllowsAdoptedEndpoints), which
+// makes whoever writes its KeystoneServices Keystone's admin (docs/security.md).
 //
 // A pattern matches a name case-insensitively (Keystone on MariaDB finds "Glance" as
 // "glance"); "*" stands for any run of characters (in a "<type>/<name>" pattern, within
