@@ -74,8 +74,8 @@ func TestFernetScheduleOf(t *testing.T) {
 		{"under its former name: read, and written back", map[string]string{deploy.LegacyRotatedAtAnnotation: now.Add(-25 * time.Hour).Format(time.RFC3339)},
 			true, false, true, now.Add(-time.Hour)},
 		{"none (the adoption procedure's Secret): rotated now", nil, false, false, true, now.Add(24 * time.Hour)},
-		{"malformed: overdue, so rotation never stops", map[string]string{deploy.RotatedAtAnnotation: "yesterday"},
-			true, true, false, deploy.RotationDue(time.Time{}, 1)},
+		{"malformed: rotated now, and written back, as keystone-operator does", map[string]string{deploy.RotatedAtAnnotation: "yesterday"},
+			false, true, true, now.Add(24 * time.Hour)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -118,15 +118,13 @@ func fernetScheduleOf(secret *corev1.Secret, days int32, now time.Time) fernetSc
 	}
 	rotatedAt, err := time.Parse(time.RFC3339, sched.raw)
 	sched.malformed = sched.raw != "" && err != nil
-	switch {
-	case sched.malformed:
-		// Unreadable: taken as overdue, so rotation never silently stops; the rotation
-		// writes a valid time back and the schedule goes on from it.
-		rotatedAt = time.Time{}
-	case err != nil:
-		// None (the adoption procedure's Secret): the keys count as rotated now, as
-		// keystone-operator counts them, so the primary key stays the primary.
+	if err != nil {
+		// None (the adoption procedure's Secret), or unreadable: the keys count as
+		// rotated now, and now is written back, as keystone-operator counts and writes
+		// them (its ensureFernetKeys), so the primary key stays the primary and no key
+		// is dropped for an annotation; the schedule goes on from now.
 		rotatedAt = now
+		sched.stale = true
 	}
 	sched.rotatedAt = rotatedAt
 	sched.due = deploy.RotationDue(rotatedAt, days)
@@ -248,8 +246,8 @@ func keysVerdict(k keysFound) condition.Verdict {
 		return condition.TrueVerdict("%d fernet keys in secret %s, next rotation at %s %s", k.fernetKeys, k.secret, next, k.waiting)
 	case k.sched.malformed:
 		return condition.FalseVerdict(invalidAnnotation, "annotation %s=%q of secret %s is not an RFC 3339 time (such as %s): "+
-			"the keys were rotated now, and the next rotation is at %s", deploy.RotatedAtAnnotation, k.sched.raw, k.secret,
-			k.now.UTC().Format(time.RFC3339), next)
+			"the keys count as rotated now, as keystone-operator counts them, and the next rotation is at %s",
+			deploy.RotatedAtAnnotation, k.sched.raw, k.secret, k.now.UTC().Format(time.RFC3339), next)
 	}
 	return condition.TrueVerdict("%d fernet keys in secret %s, next rotation at %s", k.fernetKeys, k.secret, next)
 }

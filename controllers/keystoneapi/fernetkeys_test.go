@@ -35,8 +35,8 @@ func TestKeysVerdict(t *testing.T) {
 			verdictOf{true, "", "", "5 fernet keys in secret keystone, next rotation at 2026-11-26T12:00:00Z (updated once DBReady is True)"}},
 		{"an unreadable rotation time", found(func(k *keysFound) { k.sched.malformed, k.sched.raw = true, "yesterday" }),
 			verdictOf{false, "InvalidAnnotation", lc.SeverityWarning, `annotation keystone.openstack.org/rotatedat="yesterday" ` +
-				"of secret keystone is not an RFC 3339 time (such as 2026-11-25T12:00:00Z): the keys were rotated now, " +
-				"and the next rotation is at 2026-11-26T12:00:00Z"}},
+				"of secret keystone is not an RFC 3339 time (such as 2026-11-25T12:00:00Z): the keys count as rotated now, " +
+				"as keystone-operator counts them, and the next rotation is at 2026-11-26T12:00:00Z"}},
 		{"ready", found(nil), verdictOf{true, "", "", "5 fernet keys in secret keystone, next rotation at 2026-11-26T12:00:00Z"}},
 		{"keys that are no keys: nothing rewritten", found(func(k *keysFound) {
 			k.problems = []string{"FernetKeys1 holds no base64 character", "FernetKeys2 decodes to 31 bytes, not the 32 of a Fernet key"}
