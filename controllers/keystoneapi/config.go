@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/deploy"
@@ -52,18 +53,20 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, s *scope) (ctrl.Result
 		federation, found.federation = federationFilesOf(name, secrets[name])
 	}
 	if found.renderable() {
-		var files map[string]string
+		var rendered deploy.Rendered
 		input := deploy.ConfigInput{
 			DatabaseHostname: api.Status.DatabaseHostname, DatabaseUser: s.dbUser, DatabasePassword: s.dbPassword,
-			MemcachedServers: s.memcachedServers, HttpdCustom: custom, TransportURL: s.transportURL, QuorumQueues: s.quorumQueues,
+			MemcachedServers: s.memcachedServers, MemcachedServersWithInet: s.memcachedServersWithInet, HttpdCustom: custom,
+			TransportURL: s.transportURL, QuorumQueues: s.quorumQueues,
 			FederationFiles: federation, DatabaseTLS: s.databaseTLS, MemcachedTLS: s.memcachedTLS, MemcachedMTLS: s.in.MemcachedMTLSSecret != "",
 		}
-		files, found.renderErr = deploy.RenderConfig(api, input)
+		rendered, found.renderErr = deploy.Render(api, input)
+		found.asWritten = rendered.AsWritten
 		if found.renderErr == nil {
 			// The Deployment, written only in a round where this step acted (it needs
 			// every step this one needs), mounts each file where it is read.
 			s.in.APIFiles = deploy.APIFiles(api, input)
-			secret, err := r.writeSecret(ctx, api, found.secret, files)
+			secret, err := r.writeSecret(ctx, api, found.secret, rendered.Files)
 			if err != nil {
 				return ctrl.Result{}, err
 			}
@@ -146,13 +149,15 @@ type configFound struct {
 	missingCustom string        // httpdCustomization.customConfigSecret, named but not found
 	federation    *inputProblem // what is wrong with federatedRealmConfig
 	renderErr     error
+	asWritten     []string // users' files used as written, not templates that render (deploy.Rendered)
 }
 
 // renderable tells whether the configuration can be rendered from the inputs.
 func (c configFound) renderable() bool { return c.missingCustom == "" && c.federation == nil }
 
 // configVerdict is ServiceConfigReady: True for the configuration rendered into its
-// Secret (or, while an earlier step is not True, as rendered before); a custom
+// Secret (or, while an earlier step is not True, as rendered before), naming the users'
+// files used as written (no template its parameters render); a custom
 // configuration Secret missing is DependencyNotFound (Warning), federatedRealmConfig's
 // problem has its own reason, and a rendering that fails is CreationFailed (Error).
 func configVerdict(c configFound) condition.Verdict {
@@ -165,6 +170,10 @@ func configVerdict(c configFound) condition.Verdict {
 		return condition.FalseVerdict(c.federation.reason, "%s", c.federation.message)
 	case c.renderErr != nil:
 		return condition.FalseVerdict(condition.CreationFailed, "rendering the configuration: %v", c.renderErr)
+	}
+	if len(c.asWritten) > 0 {
+		return condition.TrueVerdict("configuration rendered into secret %s; used as written, as keystone-operator uses "+
+			"what is no template of its parameters: %s", c.secret, strings.Join(c.asWritten, "; "))
 	}
 	return condition.TrueVerdict("configuration rendered into secret %s", c.secret)
 }

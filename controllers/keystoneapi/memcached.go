@@ -37,7 +37,7 @@ func (r *Reconciler) reconcileMemcached(ctx context.Context, s *scope) (ctrl.Res
 		s.round.Apply(step, v)
 		return ctrl.Result{}, nil
 	}
-	s.memcachedServers = mc.Status.ServerList
+	s.memcachedServers, s.memcachedServersWithInet = mc.Status.ServerList, mc.Status.ServerListWithInet
 	s.memcachedTLS, s.in.MemcachedMTLSSecret, s.memcachedMTLSRevision = mc.GetMemcachedTLSSupport(), "", ""
 	if s.memcachedTLS {
 		s.in.MemcachedMTLSSecret = memcachedMTLSSecret(mc)

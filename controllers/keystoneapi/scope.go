@@ -94,6 +94,9 @@ type scope struct {
 	dbUser           string
 	dbPassword       string
 	memcachedServers []string
+	// memcachedServersWithInet is its status.serverListWithInet (keystone-operator's
+	// MemcachedServersWithInet template parameter).
+	memcachedServersWithInet []string
 	// in is what this round builds the KeystoneAPI's objects from (deploy.Gathered),
 	// one value every builder reads: each step puts in it what it resolves (the
 	// Topology, the Memcached's client certificate, the keys, the pods' revision, the

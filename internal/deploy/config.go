@@ -55,6 +55,9 @@ type ConfigInput struct {
 	DatabaseUser     string
 	DatabasePassword string
 	MemcachedServers []string
+	// MemcachedServersWithInet is the Memcached's status.serverListWithInet, which
+	// keystone-operator's templates offer as MemcachedServersWithInet.
+	MemcachedServersWithInet []string
 	// MyCnfPath is where the container finds my.cnf; MyCnfPath when empty.
 	MyCnfPath string
 	// HttpdCustom holds the snippets of httpdCustomization.customConfigSecret, by key.
@@ -85,9 +88,9 @@ type configData struct {
 	TransportURL string
 }
 
-// publicData is configData without its secrets: what httpdCustomization's snippets,
-// which users write, are rendered with, so that no template (and no template error
-// quoted in a condition) can reach a password.
+// publicData is configData without its secrets: what this suite's templates read, and,
+// with keystone-operator's parameters (userParameters), what users' templates are
+// rendered with.
 type publicData struct {
 	Name                    string
 	DatabaseURL             string
@@ -148,14 +151,18 @@ type federationFile struct{ Key, Name string }
 // keystone user): an EmptyDir, filled at start with the realms' files, mounted read-only
 // in FederationFilesDir.
 const (
+	// ConfigDataDir is where the API pods find every file of the configuration Secret,
+	// as keystone-operator's pods do (its kolla source directory).
+	ConfigDataDir         = "/var/lib/config-data/default"
 	FederationMetadataDir = "/var/lib/httpd/metadata"
 	FederationFilesDir    = "/var/lib/config-data/federation"
 )
 
 // APIFiles are the files of the configuration Secret the API container reads, by
 // where it reads them: Keystone's (keystone.conf, custom.conf in its conf.d, the files
-// of defaultConfigOverwrite that no template renders, in /etc/keystone as
-// keystone-operator installs them), PyMySQL's my.cnf, httpd's httpd.conf and the
+// of defaultConfigOverwrite that no template renders, in /etc/keystone, where Keystone
+// looks for policy.yaml and the like; keystone-operator leaves them in its staging
+// directory, ConfigDataDir, where the API pods have every file too), PyMySQL's my.cnf, httpd's httpd.conf and the
 // httpdCustomization snippets it includes, and the federated realms' metadata (in
 // FederationFilesDir, copied at start where mod_auth_openidc reads and writes it).
 func APIFiles(api *keystonev1.KeystoneAPI, in ConfigInput) map[string]string {
@@ -211,44 +218,69 @@ func (in ConfigInput) myCnfPath() string {
 	return in.MyCnfPath
 }
 
-// RenderConfig renders the files of the configuration Secret: the templates, then
-// customServiceConfig as custom.conf (read after keystone.conf, so it wins), then
-// defaultConfigOverwrite, which replaces or adds whole files.
+// Rendered is the configuration Secret's files, and which of the users' files are used
+// as written.
+type Rendered struct {
+	Files map[string]string
+	// AsWritten says, for each file of customServiceConfig and defaultConfigOverwrite
+	// that is no template keystone-operator's parameters render, why: it is used as
+	// written, as keystone-operator uses it.
+	AsWritten []string
+}
+
+// RenderConfig is Render's files.
 func RenderConfig(api *keystonev1.KeystoneAPI, in ConfigInput) (map[string]string, error) {
+	r, err := Render(api, in)
+	return r.Files, err
+}
+
+// Render renders the files of the configuration Secret: the templates, then
+// customServiceConfig as custom.conf (read after keystone.conf, so it wins), then
+// defaultConfigOverwrite, which replaces or adds whole files. What users write is
+// rendered as keystone-operator renders it (parameters.go): httpdCustomization's
+// snippets must render; customServiceConfig and defaultConfigOverwrite's files are
+// expanded where they render, and used as written where they do not.
+func Render(api *keystonev1.KeystoneAPI, in ConfigInput) (Rendered, error) {
 	if err := in.validate(); err != nil {
-		return nil, err
+		return Rendered{}, err
 	}
 	data := templateData(api, in)
-	customKeys := slices.Sorted(maps.Keys(in.HttpdCustom))
 	parsed, err := configTemplates()
 	if err != nil {
-		return nil, err
+		return Rendered{}, err
 	}
-	files := map[string]string{}
+	r := Rendered{Files: map[string]string{}}
 	for file, t := range parsed {
-		if files[file], err = execute(t, data); err != nil {
-			return nil, err
+		if r.Files[file], err = execute(t, data); err != nil {
+			return Rendered{}, err
 		}
 	}
-	for _, k := range customKeys {
-		// Snippets are templates too, rendered with what the files above were, less
-		// the secrets.
-		out, err := render("httpd customization "+k, in.HttpdCustom[k], data.publicData)
+	params, redact := userParameters(api, in, data), redactor(in)
+	for _, k := range slices.Sorted(maps.Keys(in.HttpdCustom)) {
+		out, err := renderUser("httpd customization "+k, in.HttpdCustom[k], params, redact)
 		if err != nil {
-			return nil, err
+			return Rendered{}, err
 		}
 		for _, iface := range Interfaces {
-			files[HttpdCustomFile(iface, k)] = out
+			r.Files[HttpdCustomFile(iface, k)] = out
 		}
 	}
 	for _, f := range data.Federation {
-		files[f.Key] = in.FederationFiles[f.Name]
+		r.Files[f.Key] = in.FederationFiles[f.Name]
 	}
-	files[CustomConf] = api.Spec.CustomServiceConfig
-	for name, content := range api.Spec.DefaultConfigOverwrite {
-		files[name] = content
+	expand := func(file, what, text string) {
+		out, err := renderUser(what, text, params, redact)
+		if err != nil {
+			out = text
+			r.AsWritten = append(r.AsWritten, err.Error())
+		}
+		r.Files[file] = out
 	}
-	return files, nil
+	expand(CustomConf, "customServiceConfig", api.Spec.CustomServiceConfig)
+	for _, name := range slices.Sorted(maps.Keys(api.Spec.DefaultConfigOverwrite)) {
+		expand(name, "defaultConfigOverwrite "+name, api.Spec.DefaultConfigOverwrite[name])
+	}
+	return r, nil
 }
 
 // validate refuses input the configuration files cannot hold.
@@ -320,15 +352,6 @@ func templateData(api *keystonev1.KeystoneAPI, in ConfigInput) configData {
 		data.VHosts = append(data.VHosts, v)
 	}
 	return data
-}
-
-// render executes a Go template on data; what names the template in errors.
-func render(what, text string, data any) (string, error) {
-	tmpl, err := parse(what, text)
-	if err != nil {
-		return "", err
-	}
-	return execute(tmpl, data)
 }
 
 // execute executes tmpl on data; its name names it in errors.

@@ -127,29 +127,52 @@ func TestHash(t *testing.T) {
 	g.Expect(Hash(map[string]string{"a": "1"})).NotTo(Equal(Hash(map[string]string{"a": "2"})))
 }
 
-// TestHttpdSnippetsSeeNoSecret: httpdCustomization's snippets, written by users, are
-// rendered without the database password and the transport URL, so that neither a
-// snippet nor the error it makes (quoted in ServiceConfigReady) can publish them.
-func TestHttpdSnippetsSeeNoSecret(t *testing.T) {
+// TestUsersTemplatesAsKeystoneOperatorRendersThem: httpdCustomization's snippets,
+// customServiceConfig and defaultConfigOverwrite's files are rendered with
+// keystone-operator's parameters and lib-common's functions (upstream's own test snippet
+// for OIDC among them); a snippet that does not render fails the configuration, the other
+// files are used as written, saying so; no error quotes a password.
+func TestUsersTemplatesAsKeystoneOperatorRendersThem(t *testing.T) {
 	g := NewWithT(t)
 	in := testInput
 	in.TransportURL = "rabbit://keystone:rabbit-secret@rabbitmq.openstack.svc:5671/"
+	in.MemcachedServersWithInet = []string{"inet:[memcached-0.memcached.openstack.svc]:11211"}
+	// keystone-operator's test/functional/keystoneapi_controller_test.go snippet.
+	in.HttpdCustom = map[string]string{"oidc.conf": `OIDCRedirectURI "{{ .KeystoneEndpointPublic }}/v3/auth/OS-FEDERATION/websso/openid"` +
+		"\n# {{ .VHosts.public.ServerName }} {{ .VHosts.internal.TLS }} {{ lower \"ABC\" }} {{ add 1 2 }} {{ .TimeOut }} " +
+		"{{ .ProcessNumber }} {{ .MemcachedServersWithInet }} {{ .APITimeout }}\n"}
+	api := testAPI()
+	api.Spec.APITimeout = 60
+	api.Spec.CustomServiceConfig = "[federation]\ntrusted_dashboard = {{ .KeystoneEndpointPublic }}/dashboard/auth/websso/\n"
+	api.Spec.DefaultConfigOverwrite = map[string]string{"policy.yaml": "# {{ .NoSuchParameter }}\n", "sso.conf": "url={{ .KeystoneEndpointInternal }}"}
+	r, err := Render(api, in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r.Files[HttpdCustomFile("public", "oidc.conf")]).To(Equal(
+		`OIDCRedirectURI "http://keystone-public.openstack.svc:5000/v3/auth/OS-FEDERATION/websso/openid"` + "\n" +
+			"# keystone-public.openstack.svc false abc 3 60 3 inet:[memcached-0.memcached.openstack.svc]:11211 60\n"))
+	g.Expect(r.Files[CustomConf]).To(Equal(
+		"[federation]\ntrusted_dashboard = http://keystone-public.openstack.svc:5000/dashboard/auth/websso/\n"))
+	g.Expect(r.Files["sso.conf"]).To(Equal("url=http://keystone-internal.openstack.svc:5000"))
+	g.Expect(r.Files["policy.yaml"]).To(Equal("# {{ .NoSuchParameter }}\n"), "not a template of these parameters: as written")
+	g.Expect(r.AsWritten).To(ConsistOf(ContainSubstring("rendering defaultConfigOverwrite policy.yaml: ")))
+
 	for _, snippet := range []string{
 		`{{ .DatabasePassword }}`,
-		`{{ index .DatabasePassword 0 | slice "abc" }}`,
-		`{{ .TransportURL }}`,
+		`{{ execTempl .TransportURL . }}`,
+		`{{ execTempl .DatabaseConnection . }}`,
 		`{{ slice (printf "%v" .) 0 100000 }}`,
 	} {
 		in.HttpdCustom = map[string]string{"probe.conf": snippet}
-		_, err := RenderConfig(testAPI(), in)
+		_, err := Render(testAPI(), in)
 		g.Expect(err).To(HaveOccurred(), snippet)
 		g.Expect(err.Error()).NotTo(ContainSubstring("p@ss"), snippet)
 		g.Expect(err.Error()).NotTo(ContainSubstring("rabbit-secret"), snippet)
 	}
-	in.HttpdCustom = map[string]string{"probe.conf": `# {{ printf "%v" . }}`}
-	files, err := RenderConfig(testAPI(), in)
+	in.HttpdCustom = nil
+	api = testAPI()
+	api.Spec.CustomServiceConfig = "{{ execTempl .TransportURL . }}"
+	r, err = Render(api, in)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(files[HttpdCustomFile("public", "probe.conf")]).To(ContainSubstring("memcached-0"), "the public data is there")
-	g.Expect(files[HttpdCustomFile("public", "probe.conf")]).NotTo(ContainSubstring("p@ss"))
-	g.Expect(files[HttpdCustomFile("public", "probe.conf")]).NotTo(ContainSubstring("rabbit-secret"))
+	g.Expect(r.AsWritten).To(ConsistOf(ContainSubstring("(hidden)")))
+	g.Expect(strings.Join(r.AsWritten, "")).NotTo(ContainSubstring("rabbit-secret"))
 }

@@ -459,7 +459,11 @@ func podSpec(api *keystonev1.KeystoneAPI, c corev1.Container, kind podKind, file
 	}
 	if kind == apiPod {
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: httpdRunVolume, MountPath: HttpdRunDir},
-			corev1.VolumeMount{Name: tmpVolume, MountPath: TmpDir})
+			corev1.VolumeMount{Name: tmpVolume, MountPath: TmpDir},
+			// Every file of the configuration Secret where keystone-operator's pods have
+			// them too: a customServiceConfig may name one there (a policy file of
+			// defaultConfigOverwrite: [oslo_policy] policy_file).
+			corev1.VolumeMount{Name: configVolume, MountPath: ConfigDataDir, ReadOnly: true})
 		volumes = append(volumes, emptyDir(httpdRunVolume), emptyDir(tmpVolume))
 		if federated(files) {
 			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: federationVolume, MountPath: FederationMetadataDir})

@@ -86,6 +86,30 @@ var _ = Describe("KeystoneAPI fernet keys", func() {
 	})
 })
 
+var _ = Describe("KeystoneAPI configuration written for keystone-operator", func() {
+	It("renders it as keystone-operator does: its parameters, a file that is no template used as written, and says so", func() {
+		ns := newNamespace()
+		createSecret(ns, "httpd-oidc", map[string]string{"oidc.conf": `OIDCRedirectURI "{{ .KeystoneEndpointPublic }}/v3/auth/OS-FEDERATION/websso/openid"`})
+		key := createWithInputs(func() *keystonev1.KeystoneAPI {
+			api := keystoneAPI(ns)
+			api.Spec.HttpdCustomization.CustomConfigSecret = ptr.To("httpd-oidc")
+			api.Spec.CustomServiceConfig = "[federation]\ntrusted_dashboard = {{ .KeystoneEndpointPublic }}/dashboard/auth/websso/\n"
+			api.Spec.DefaultConfigOverwrite = map[string]string{"policy.yaml": "# {{ .NotAParameter }}\n"}
+			return api
+		}())
+		expectConditions(key, condition{"ServiceConfigReady", "True", "Ready", ""})
+		Expect(message(key, "ServiceConfigReady")).To(HavePrefix("configuration rendered into secret keystone-config-data; " +
+			"used as written, as keystone-operator uses what is no template of its parameters: rendering defaultConfigOverwrite " +
+			"policy.yaml: template: tmp:1:5: executing \"tmp\" at <.NotAParameter>: map has no entry for key \"NotAParameter\""))
+		config := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keystone-config-data"}, config)).To(Succeed())
+		public := "http://keystone-public." + ns + ".svc:5000"
+		Expect(string(config.Data["custom.conf"])).To(Equal("[federation]\ntrusted_dashboard = " + public + "/dashboard/auth/websso/\n"))
+		Expect(string(config.Data["httpd_custom_public_oidc.conf"])).To(Equal(`OIDCRedirectURI "` + public + `/v3/auth/OS-FEDERATION/websso/openid"`))
+		Expect(string(config.Data["policy.yaml"])).To(Equal("# {{ .NotAParameter }}\n"))
+	})
+})
+
 var _ = Describe("KeystoneAPI fernet rotation annotation", func() {
 	It("reports a malformed value as a Warning naming it, and counts the keys as rotated now, as keystone-operator does", func() {
 		ns := newNamespace()
