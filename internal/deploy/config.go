@@ -25,6 +25,12 @@ const (
 	MyCnf        = "my.cnf"
 	// ManageConf bounds the database retries of keystone-manage in the jobs.
 	ManageConf = "keystone-manage.conf"
+	// KeyRepositoriesConf names the key repositories (FernetKeyRepository,
+	// CredentialKeyRepository), read from KeyRepositoriesConfPath: in keystone.conf.d,
+	// so that a keystone.conf replaced whole (defaultConfigOverwrite) finds the keys,
+	// and before custom.conf, which may name others.
+	KeyRepositoriesConf     = "key-repositories.conf"
+	KeyRepositoriesConfPath = "/etc/keystone/keystone.conf.d/00-key-repositories.conf"
 	// HttpdConf is httpd's configuration, read at HttpdConfDir/httpd.conf.
 	HttpdConf = "httpd.conf"
 	// HttpdConfDir is httpd's configuration directory in the image.
@@ -170,8 +176,9 @@ func APIFiles(api *keystonev1.KeystoneAPI, in ConfigInput) map[string]string {
 	files := map[string]string{
 		"/etc/keystone/" + KeystoneConf:               KeystoneConf,
 		"/etc/keystone/keystone.conf.d/" + CustomConf: CustomConf,
-		MyCnfPath:                      MyCnf,
-		HttpdConfDir + "/" + HttpdConf: HttpdConf,
+		KeyRepositoriesConfPath:                       KeyRepositoriesConf,
+		MyCnfPath:                                     MyCnf,
+		HttpdConfDir + "/" + HttpdConf:                HttpdConf,
 	}
 	for _, name := range data.ExtraFiles {
 		files["/etc/keystone/"+name] = name

@@ -157,6 +157,7 @@ func prelude(steps []string) string {
 var jobConfigFiles = map[string]string{
 	"/etc/keystone/" + KeystoneConf:               KeystoneConf,
 	"/etc/keystone/keystone.conf.d/" + CustomConf: CustomConf,
+	KeyRepositoriesConfPath:                       KeyRepositoriesConf,
 	"/etc/keystone/" + ManageConf:                 ManageConf,
 	MyCnfPath:                                     MyCnf,
 }
