@@ -228,8 +228,8 @@ func (k keysFound) usable() bool {
 
 // keysVerdict is FernetKeysReady from the keys Secret: FernetCreated (Info) the round
 // it is made; InvalidInput (Error) while it lacks credential keys; an unreadable
-// rotation time InvalidAnnotation (Warning: the keys were rotated now); else True with
-// the next rotation.
+// rotation time InvalidAnnotation (Warning: the keys count as rotated now); else True
+// with the next rotation.
 func keysVerdict(k keysFound) condition.Verdict {
 	next := k.sched.due.UTC().Format(time.RFC3339)
 	switch {

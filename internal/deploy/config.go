@@ -262,9 +262,9 @@ func Render(api *keystonev1.KeystoneAPI, in ConfigInput) (Rendered, error) {
 			return Rendered{}, err
 		}
 	}
-	params, redact := userParameters(api, in, data), redactor(in)
+	params := userParameters(api, in, data)
 	for _, k := range slices.Sorted(maps.Keys(in.HttpdCustom)) {
-		out, err := renderUser("httpd customization "+k, in.HttpdCustom[k], params, redact)
+		out, err := renderUser("httpd customization "+k, in.HttpdCustom[k], params)
 		if err != nil {
 			return Rendered{}, err
 		}
@@ -276,7 +276,7 @@ func Render(api *keystonev1.KeystoneAPI, in ConfigInput) (Rendered, error) {
 		r.Files[f.Key] = in.FederationFiles[f.Name]
 	}
 	expand := func(file, what, text string) {
-		out, err := renderUser(what, text, params, redact)
+		out, err := renderUser(what, text, params)
 		if err != nil {
 			out = text
 			r.AsWritten = append(r.AsWritten, err.Error())

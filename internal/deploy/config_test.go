@@ -110,6 +110,11 @@ func TestRenderConfig(t *testing.T) {
 	files, err = RenderConfig(api, testInput)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(files[KeystoneConf]).To(Equal("[DEFAULT]\n"), "defaultConfigOverwrite replaces a whole file")
+	g.Expect(files[KeyRepositoriesConf]).To(ContainSubstring("[fernet_tokens]\nkey_repository = "+FernetKeyRepository+"\n"),
+		"the keys still found")
+	g.Expect(files[KeyRepositoriesConf]).To(ContainSubstring("[credential]\nkey_repository = " + CredentialKeyRepository + "\n"))
+	g.Expect(APIFiles(api, testInput)).To(HaveKeyWithValue(KeyRepositoriesConfPath, KeyRepositoriesConf))
+	g.Expect(jobConfigFiles).To(HaveKeyWithValue(KeyRepositoriesConfPath, KeyRepositoriesConf))
 }
 
 func TestRenderConfigRejectsLineBreaks(t *testing.T) {
@@ -156,23 +161,34 @@ func TestUsersTemplatesAsKeystoneOperatorRendersThem(t *testing.T) {
 	g.Expect(r.Files["policy.yaml"]).To(Equal("# {{ .NoSuchParameter }}\n"), "not a template of these parameters: as written")
 	g.Expect(r.AsWritten).To(ConsistOf(ContainSubstring("rendering defaultConfigOverwrite policy.yaml: ")))
 
+	// Errors that would quote a password, whole, in part, turned, or a byte at a time;
+	// the last one fails only with the real values (a password of 3 characters).
+	short := in
+	short.DatabasePassword = "p@s"
 	for _, snippet := range []string{
 		`{{ .DatabasePassword }}`,
 		`{{ execTempl .TransportURL . }}`,
 		`{{ execTempl .DatabaseConnection . }}`,
+		`{{ execTempl (printf "%x" .DatabaseConnection) . }}`,
+		`{{ execTempl (slice .TransportURL 9 22 | lower) . }}`,
+		`{{ index .TransportURL 12 | slice "abc" }}`,
 		`{{ slice (printf "%v" .) 0 100000 }}`,
+		`{{ if eq (len .DatabaseConnection) 8 }}{{ else }}{{ execTempl .DatabaseConnection . }}{{ end }}`,
 	} {
-		in.HttpdCustom = map[string]string{"probe.conf": snippet}
-		_, err := Render(testAPI(), in)
-		g.Expect(err).To(HaveOccurred(), snippet)
-		g.Expect(err.Error()).NotTo(ContainSubstring("p@ss"), snippet)
-		g.Expect(err.Error()).NotTo(ContainSubstring("rabbit-secret"), snippet)
+		for _, input := range []ConfigInput{in, short} {
+			input.HttpdCustom = map[string]string{"probe.conf": snippet}
+			_, err := Render(testAPI(), input)
+			g.Expect(err).To(HaveOccurred(), snippet)
+			for _, secret := range []string{"p@s", "rabbit-secret", "7040", "72616262"} { // 7040: "p@" in hexadecimal
+				g.Expect(err.Error()).NotTo(ContainSubstring(secret), snippet)
+			}
+		}
 	}
 	in.HttpdCustom = nil
 	api = testAPI()
 	api.Spec.CustomServiceConfig = "{{ execTempl .TransportURL . }}"
 	r, err = Render(api, in)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(r.AsWritten).To(ConsistOf(ContainSubstring("(hidden)")))
+	g.Expect(r.AsWritten).To(ConsistOf(ContainSubstring(`no template "(hidden)"`)))
 	g.Expect(strings.Join(r.AsWritten, "")).NotTo(ContainSubstring("rabbit-secret"))
 }

@@ -1,8 +1,8 @@
 package deploy
 
 import (
-	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 
@@ -41,7 +41,11 @@ func upstreamParameters(api *keystonev1.KeystoneAPI, in ConfigInput, data config
 	}
 	vhosts := map[string]any{}
 	for _, v := range data.VHosts {
-		vhost := map[string]any{"ServerName": v.ServerName, "TLS": v.TLS, "Override": len(in.HttpdCustom) > 0}
+		// keystone-operator's keys (its certificate paths are those of this suite's pods),
+		// and this suite's earlier ones (a snippet that ranges over VHosts, reading
+		// .Interface or .CertFile, renders as before).
+		vhost := map[string]any{"ServerName": v.ServerName, "TLS": v.TLS, "Override": len(in.HttpdCustom) > 0,
+			"Interface": v.Interface, "CertFile": v.CertFile, "KeyFile": v.KeyFile, "Custom": v.Custom}
 		if v.TLS {
 			vhost["SSLCertificateFile"], vhost["SSLCertificateKeyFile"] = v.CertFile, v.KeyFile
 		}
@@ -75,29 +79,30 @@ func userParameters(api *keystonev1.KeystoneAPI, in ConfigInput, data configData
 	return p
 }
 
+// secretParameters are the parameters that hold passwords: the database connection and
+// the transport URL.
+var secretParameters = []string{"DatabaseConnection", "TransportURL"}
+
+// Hidden stands for a password in the parameters an error is taken from.
+const Hidden = "(hidden)"
+
 // renderUser renders what a user wrote for keystone-operator, named what, with params,
-// as lib-common does; an error never quotes a password (redact).
-func renderUser(what, text string, params map[string]any, redact func(string) string) (string, error) {
+// as lib-common does. Its error never holds a password, however the template turns
+// one (a function's error quoting it, in hexadecimal, a byte at a time): it is the
+// error of the same template rendered with every password parameter Hidden; where only
+// the real values fail, it says so without their error.
+func renderUser(what, text string, params map[string]any) (string, error) {
+	masked := maps.Clone(params)
+	for _, k := range secretParameters {
+		masked[k] = Hidden
+	}
+	if _, err := util.ExecuteTemplateData(text, masked); err != nil {
+		return "", fmt.Errorf("rendering %s: %w", what, err)
+	}
 	out, err := util.ExecuteTemplateData(text, params)
 	if err != nil {
-		return "", fmt.Errorf("rendering %s: %w", what, errors.New(redact(err.Error())))
+		return "", fmt.Errorf("rendering %s: it fails with the values of %s, and not without them: its error, which "+
+			"may quote them, is not shown", what, strings.Join(secretParameters, " or "))
 	}
 	return out, nil
-}
-
-// redactor replaces in a message the secrets of in (the database password and its
-// connection URL, the transport URL) with "(hidden)".
-func redactor(in ConfigInput) func(string) string {
-	var secrets []string
-	for _, s := range []string{upstreamDatabaseConnection(in), in.TransportURL, in.DatabasePassword} {
-		if len(s) >= 4 {
-			secrets = append(secrets, s)
-		}
-	}
-	return func(msg string) string {
-		for _, s := range secrets {
-			msg = strings.ReplaceAll(msg, s, "(hidden)")
-		}
-		return msg
-	}
 }

@@ -172,11 +172,14 @@ var _ = Describe("Nothing leaked", func() {
 		values.addSecret(secured, deploy.DBSecretName(getAPI(tlsKey)(Default)))
 		look(secured)
 
-		By("httpd customization snippets that try to print the database password and the transport URL")
+		By("httpd customization snippets whose errors try to show the database password and the transport URL")
+		// keystone-operator's parameters hold both (DatabaseConnection, TransportURL): a
+		// snippet may write them into the configuration, never into a condition or an Event.
 		createSecret(secured, "httpd-probe", map[string]string{"probe.conf": "# nothing yet"})
 		updateAPI(tlsKey, func(a *keystonev1.KeystoneAPI) { a.Spec.HttpdCustomization.CustomConfigSecret = ptr.To("httpd-probe") })
-		for i, snippet := range []string{`{{ .DatabasePassword }}`, `{{ index .DatabasePassword 0 | slice "abc" }}`,
-			`{{ .TransportURL }}`, `{{ index .TransportURL 0 | slice "abc" }}`, `{{ slice (printf "%v" .) 0 100000 }}`} {
+		for i, snippet := range []string{`{{ .DatabasePassword }}`, `{{ execTempl .DatabaseConnection . }}`,
+			`{{ execTempl .TransportURL . }}`, `{{ execTempl (slice .TransportURL 8 30) . }}`,
+			`{{ index .TransportURL 0 | slice "abc" }}`, `{{ slice (printf "%v" .) 0 100000 }}`} {
 			// A file name of its own, so the wait sees this snippet's error, not the last one's.
 			file := fmt.Sprintf("probe-%d.conf", i)
 			update(types.NamespacedName{Namespace: secured, Name: "httpd-probe"}, &corev1.Secret{}, func(s *corev1.Secret) {

@@ -80,13 +80,15 @@ type KeystoneAPISpec struct {
 	AdminUser string `json:"adminUser,omitempty"`
 
 	// CustomServiceConfig is appended to keystone.conf (ini format); it wins over the
-	// rendered defaults.
+	// rendered defaults. A Go template of keystone-operator's parameters (such as
+	// {{ .KeystoneEndpointPublic }}) is expanded, as keystone-operator expands it; text
+	// that is no such template is used as written (docs/keystoneapi.md).
 	// +optional
 	CustomServiceConfig string `json:"customServiceConfig,omitempty"`
 
 	// DefaultConfigOverwrite replaces whole rendered files, by file name
-	// (for example keystone.conf or policy.yaml); InputReady reports a key that is no
-	// file name.
+	// (for example keystone.conf or policy.yaml), each expanded as customServiceConfig
+	// is; InputReady reports a key that is no file name.
 	// +optional
 	DefaultConfigOverwrite map[string]string `json:"defaultConfigOverwrite,omitempty"`
 
@@ -283,8 +285,9 @@ type HttpdCustomization struct {
 	ProcessNumber *int32 `json:"processNumber"`
 
 	// CustomConfigSecret names a Secret whose keys are httpd configuration snippets,
-	// rendered as Go templates and included at the end of each interface's virtual
-	// host (as /etc/httpd/conf/httpd_custom_<interface>_<key>).
+	// rendered as Go templates with keystone-operator's parameters and functions
+	// (docs/keystoneapi.md) and included at the end of each interface's virtual host
+	// (as /etc/httpd/conf/httpd_custom_<interface>_<key>).
 	// +optional
 	CustomConfigSecret *string `json:"customConfigSecret,omitempty"`
 }
