@@ -184,6 +184,11 @@ func TestUsersTemplatesAsKeystoneOperatorRendersThem(t *testing.T) {
 			}
 		}
 	}
+	// What renders with the real values renders, whatever it would do with them hidden.
+	in.HttpdCustom = map[string]string{"scheme.conf": `# {{ slice .DatabaseConnection 0 13 }}`}
+	r, err = Render(testAPI(), in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r.Files[HttpdCustomFile("public", "scheme.conf")]).To(Equal("# mysql+pymysql"))
 	in.HttpdCustom = nil
 	api = testAPI()
 	api.Spec.CustomServiceConfig = "{{ execTempl .TransportURL . }}"

@@ -89,9 +89,13 @@ const Hidden = "(hidden)"
 // renderUser renders what a user wrote for keystone-operator, named what, with params,
 // as lib-common does. Its error never holds a password, however the template turns
 // one (a function's error quoting it, in hexadecimal, a byte at a time): it is the
-// error of the same template rendered with every password parameter Hidden; where only
-// the real values fail, it says so without their error.
+// error of the same template rendered with every password parameter Hidden; where that
+// render does not fail, it says so without the real error.
 func renderUser(what, text string, params map[string]any) (string, error) {
+	out, err := util.ExecuteTemplateData(text, params)
+	if err == nil {
+		return out, nil
+	}
 	masked := maps.Clone(params)
 	for _, k := range secretParameters {
 		masked[k] = Hidden
@@ -99,10 +103,6 @@ func renderUser(what, text string, params map[string]any) (string, error) {
 	if _, err := util.ExecuteTemplateData(text, masked); err != nil {
 		return "", fmt.Errorf("rendering %s: %w", what, err)
 	}
-	out, err := util.ExecuteTemplateData(text, params)
-	if err != nil {
-		return "", fmt.Errorf("rendering %s: it fails with the values of %s, and not without them: its error, which "+
-			"may quote them, is not shown", what, strings.Join(secretParameters, " or "))
-	}
-	return out, nil
+	return "", fmt.Errorf("rendering %s: it fails with the values of %s, and not without them: its error, which "+
+		"may quote them, is not shown", what, strings.Join(secretParameters, " or "))
 }
