@@ -8,6 +8,7 @@ import (
 
 	keystonev1 "github.com/keystone-stepwise/keystone-operator/apis/keystone/v1beta1"
 	"github.com/keystone-stepwise/keystone-operator/internal/finalizers"
+	"github.com/keystone-stepwise/keystone-operator/internal/reconciler"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -74,11 +75,11 @@ func (r *Reconciler) reconcileCleanup(ctx context.Context, s *scope) (ctrl.Resul
 // minute: what ends the lag need not change a NodeSet (a Secret it deployed made
 // again as it was), and a NodeSet kind installed after the set-up is not watched.
 func (r *Reconciler) heldResult(s *scope, kept []string, dataPlane bool) ctrl.Result {
-	wait := r.reportHeld(s, kept)
+	result := ctrl.Result{RequeueAfter: r.reportHeld(s, kept)}
 	if dataPlane {
-		wait = minWait(wait, DataPlaneRecheckInterval)
+		result = reconciler.MergeResults(result, ctrl.Result{RequeueAfter: DataPlaneRecheckInterval})
 	}
-	return ctrl.Result{RequeueAfter: wait}
+	return result
 }
 
 // dataPlaneLag says why earlier credentials must wait for the data plane; "" when they
@@ -173,11 +174,3 @@ func (r *Reconciler) reportHeld(s *scope, kept []string) time.Duration {
 // by their consumers before PreviousCredentialReleased turns Warning; at most half the
 // grace period, so that the Warning comes well before they expire.
 const HeldWarningAfter = 24 * time.Hour
-
-// minWait is the shorter of two requeue delays, 0 standing for none.
-func minWait(a, b time.Duration) time.Duration {
-	if a == 0 || (b > 0 && b < a) {
-		return b
-	}
-	return a
-}

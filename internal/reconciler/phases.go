@@ -46,13 +46,13 @@ func RunPhases[S any](ctx context.Context, round *condition.Round, s S, phases [
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
-		result = mergeResults(result, res)
+		result = MergeResults(result, res)
 	}
 	return result, firstErr
 }
 
-// mergeResults keeps the sooner of two requests to reconcile again.
-func mergeResults(a, b ctrl.Result) ctrl.Result {
+// MergeResults keeps the sooner of two requests to reconcile again.
+func MergeResults(a, b ctrl.Result) ctrl.Result {
 	out := ctrl.Result{Requeue: a.Requeue || b.Requeue, RequeueAfter: a.RequeueAfter}
 	if b.RequeueAfter > 0 && (out.RequeueAfter == 0 || b.RequeueAfter < out.RequeueAfter) {
 		out.RequeueAfter = b.RequeueAfter

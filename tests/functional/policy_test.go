@@ -93,23 +93,28 @@ var _ = Describe("A KeystoneAPI's registration policy", func() {
 		Expect(ks.Requests()["POST /v3/auth"]).To(Equal(logins), "no password of glance tried")
 	})
 
-	// plantIdentityEndpoint has KeystoneService keystone (its user user) adopt the identity
-	// service keystone, and KeystoneEndpoint keystone ask for an endpoint of an attacker's
-	// under it, which is refused (NotAllowed); it returns the KeystoneEndpoint's key and
-	// the refusal's message.
-	plantIdentityEndpoint := func(user string) (types.NamespacedName, string) {
+	// refusedEndpoint has KeystoneService name (of serviceType, serviceName name, user
+	// user) adopt the service that exists, and KeystoneEndpoint name ask for urls under it,
+	// which is refused (NotAllowed); it returns the KeystoneEndpoint's key and the
+	// refusal's message.
+	refusedEndpoint := func(name, serviceType, user string, urls map[string]string) (types.NamespacedName, string) {
 		GinkgoHelper()
 		svc := keystoneService(ns)
-		svc.Name, svc.Spec.ServiceType, svc.Spec.ServiceName, svc.Spec.ServiceUser = "keystone", "identity", "keystone", user
+		svc.Name, svc.Spec.ServiceType, svc.Spec.ServiceName, svc.Spec.ServiceUser = name, serviceType, name, user
 		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
 		expectServiceConditions(client.ObjectKeyFromObject(svc), condition{"Ready", "True", "Ready", ""})
 		ep := keystoneEndpoint(ns)
-		ep.Name, ep.Spec.ServiceName = "keystone", "keystone"
-		ep.Spec.Endpoints = map[string]string{"public": "http://attacker.example:5000"}
+		ep.Name, ep.Spec.ServiceName, ep.Spec.Endpoints = name, name, urls
 		Expect(k8sClient.Create(ctx, ep)).To(Succeed())
 		epKey := client.ObjectKeyFromObject(ep)
 		expectEndpointConditions(epKey, condition{"KeystoneServiceOSEndpointsReady", "False", "NotAllowed", "Error"})
 		return epKey, getEndpoint(epKey)(Default).Status.Conditions.Get("KeystoneServiceOSEndpointsReady").Message
+	}
+	// plantIdentityEndpoint is refusedEndpoint of an attacker's URL under the identity
+	// service keystone.
+	plantIdentityEndpoint := func(user string) (types.NamespacedName, string) {
+		GinkgoHelper()
+		return refusedEndpoint("keystone", "identity", user, map[string]string{"public": "http://attacker.example:5000"})
 	}
 
 	It("lets endpoints go under a service the namespace adopted only where spec.registrationPolicy.adoptedServiceEndpoints lists it", func() {
@@ -145,18 +150,9 @@ var _ = Describe("A KeystoneAPI's registration policy", func() {
 		By("beside an endpoint of its interface and region that is not its own (made by hand): refused, naming it, until it goes")
 		placementID := ks.Create(fakekeystone.Services, map[string]any{"type": "placement", "name": "placement", "enabled": true})
 		byHand := foreignEndpoint(ks, placementID, "public", "http://by-hand:8778")
-		placement := keystoneService(ns)
-		placement.Name, placement.Spec.ServiceType, placement.Spec.ServiceName, placement.Spec.ServiceUser = "placement",
-			"placement", "placement", "placement"
-		Expect(k8sClient.Create(ctx, placement)).To(Succeed())
-		expectServiceConditions(client.ObjectKeyFromObject(placement), condition{"Ready", "True", "Ready", ""})
-		placementEp := keystoneEndpoint(ns)
-		placementEp.Name, placementEp.Spec.ServiceName = "placement", "placement"
-		placementEp.Spec.Endpoints = map[string]string{"public": "http://placement:8778", "internal": "http://placement-internal:8778"}
-		Expect(k8sClient.Create(ctx, placementEp)).To(Succeed())
-		placementKey := client.ObjectKeyFromObject(placementEp)
-		expectEndpointConditions(placementKey, condition{"KeystoneServiceOSEndpointsReady", "False", "NotAllowed", "Error"})
-		Expect(getEndpoint(placementKey)(Default).Status.Conditions.Get("KeystoneServiceOSEndpointsReady").Message).To(Equal(
+		placementKey, refusal := refusedEndpoint("placement", "placement", "placement",
+			map[string]string{"public": "http://placement:8778", "internal": "http://placement-internal:8778"})
+		Expect(refusal).To(Equal(
 			"service " + placementID + " of KeystoneService placement: the service has a public endpoint in regionOne already (" +
 				byHand + ", http://by-hand:8778; no mark), which is never rewritten: a second would leave clients to take " +
 				"either; remove it, or list this one there yourself; nothing is written to Keystone"))
@@ -168,7 +164,7 @@ var _ = Describe("A KeystoneAPI's registration policy", func() {
 		Expect(endpointsIn(ks, placementID)).To(HaveLen(2))
 
 		By("an identity service: refused, saying what the KeystoneAPI allows")
-		_, refusal := plantIdentityEndpoint("keystone-user")
+		_, refusal = plantIdentityEndpoint("keystone-user")
 		Expect(refusal).To(ContainSubstring(
 			"or one KeystoneAPI keystone lists (no spec.registrationPolicy: every service but an identity service)"))
 		Expect(endpointsIn(ks, identityID)).To(BeEmpty())
